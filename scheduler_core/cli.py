@@ -1,0 +1,100 @@
+"""Command line: ``python -m scheduler_core simulate|run ...``."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+from .config import ConfigError
+from .framework.profile import FrameworkError
+from .scenario import ScenarioError, load_documents, load_scenario
+
+
+def _read_config(path: str):
+    label = os.path.basename(path)
+    try:
+        with open(path, encoding="utf-8") as f:
+            docs = load_documents(f.read(), label)
+    except OSError as err:
+        raise ScenarioError(f"{label}: {err.strerror}") from None
+    if len(docs) != 1 or not isinstance(docs[0], dict):
+        raise ScenarioError(f"{label}: expected one KubeSchedulerConfiguration document")
+    return docs[0]
+
+
+def format_text(traces, out):
+    """Per pod: the chosen node or the FitError message, then a compact per-node table."""
+    for tr in traces:
+        head = f"{tr.pod.key} (priority {tr.pod.priority}, profile {tr.profile})"
+        if tr.chosen:
+            out.write(f"{head}: scheduled on {tr.chosen}\n")
+        elif tr.error:
+            out.write(f"{head}: error: {tr.error}\n")
+        else:
+            out.write(f"{head}: unschedulable: {tr.message}\n")
+        if tr.preemption and tr.preemption.get("nominated_node"):
+            victims = ", ".join(tr.preemption.get("victims") or []) or "none"
+            out.write(f"  preemption: nominated {tr.preemption['nominated_node']}, victims: {victims}\n")
+        rows = []
+        for node, st in tr.node_statuses.items():
+            if st is None:
+                total = tr.totals.get(node)
+                mark = "*" if node == tr.chosen else " "
+                rows.append((node, f"{mark} feasible" + (f"  score {total}" if total is not None else "")))
+            else:
+                rows.append((node, f"  {st.plugin or '-'}: {st.message()}"))
+        width = max((len(n) for n, _ in rows), default=0)
+        for node, text in sorted(rows, key=lambda r: (-(tr.totals.get(r[0]) or -1), r[0])):
+            out.write(f"    {node.ljust(width)} {text}\n")
+
+
+def cmd_simulate(args) -> int:
+    from .simulate import Simulation, golden_document
+    scenario = load_scenario(args.scenario)
+    config_doc = _read_config(args.config) if args.config else None
+    sim = Simulation(scenario, config_doc=config_doc, tie_break=args.tie_break, seed=args.seed)
+    traces = list(sim.run())
+    if args.format == "golden":
+        json.dump(golden_document(sim, traces), sys.stdout, indent=1, sort_keys=True)
+        sys.stdout.write("\n")
+    elif args.format == "json":
+        json.dump([t.to_dict() for t in traces], sys.stdout, indent=1, sort_keys=True)
+        sys.stdout.write("\n")
+    else:
+        format_text(traces, sys.stdout)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="python -m scheduler_core",
+                                 description="Schedscope scheduler core: kube-scheduler v1.30, in Python.")
+    sub = ap.add_subparsers(dest="command", required=True)
+    sim = sub.add_parser("simulate", help="one pass: each pending pod tried once, assumed in turn")
+    sim.add_argument("scenario")
+    sim.add_argument("--config", help="KubeSchedulerConfiguration v1 file (YAML or JSON)")
+    sim.add_argument("--tie-break", choices=("name", "random"), default="random")
+    sim.add_argument("--seed", type=int)
+    sim.add_argument("--format", choices=("text", "json", "golden"), default="text")
+    sim.set_defaults(func=cmd_simulate)
+    try:
+        from .run import add_run_parser
+    except ImportError:
+        pass
+    else:
+        add_run_parser(sub)
+    return ap
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except (ScenarioError, ConfigError, FrameworkError) as err:
+        text = str(err)
+        if isinstance(err, FrameworkError):
+            text = f"initializing profiles: {text}"
+        sys.stderr.write(f"error: {text}\n")
+        return 2
+    except BrokenPipeError:
+        return 0

@@ -1,0 +1,142 @@
+"""Extension points of the scheduling framework (kube-scheduler framework/interface.go).
+
+A plugin is a class deriving from ``Plugin`` and from one interface per extension point it implements.
+Methods take the CycleState, the Pod and a NodeInfo (or node name) and return ``None`` for Success or
+a ``Status``. The extension points a plugin implements are read from the interfaces it derives from.
+"""
+from __future__ import annotations
+
+MAX_NODE_SCORE = 100
+MIN_NODE_SCORE = 0
+MAX_TOTAL_SCORE = 2**63 - 1
+
+EXTENSION_POINTS = ("PreEnqueue", "QueueSort", "PreFilter", "Filter", "PostFilter", "PreScore", "Score",
+                    "Reserve", "Permit", "PreBind", "Bind", "PostBind")
+
+
+class Plugin:
+    """Base of every plugin. ``name`` is the name used in configuration and traces."""
+
+    name = ""
+
+    @classmethod
+    def new(cls, args, handle):
+        """Factory: build the plugin from its (defaulted) args dict and the framework handle."""
+        return cls()
+
+    def events_to_register(self):
+        """Cluster events (resource, action set) that may make a pod this plugin rejected schedulable."""
+        return ()
+
+
+class PreEnqueuePlugin(Plugin):
+    def pre_enqueue(self, pod):
+        raise NotImplementedError
+
+
+class QueueSortPlugin(Plugin):
+    def less(self, a, b) -> bool:
+        """a and b are QueuedPodInfo-like objects with ``pod`` and ``timestamp``."""
+        raise NotImplementedError
+
+
+class PreFilterExtensions:
+    """Incremental updates of PreFilter state when pods are added to / removed from a node."""
+
+    def add_pod(self, state, pod_to_schedule, pod_to_add, node_info):
+        return None
+
+    def remove_pod(self, state, pod_to_schedule, pod_to_remove, node_info):
+        return None
+
+
+class PreFilterPlugin(Plugin):
+    def pre_filter(self, state, pod):
+        """Return (PreFilterResult-or-None, status). A PreFilterResult is a set of node names."""
+        raise NotImplementedError
+
+    def pre_filter_extensions(self):
+        return None
+
+
+class FilterPlugin(Plugin):
+    def filter(self, state, pod, node_info):
+        raise NotImplementedError
+
+
+class PostFilterPlugin(Plugin):
+    def post_filter(self, state, pod, node_statuses):
+        """Return (PostFilterResult-or-None, status); the result carries ``nominated_node_name``."""
+        raise NotImplementedError
+
+
+class PreScorePlugin(Plugin):
+    def pre_score(self, state, pod, node_infos):
+        raise NotImplementedError
+
+
+class ScoreExtensions:
+    def normalize_score(self, state, pod, scores):
+        """Normalize in place. ``scores`` is a list of [node_name, score] pairs."""
+        return None
+
+
+class ScorePlugin(Plugin):
+    def score(self, state, pod, node_info):
+        """Return (score, status)."""
+        raise NotImplementedError
+
+    def score_extensions(self):
+        return None
+
+
+class ReservePlugin(Plugin):
+    def reserve(self, state, pod, node_name):
+        raise NotImplementedError
+
+    def unreserve(self, state, pod, node_name):
+        raise NotImplementedError
+
+
+class PermitPlugin(Plugin):
+    def permit(self, state, pod, node_name):
+        """Return (status, timeout_seconds)."""
+        raise NotImplementedError
+
+
+class PreBindPlugin(Plugin):
+    def pre_bind(self, state, pod, node_name):
+        raise NotImplementedError
+
+
+class BindPlugin(Plugin):
+    def bind(self, state, pod, node_name):
+        raise NotImplementedError
+
+
+class PostBindPlugin(Plugin):
+    def post_bind(self, state, pod, node_name):
+        raise NotImplementedError
+
+
+POINT_INTERFACES = {"PreEnqueue": PreEnqueuePlugin, "QueueSort": QueueSortPlugin, "PreFilter": PreFilterPlugin,
+                    "Filter": FilterPlugin, "PostFilter": PostFilterPlugin, "PreScore": PreScorePlugin,
+                    "Score": ScorePlugin, "Reserve": ReservePlugin, "Permit": PermitPlugin,
+                    "PreBind": PreBindPlugin, "Bind": BindPlugin, "PostBind": PostBindPlugin}
+
+
+def extension_points_of(plugin_cls) -> set:
+    """The extension points a plugin class implements."""
+    return {p for p, iface in POINT_INTERFACES.items() if issubclass(plugin_cls, iface)}
+
+
+class PostFilterResult:
+    """A PostFilter outcome: the node to nominate, plus a JSON-able ``record`` for the trace."""
+
+    __slots__ = ("nominated_node_name", "mode", "record", "victims")
+
+    def __init__(self, nominated_node_name: str = "", mode: str = "override", record=None, victims=()):
+        self.nominated_node_name = nominated_node_name
+        self.mode = mode
+        self.record = record
+        self.victims = list(victims)

@@ -1,0 +1,95 @@
+"""NodeInfo: a node with the aggregates of the pods on it, kept incrementally (framework/types.go)."""
+from __future__ import annotations
+
+
+class NodeInfo:
+    """A node plus its pods and their summed requests, ports and claims."""
+
+    __slots__ = ("node", "name", "pods", "pods_with_affinity", "pods_with_required_anti_affinity",
+                 "requested", "nonzero_cpu", "nonzero_memory", "used_ports", "image_states",
+                 "pvc_ref_counts", "generation", "index")
+
+    def __init__(self, node=None):
+        self.node = node
+        self.name = node.name if node is not None else ""
+        self.pods = []
+        self.pods_with_affinity = []
+        self.pods_with_required_anti_affinity = []
+        self.requested = {}
+        self.nonzero_cpu = 0
+        self.nonzero_memory = 0
+        self.used_ports = {}
+        self.image_states = {}
+        self.pvc_ref_counts = {}
+        self.generation = 0
+        self.index = -1
+
+    @property
+    def allocatable(self) -> dict:
+        return self.node.allocatable
+
+    def add_pod(self, pod):
+        self.pods.append(pod)
+        if pod.has_affinity:
+            self.pods_with_affinity.append(pod)
+        if pod.anti_affinity_required:
+            self.pods_with_required_anti_affinity.append(pod)
+        self._update(pod, 1)
+
+    def remove_pod(self, pod) -> bool:
+        for i, p in enumerate(self.pods):
+            if p.uid == pod.uid:
+                del self.pods[i]
+                break
+        else:
+            return False
+        for lst in (self.pods_with_affinity, self.pods_with_required_anti_affinity):
+            for i, p in enumerate(lst):
+                if p.uid == pod.uid:
+                    del lst[i]
+                    break
+        self._update(p, -1)
+        return True
+
+    def _update(self, pod, sign: int):
+        req = self.requested
+        for k, v in pod.requests.items():
+            req[k] = req.get(k, 0) + sign * v
+        self.nonzero_cpu += sign * pod.nonzero_cpu
+        self.nonzero_memory += sign * pod.nonzero_memory
+        for port in pod.host_ports:
+            n = self.used_ports.get(port, 0) + sign
+            if n:
+                self.used_ports[port] = n
+            else:
+                self.used_ports.pop(port, None)
+        for vol in pod.volumes:
+            claim = (vol.get("persistentVolumeClaim") or {}).get("claimName") if isinstance(vol, dict) else None
+            if claim:
+                key = f"{pod.namespace}/{claim}"
+                n = self.pvc_ref_counts.get(key, 0) + sign
+                if n:
+                    self.pvc_ref_counts[key] = n
+                else:
+                    self.pvc_ref_counts.pop(key, None)
+        self.generation += 1
+
+    def clone(self) -> "NodeInfo":
+        c = NodeInfo.__new__(NodeInfo)
+        c.node = self.node
+        c.name = self.name
+        c.pods = list(self.pods)
+        c.pods_with_affinity = list(self.pods_with_affinity)
+        c.pods_with_required_anti_affinity = list(self.pods_with_required_anti_affinity)
+        c.requested = dict(self.requested)
+        c.nonzero_cpu = self.nonzero_cpu
+        c.nonzero_memory = self.nonzero_memory
+        c.used_ports = dict(self.used_ports)
+        c.image_states = self.image_states
+        c.pvc_ref_counts = dict(self.pvc_ref_counts)
+        c.generation = self.generation
+        c.index = self.index
+        return c
+
+    def __repr__(self):
+        return f"NodeInfo({self.name}, pods={len(self.pods)})"

@@ -1,0 +1,70 @@
+"""Build a Framework for one profile from effective plugin lists, weights and args (NewFramework)."""
+from __future__ import annotations
+
+from .interface import EXTENSION_POINTS, MAX_NODE_SCORE, MAX_TOTAL_SCORE, POINT_INTERFACES
+from .runtime import Framework
+
+# kube's getExtensionPoints order: the order NewFramework checks the per-point lists in.
+CHECK_ORDER = ("PreFilter", "Filter", "PostFilter", "Reserve", "PreScore", "Score", "PreBind", "Bind",
+               "PostBind", "Permit", "PreEnqueue", "QueueSort")
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+
+
+class FrameworkError(ValueError):
+    """A profile that cannot be built; the text is kube's."""
+
+
+def _wrap_int64(v: int) -> int:
+    return (v - INT64_MIN) % 2**64 + INT64_MIN
+
+
+def new_framework(scheduler_name: str, point_plugins: dict, plugin_args: dict, registry, handle,
+                  percentage_of_nodes_to_score=None) -> Framework:
+    """point_plugins: {extension point: [(name, weight)]} already merged and expanded, in order."""
+    needed = []
+    for point in EXTENSION_POINTS:
+        for name, _w in point_plugins.get(point, ()):
+            if name not in needed:
+                needed.append(name)
+    instances = {}
+    for name in needed:
+        cls = registry.get(name)
+        if cls is None:
+            continue
+        try:
+            instances[name] = cls.new(plugin_args.get(name), handle)
+        except FrameworkError as err:
+            raise FrameworkError(f'initializing plugin "{name}": {err}') from None
+    plugins = {}
+    for point in CHECK_ORDER:
+        iface = POINT_INTERFACES[point]
+        lst, seen = [], set()
+        for name, _w in point_plugins.get(point, ()):
+            pl = instances.get(name)
+            if pl is None:
+                raise FrameworkError(f'{iface.__name__} "{name}" does not exist')
+            if not isinstance(pl, iface):
+                raise FrameworkError(f'plugin "{name}" does not extend {iface.__name__} plugin')
+            if name in seen:
+                raise FrameworkError(f'plugin "{name}" already registered as "{iface.__name__}"')
+            seen.add(name)
+            lst.append(pl)
+        plugins[point] = lst
+    if len(plugins["QueueSort"]) != 1:
+        raise FrameworkError(f'only one queue sort plugin required for profile with scheduler name '
+                             f'"{scheduler_name}", but got {len(plugins["QueueSort"])}')
+    if not plugins["Bind"]:
+        raise FrameworkError(f'at least one bind plugin is needed for profile with scheduler name "{scheduler_name}"')
+    weights, total = {}, 0
+    for name, w in point_plugins.get("Score", ()):
+        if name in weights:
+            continue
+        w = w or 1
+        weights[name] = w
+        if w * MAX_NODE_SCORE > _wrap_int64(MAX_TOTAL_SCORE - total):
+            raise FrameworkError("total score of Score plugins could overflow")
+        total = _wrap_int64(total + w * MAX_NODE_SCORE)
+    fwk = Framework(scheduler_name, plugins, weights, handle, percentage_of_nodes_to_score, plugin_args)
+    if handle is not None and handle.framework is None:
+        handle.framework = fwk
+    return fwk

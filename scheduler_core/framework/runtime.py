@@ -1,0 +1,333 @@
+"""The per-profile framework runtime: calls plugins at each extension point (framework/runtime)."""
+from __future__ import annotations
+
+import time
+
+from .interface import MAX_NODE_SCORE, MIN_NODE_SCORE, POINT_INTERFACES
+from .status import Code, Status
+
+PREFILTER_RESULT_MSG = "node is filtered out by the prefilter result"
+MAX_PERMIT_TIMEOUT = 15 * 60.0
+
+
+class Framework:
+    """One scheduling profile: ordered plugins per extension point, score weights, and how to run them."""
+
+    def __init__(self, profile_name: str, plugins: dict, score_weights: dict, handle=None,
+                 percentage_of_nodes_to_score=None, plugin_args=None):
+        self.profile_name = profile_name
+        self.handle = handle
+        self.percentage_of_nodes_to_score = percentage_of_nodes_to_score
+        self.plugin_args = plugin_args or {}
+        for point in POINT_INTERFACES:
+            plugins.setdefault(point, [])
+        self.plugins = plugins
+        self.pre_enqueue = plugins["PreEnqueue"]
+        self.queue_sort = plugins["QueueSort"]
+        self.pre_filter = plugins["PreFilter"]
+        self.filter = plugins["Filter"]
+        self.post_filter = plugins["PostFilter"]
+        self.pre_score = plugins["PreScore"]
+        self.score = plugins["Score"]
+        self.reserve = plugins["Reserve"]
+        self.permit = plugins["Permit"]
+        self.pre_bind = plugins["PreBind"]
+        self.bind = plugins["Bind"]
+        self.post_bind = plugins["PostBind"]
+        self.score_weights = score_weights
+        self._pre_filter_ext = [(p.name, p.pre_filter_extensions()) for p in self.pre_filter]
+        self._pre_filter_ext = [(n, e) for n, e in self._pre_filter_ext if e is not None]
+
+    # -- introspection -----------------------------------------------------------------------
+    def list_plugins(self) -> dict:
+        """Effective plugin lists, in the shape of the golden files' ``plugins`` field."""
+        return {
+            "prefilter": [p.name for p in self.pre_filter],
+            "filter": [p.name for p in self.filter],
+            "prescore": [p.name for p in self.pre_score],
+            "score": [{"name": p.name, "weight": self.score_weights[p.name]} for p in self.score],
+            "postfilter": [p.name for p in self.post_filter],
+        }
+
+    def has_filter_plugins(self) -> bool:
+        return bool(self.filter)
+
+    def has_score_plugins(self) -> bool:
+        return bool(self.score)
+
+    def get_plugin(self, name: str):
+        for plugins in self.plugins.values():
+            for p in plugins:
+                if p.name == name:
+                    return p
+        return None
+
+    # -- queueing ----------------------------------------------------------------------------
+    def queue_sort_less(self, a, b) -> bool:
+        return self.queue_sort[0].less(a, b)
+
+    def run_pre_enqueue(self, pod):
+        for pl in self.pre_enqueue:
+            st = pl.pre_enqueue(pod)
+            if st is not None and st.code != Code.SUCCESS:
+                st.plugin = pl.name
+                return st
+        return None
+
+    # -- filtering ---------------------------------------------------------------------------
+    def run_pre_filter(self, state, pod, record=None):
+        """RunPreFilterPlugins. Returns (node-name set or None, status). ``record`` gets per-plugin results."""
+        result = None
+        narrowed_by = []
+        rejected = None
+        for pl in self.pre_filter:
+            t0 = time.perf_counter()
+            try:
+                res, st = pl.pre_filter(state, pod)
+            except Exception as exc:  # a plugin crash is a cycle error, as a Go error would be
+                st, res = Status.error(f"{type(exc).__name__}: {exc}"), None
+            if record is not None:
+                record[pl.name] = (res, st, time.perf_counter() - t0)
+            code = Code.SUCCESS if st is None else st.code
+            if code == Code.SKIP:
+                state.skip_filter_plugins.add(pl.name)
+                continue
+            if code == Code.SUCCESS:
+                if res is not None:
+                    narrowed_by.append(pl.name)
+                    result = set(res) if result is None else result & set(res)
+                    if not result:
+                        if len(narrowed_by) == 1:
+                            msg = f"node(s) didn't satisfy plugin {narrowed_by[0]}"
+                        else:
+                            msg = f"node(s) didn't satisfy plugin(s) [{' '.join(narrowed_by)}] simultaneously"
+                        return result, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, msg, plugin=pl.name)
+                continue
+            st.plugin = pl.name
+            if code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                return None, st
+            if code in (Code.UNSCHEDULABLE, Code.PENDING):
+                if rejected is None:
+                    rejected = st
+                continue
+            return None, Status.error(f'running PreFilter plugin "{pl.name}": {st.as_error()}', plugin=pl.name)
+        return result, rejected
+
+    def run_filter(self, state, pod, node_info):
+        """RunFilterPlugins: stop at the first plugin that does not return Success."""
+        skip = state.skip_filter_plugins
+        for pl in self.filter:
+            if pl.name in skip:
+                continue
+            st = pl.filter(state, pod, node_info)
+            if st is not None and st.code != Code.SUCCESS:
+                st.plugin = pl.name
+                if not st.is_rejected():
+                    return Status.error(f'running "{pl.name}" filter plugin: {st.as_error()}', plugin=pl.name)
+                return st
+        return None
+
+    def run_filter_traced(self, state, pod, node_info, durations):
+        """Trace mode: every filter plugin on the node. Returns (framework status, {plugin: status})."""
+        skip = state.skip_filter_plugins
+        first = None
+        per_plugin = {}
+        for pl in self.filter:
+            if pl.name in skip:
+                per_plugin[pl.name] = Status(Code.SKIP, plugin=pl.name)
+                continue
+            t0 = time.perf_counter()
+            try:
+                st = pl.filter(state, pod, node_info)
+            except Exception as exc:
+                st = Status.error(f"{type(exc).__name__}: {exc}")
+            durations[pl.name] = durations.get(pl.name, 0.0) + time.perf_counter() - t0
+            if st is not None and st.code != Code.SUCCESS:
+                st.plugin = pl.name
+                if first is None:
+                    first = st if st.is_rejected() else Status.error(
+                        f'running "{pl.name}" filter plugin: {st.as_error()}', plugin=pl.name)
+            per_plugin[pl.name] = st
+        return first, per_plugin
+
+    def run_pre_filter_extension_add_pod(self, state, pod, pod_to_add, node_info):
+        for name, ext in self._pre_filter_ext:
+            if name in state.skip_filter_plugins:
+                continue
+            st = ext.add_pod(state, pod, pod_to_add, node_info)
+            if st is not None and st.code != Code.SUCCESS:
+                return Status.error(f'running AddPod on PreFilter plugin "{name}": {st.as_error()}', plugin=name)
+        return None
+
+    def run_pre_filter_extension_remove_pod(self, state, pod, pod_to_remove, node_info):
+        for name, ext in self._pre_filter_ext:
+            if name in state.skip_filter_plugins:
+                continue
+            st = ext.remove_pod(state, pod, pod_to_remove, node_info)
+            if st is not None and st.code != Code.SUCCESS:
+                return Status.error(f'running RemovePod on PreFilter plugin "{name}": {st.as_error()}',
+                                    plugin=name)
+        return None
+
+    def run_filter_with_nominated_pods(self, state, pod, node_info, nominated_pods_for_node=None):
+        """RunFilterPluginsWithNominatedPods (§1.2.2): fit with and without higher-priority nominees."""
+        nominated = []
+        if nominated_pods_for_node is not None:
+            nominated = [p for p in nominated_pods_for_node(node_info.name)
+                         if p.priority >= pod.priority and p.uid != pod.uid]
+        if not nominated:
+            return self.run_filter(state, pod, node_info)
+        state_out = state.clone()
+        info_out = node_info.clone()
+        for p in nominated:
+            info_out.add_pod(p)
+            st = self.run_pre_filter_extension_add_pod(state_out, pod, p, info_out)
+            if st is not None:
+                return st
+        st = self.run_filter(state_out, pod, info_out)
+        if st is not None:
+            return st
+        return self.run_filter(state, pod, node_info)
+
+    def run_post_filter(self, state, pod, node_statuses):
+        """RunPostFilterPlugins: the first Success or U&U stops; Unschedulable reasons accumulate."""
+        result = None
+        reasons = []
+        last_plugin = ""
+        for pl in self.post_filter:
+            res, st = pl.post_filter(state, pod, node_statuses)
+            code = Code.SUCCESS if st is None else st.code
+            if code == Code.SUCCESS:
+                return res, st
+            st.plugin = pl.name
+            if code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                return res, st
+            if code != Code.UNSCHEDULABLE:
+                return None, Status.error(f'running PostFilter plugin "{pl.name}": {st.as_error()}',
+                                          plugin=pl.name)
+            reasons.extend(st.reasons)
+            last_plugin = pl.name
+            if res is not None and res.nominated_node_name:
+                result = res
+        return result, Status(Code.UNSCHEDULABLE, *reasons, plugin=last_plugin)
+
+    # -- scoring -----------------------------------------------------------------------------
+    def run_pre_score(self, state, pod, node_infos, record=None):
+        for pl in self.pre_score:
+            st = pl.pre_score(state, pod, node_infos)
+            code = Code.SUCCESS if st is None else st.code
+            if code == Code.SKIP:
+                state.skip_score_plugins.add(pl.name)
+                continue
+            if code != Code.SUCCESS:
+                return Status.error(f'running PreScore plugin "{pl.name}": {st.as_error()}', plugin=pl.name)
+        return None
+
+    def run_score(self, state, pod, node_infos, durations=None):
+        """RunScorePlugins. Returns ({plugin: (raw list, normalized list)}, totals list, status)."""
+        per_plugin = {}
+        totals = [0] * len(node_infos)
+        for pl in self.score:
+            if pl.name in state.skip_score_plugins:
+                continue
+            t0 = time.perf_counter()
+            batch = getattr(pl, "score_nodes", None)
+            if batch is not None:
+                raw, st = batch(state, pod, node_infos)
+                if st is not None and st.code != Code.SUCCESS:
+                    return None, None, Status.error(
+                        f'running Score plugins: plugin "{pl.name}" failed with: {st.as_error()}', plugin=pl.name)
+            else:
+                raw = []
+                for ni in node_infos:
+                    s, st = pl.score(state, pod, ni)
+                    if st is not None and st.code != Code.SUCCESS:
+                        return None, None, Status.error(
+                            f'running Score plugins: plugin "{pl.name}" failed with: {st.as_error()}',
+                            plugin=pl.name)
+                    raw.append(s)
+            ext = pl.score_extensions()
+            if ext is not None:
+                pairs = [[ni.name, s] for ni, s in zip(node_infos, raw)]
+                st = ext.normalize_score(state, pod, pairs)
+                if st is not None and st.code != Code.SUCCESS:
+                    return None, None, Status.error(
+                        f'running Normalize on Score plugins: plugin "{pl.name}" failed with: {st.as_error()}',
+                        plugin=pl.name)
+                normalized = [s for _, s in pairs]
+            else:
+                normalized = list(raw)
+            weight = self.score_weights[pl.name]
+            for i, s in enumerate(normalized):
+                if s > MAX_NODE_SCORE or s < MIN_NODE_SCORE:
+                    return None, None, Status.error(
+                        f'plugin "{pl.name}" returns an invalid score {s}, it should in the range of '
+                        f'[{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing', plugin=pl.name)
+                totals[i] += s * weight
+            per_plugin[pl.name] = (raw, normalized)
+            if durations is not None:
+                durations[pl.name] = durations.get(pl.name, 0.0) + time.perf_counter() - t0
+        return per_plugin, totals, None
+
+    # -- reserve, permit, binding ------------------------------------------------------------
+    def run_reserve(self, state, pod, node_name):
+        for pl in self.reserve:
+            st = pl.reserve(state, pod, node_name)
+            if st is not None and st.code != Code.SUCCESS:
+                st.plugin = pl.name
+                if st.is_rejected():
+                    return st
+                return Status.error(f'running Reserve plugin "{pl.name}": {st.as_error()}', plugin=pl.name)
+        return None
+
+    def run_unreserve(self, state, pod, node_name):
+        for pl in reversed(self.reserve):
+            pl.unreserve(state, pod, node_name)
+
+    def run_permit(self, state, pod, node_name):
+        """Returns (status, {plugin: timeout}) ; status Wait when some plugin asked to wait."""
+        waits = {}
+        for pl in self.permit:
+            st, timeout = pl.permit(state, pod, node_name)
+            code = Code.SUCCESS if st is None else st.code
+            if code == Code.SUCCESS:
+                continue
+            st.plugin = pl.name
+            if st.is_rejected():
+                return st, {}
+            if code == Code.WAIT:
+                waits[pl.name] = min(float(timeout or 0), MAX_PERMIT_TIMEOUT)
+                continue
+            return Status.error(f'running Permit plugin "{pl.name}": {st.as_error()}', plugin=pl.name), {}
+        if waits:
+            return Status(Code.WAIT, f'one or more plugins asked to wait and no plugin rejected pod "{pod.name}"'), waits
+        return None, {}
+
+    def run_pre_bind(self, state, pod, node_name):
+        for pl in self.pre_bind:
+            st = pl.pre_bind(state, pod, node_name)
+            if st is not None and st.code != Code.SUCCESS:
+                st.plugin = pl.name
+                if st.is_rejected():
+                    return st
+                return Status.error(f'running PreBind plugin "{pl.name}": {st.as_error()}', plugin=pl.name)
+        return None
+
+    def run_bind(self, state, pod, node_name):
+        if not self.bind:
+            return Status(Code.SKIP)
+        for pl in self.bind:
+            st = pl.bind(state, pod, node_name)
+            if st is not None and st.code == Code.SKIP:
+                continue
+            if st is not None and st.code != Code.SUCCESS:
+                st.plugin = pl.name
+                if st.is_rejected():
+                    return st
+                return Status.error(f'running Bind plugin "{pl.name}": {st.as_error()}', plugin=pl.name)
+            return None
+        return Status(Code.SKIP)
+
+    def run_post_bind(self, state, pod, node_name):
+        for pl in self.post_bind:
+            pl.post_bind(state, pod, node_name)

@@ -1,0 +1,79 @@
+"""Snapshot of the cluster a cycle sees: NodeInfos in node-tree order, and the other objects."""
+from __future__ import annotations
+
+
+class ClusterObjects:
+    """Non-node, non-pod objects that plugins read (the informers' listers), as raw API dicts."""
+
+    def __init__(self, namespaces=(), services=(), replicasets=(), statefulsets=(), replication_controllers=(),
+                 persistent_volumes=(), persistent_volume_claims=(), storage_classes=(), csi_nodes=(),
+                 csi_drivers=(), pod_disruption_budgets=()):
+        self.namespace_labels = {}
+        for ns in namespaces:
+            meta = ns.get("metadata") or {}
+            labels = dict(meta.get("labels") or {})
+            labels.setdefault("kubernetes.io/metadata.name", meta.get("name", ""))
+            self.namespace_labels[meta.get("name", "")] = labels
+        self.services = list(services)
+        self.replicasets = list(replicasets)
+        self.statefulsets = list(statefulsets)
+        self.replication_controllers = list(replication_controllers)
+        self.persistent_volumes = {pv["metadata"]["name"]: pv for pv in persistent_volumes}
+        self.persistent_volume_claims = {
+            f'{c["metadata"].get("namespace") or "default"}/{c["metadata"]["name"]}': c
+            for c in persistent_volume_claims}
+        self.storage_classes = {sc["metadata"]["name"]: sc for sc in storage_classes}
+        self.csi_nodes = {cn["metadata"]["name"]: cn for cn in csi_nodes}
+        self.csi_drivers = {d["metadata"]["name"]: d for d in csi_drivers}
+        self.pod_disruption_budgets = list(pod_disruption_budgets)
+
+
+class Snapshot:
+    """An immutable-per-cycle view: ordered NodeInfos, by name, and pods-with-affinity lists."""
+
+    def __init__(self, node_infos, objects: ClusterObjects | None = None):
+        self.node_infos = list(node_infos)
+        self.objects = objects or ClusterObjects()
+        self.refresh()
+
+    def refresh(self):
+        """Recompute indexes after the node list or pods changed."""
+        self.by_name = {}
+        for i, ni in enumerate(self.node_infos):
+            ni.index = i
+            self.by_name[ni.name] = ni
+        self.have_pods_with_affinity = [ni for ni in self.node_infos if ni.pods_with_affinity]
+        self.have_pods_with_required_anti_affinity = [ni for ni in self.node_infos
+                                                      if ni.pods_with_required_anti_affinity]
+        self._rebuild_image_states()
+
+    def _rebuild_image_states(self):
+        counts, sizes = {}, {}
+        for ni in self.node_infos:
+            seen = set()
+            for names, size in ni.node.images:
+                for name in names:
+                    sizes[name] = size
+                    if name not in seen:
+                        seen.add(name)
+                        counts[name] = counts.get(name, 0) + 1
+        for ni in self.node_infos:
+            states = {}
+            for names, size in ni.node.images:
+                for name in names:
+                    states[name] = (size, counts[name])
+            ni.image_states = states
+
+    def get(self, name: str):
+        return self.by_name.get(name)
+
+    def num_nodes(self) -> int:
+        return len(self.node_infos)
+
+    def pod_added(self, node_info):
+        """Keep the affinity lists current after a pod was added to node_info."""
+        if node_info.pods_with_affinity and node_info not in self.have_pods_with_affinity:
+            self.have_pods_with_affinity.append(node_info)
+        if node_info.pods_with_required_anti_affinity and \
+                node_info not in self.have_pods_with_required_anti_affinity:
+            self.have_pods_with_required_anti_affinity.append(node_info)

@@ -1,0 +1,286 @@
+"""Pod: parsed once from v1.Pod JSON, with requests computed by kube's rules."""
+from __future__ import annotations
+
+from .errors import ParseError, expect
+from .node import parse_resource_list
+from .selectors import LabelSelector, NodeSelector, PreferredTerm
+
+DEFAULT_MILLI_CPU_REQUEST = 100          # 0.1 core, schedutil.DefaultMilliCPURequest
+DEFAULT_MEMORY_REQUEST = 200 * 1024 * 1024  # 200 MiB, schedutil.DefaultMemoryRequest
+
+
+class Toleration:
+    __slots__ = ("key", "operator", "value", "effect", "toleration_seconds")
+
+    def __init__(self, raw: dict, path: str):
+        expect(raw, dict, path, "object")
+        self.key = raw.get("key", "") or ""
+        self.operator = raw.get("operator", "") or ""
+        if self.operator not in ("", "Equal", "Exists"):
+            raise ParseError(f"{path}.operator", f'unknown operator "{self.operator}", supported: Equal, Exists')
+        self.value = raw.get("value", "") or ""
+        self.effect = raw.get("effect", "") or ""
+        self.toleration_seconds = raw.get("tolerationSeconds")
+
+    def tolerates(self, taint) -> bool:
+        """v1.Toleration.ToleratesTaint."""
+        if self.effect and self.effect != taint.effect:
+            return False
+        if self.key and self.key != taint.key:
+            return False
+        if self.operator == "Exists":
+            return True
+        return self.value == taint.value
+
+
+def tolerates_taint(tolerations, taint) -> bool:
+    for t in tolerations:
+        if t.tolerates(taint):
+            return True
+    return False
+
+
+class AffinityTerm:
+    """A pod (anti-)affinity term, with kube's namespace defaulting applied."""
+
+    __slots__ = ("selector", "namespaces", "namespace_selector", "topology_key", "weight")
+
+    def __init__(self, raw: dict, pod_namespace: str, path: str, weight: int = 0):
+        expect(raw, dict, path, "object")
+        self.weight = weight
+        self.topology_key = raw.get("topologyKey", "") or ""
+        self.selector = LabelSelector(raw.get("labelSelector"), f"{path}.labelSelector")
+        namespaces = expect(raw.get("namespaces"), list, f"{path}.namespaces", "list") or []
+        ns_sel = raw.get("namespaceSelector")
+        if not namespaces and ns_sel is None:
+            namespaces = [pod_namespace]
+        self.namespaces = frozenset(namespaces)
+        # A nil namespaceSelector matches no namespace; {} matches all of them.
+        self.namespace_selector = LabelSelector(ns_sel, f"{path}.namespaceSelector")
+
+    def matches(self, pod: "Pod", namespace_labels) -> bool:
+        """AffinityTerm.Matches: namespace (by list or selector) and label selector."""
+        if pod.namespace in self.namespaces or (
+                not self.namespace_selector.nothing
+                and self.namespace_selector.matches(namespace_labels.get(pod.namespace, {}))):
+            return self.selector.matches(pod.labels)
+        return False
+
+
+class TopologySpreadConstraint:
+    __slots__ = ("max_skew", "topology_key", "when_unsatisfiable", "selector", "min_domains",
+                 "node_affinity_policy", "node_taints_policy", "match_label_keys", "raw")
+
+    def __init__(self, raw: dict, path: str):
+        expect(raw, dict, path, "object")
+        self.raw = raw
+        self.max_skew = raw.get("maxSkew", 0)
+        if not isinstance(self.max_skew, int) or isinstance(self.max_skew, bool):
+            raise ParseError(f"{path}.maxSkew", "expected integer")
+        self.topology_key = raw.get("topologyKey", "") or ""
+        self.when_unsatisfiable = raw.get("whenUnsatisfiable", "") or ""
+        if self.when_unsatisfiable not in ("DoNotSchedule", "ScheduleAnyway"):
+            raise ParseError(f"{path}.whenUnsatisfiable",
+                             f'unsupported value "{self.when_unsatisfiable}": supported values: '
+                             '"DoNotSchedule", "ScheduleAnyway"')
+        self.selector = LabelSelector(raw.get("labelSelector"), f"{path}.labelSelector")
+        self.min_domains = raw.get("minDomains")
+        self.node_affinity_policy = raw.get("nodeAffinityPolicy") or "Honor"
+        self.node_taints_policy = raw.get("nodeTaintsPolicy") or "Ignore"
+        self.match_label_keys = tuple(raw.get("matchLabelKeys") or ())
+
+
+def _add(into: dict, other: dict):
+    for k, v in other.items():
+        into[k] = into.get(k, 0) + v
+
+
+def _max_into(into: dict, other: dict):
+    for k, v in other.items():
+        into[k] = max(into.get(k, 0), v)
+
+
+def _non_missing(reqs: dict) -> dict:
+    out = dict(reqs)
+    out.setdefault("cpu", DEFAULT_MILLI_CPU_REQUEST)
+    out.setdefault("memory", DEFAULT_MEMORY_REQUEST)
+    return out
+
+
+def pod_requests(containers, init_containers, overhead, non_missing=False) -> dict:
+    """resourcehelper.PodRequests: sum of containers and sidecars vs. init peak, plus overhead."""
+    reqs: dict = {}
+    for c in containers:
+        _add(reqs, _non_missing(c.requests) if non_missing else c.requests)
+    restartable: dict = {}
+    init_peak: dict = {}
+    for c in init_containers:
+        creq = _non_missing(c.requests) if non_missing else c.requests
+        if c.restart_always:
+            _add(reqs, creq)
+            _add(restartable, creq)
+            entry = restartable
+        else:
+            entry = dict(creq)
+            _add(entry, restartable)
+        _max_into(init_peak, entry)
+    _max_into(reqs, init_peak)
+    if overhead:
+        _add(reqs, overhead)
+    return reqs
+
+
+class Container:
+    __slots__ = ("name", "image", "requests", "ports", "restart_always", "limits")
+
+    def __init__(self, raw: dict, path: str):
+        expect(raw, dict, path, "object")
+        self.name = raw.get("name", "")
+        self.image = raw.get("image", "") or ""
+        res = expect(raw.get("resources"), dict, f"{path}.resources", "object") or {}
+        self.requests = parse_resource_list(res.get("requests"), f"{path}.resources.requests")
+        self.limits = parse_resource_list(res.get("limits"), f"{path}.resources.limits")
+        ports = []
+        for i, p in enumerate(expect(raw.get("ports"), list, f"{path}.ports", "list") or []):
+            expect(p, dict, f"{path}.ports[{i}]", "object")
+            hp = p.get("hostPort", 0) or 0
+            if not isinstance(hp, int) or isinstance(hp, bool):
+                raise ParseError(f"{path}.ports[{i}].hostPort", "expected integer")
+            ports.append((p.get("hostIP") or "0.0.0.0", p.get("protocol") or "TCP", hp))
+        self.ports = tuple(ports)
+        self.restart_always = raw.get("restartPolicy") == "Always"
+
+
+class Pod:
+    """The fields of a v1.Pod that scheduling reads; requests are computed once."""
+
+    __slots__ = ("raw", "uid", "name", "namespace", "labels", "annotations", "owner_references",
+                 "priority", "preemption_policy", "scheduler_name", "node_name", "nominated_node_name",
+                 "phase", "deletion_timestamp", "start_time", "conditions", "containers",
+                 "init_containers", "overhead", "requests", "score_cpu", "score_memory",
+                 "nonzero_cpu", "nonzero_memory", "host_ports", "tolerations", "node_selector",
+                 "required_node_affinity", "preferred_node_affinity", "affinity_required",
+                 "affinity_preferred", "anti_affinity_required", "anti_affinity_preferred",
+                 "spread_constraints", "volumes", "scheduling_gates", "key")
+
+    def __init__(self, raw: dict):
+        if not isinstance(raw, dict):
+            raise ParseError("", "expected a Pod object")
+        self.raw = raw
+        meta = expect(raw.get("metadata"), dict, "metadata", "object") or {}
+        name = meta.get("name")
+        if not isinstance(name, str) or not name:
+            raise ParseError("metadata.name", "required value")
+        self.name = name
+        self.namespace = meta.get("namespace") or "default"
+        self.key = f"{self.namespace}/{self.name}"
+        self.uid = meta.get("uid") or self.key
+        self.labels = dict(expect(meta.get("labels"), dict, "metadata.labels", "object") or {})
+        self.annotations = dict(expect(meta.get("annotations"), dict, "metadata.annotations", "object") or {})
+        self.owner_references = tuple(meta.get("ownerReferences") or ())
+        self.deletion_timestamp = meta.get("deletionTimestamp")
+        spec = expect(raw.get("spec"), dict, "spec", "object") or {}
+        status = expect(raw.get("status"), dict, "status", "object") or {}
+        prio = spec.get("priority", 0) or 0
+        if not isinstance(prio, int) or isinstance(prio, bool):
+            raise ParseError("spec.priority", "expected integer")
+        self.priority = prio
+        self.preemption_policy = spec.get("preemptionPolicy") or "PreemptLowerPriority"
+        self.scheduler_name = spec.get("schedulerName") or "default-scheduler"
+        self.node_name = spec.get("nodeName") or ""
+        self.nominated_node_name = status.get("nominatedNodeName") or ""
+        self.phase = status.get("phase") or ""
+        self.start_time = status.get("startTime")
+        self.conditions = tuple(status.get("conditions") or ())
+        self.containers = tuple(Container(c, f"spec.containers[{i}]")
+                                for i, c in enumerate(expect(spec.get("containers"), list,
+                                                             "spec.containers", "list") or []))
+        self.init_containers = tuple(Container(c, f"spec.initContainers[{i}]")
+                                     for i, c in enumerate(expect(spec.get("initContainers"), list,
+                                                                  "spec.initContainers", "list") or []))
+        self.overhead = parse_resource_list(spec.get("overhead"), "spec.overhead")
+        self.requests = pod_requests(self.containers, self.init_containers, self.overhead)
+        scoring = pod_requests(self.containers, self.init_containers, self.overhead, non_missing=True)
+        self.score_cpu = scoring.get("cpu", 0)
+        self.score_memory = scoring.get("memory", 0)
+        self.nonzero_cpu, self.nonzero_memory = self._node_info_nonzero()
+        self.host_ports = tuple(p for c in self.containers for p in c.ports if p[2] > 0)
+        self.tolerations = tuple(Toleration(t, f"spec.tolerations[{i}]")
+                                 for i, t in enumerate(expect(spec.get("tolerations"), list,
+                                                              "spec.tolerations", "list") or []))
+        ns = expect(spec.get("nodeSelector"), dict, "spec.nodeSelector", "object") or {}
+        self.node_selector = tuple(ns.items())
+        self._parse_affinity(expect(spec.get("affinity"), dict, "spec.affinity", "object") or {})
+        self.spread_constraints = tuple(
+            TopologySpreadConstraint(c, f"spec.topologySpreadConstraints[{i}]")
+            for i, c in enumerate(expect(spec.get("topologySpreadConstraints"), list,
+                                         "spec.topologySpreadConstraints", "list") or []))
+        self.volumes = tuple(expect(spec.get("volumes"), list, "spec.volumes", "list") or ())
+        self.scheduling_gates = tuple(g.get("name", "") for g in spec.get("schedulingGates") or ()
+                                      if isinstance(g, dict))
+
+    def _node_info_nonzero(self):
+        """NodeInfo.NonZeroRequested per pod (v1.30 calculateResource: sidecars not summed in)."""
+        cpu = mem = 0
+        for c in self.containers:
+            cpu += c.requests.get("cpu", DEFAULT_MILLI_CPU_REQUEST)
+            mem += c.requests.get("memory", DEFAULT_MEMORY_REQUEST)
+        sidecar_cpu = sidecar_mem = 0
+        for c in self.init_containers:
+            ccpu = c.requests.get("cpu", DEFAULT_MILLI_CPU_REQUEST)
+            cmem = c.requests.get("memory", DEFAULT_MEMORY_REQUEST)
+            if c.restart_always:
+                sidecar_cpu += ccpu
+                sidecar_mem += cmem
+                ccpu, cmem = sidecar_cpu, sidecar_mem
+            cpu, mem = max(cpu, ccpu), max(mem, cmem)
+        cpu += self.overhead.get("cpu", 0)
+        mem += self.overhead.get("memory", 0)
+        return cpu, mem
+
+    def _parse_affinity(self, aff: dict):
+        na = expect(aff.get("nodeAffinity"), dict, "spec.affinity.nodeAffinity", "object") or {}
+        req = na.get("requiredDuringSchedulingIgnoredDuringExecution")
+        self.required_node_affinity = (
+            NodeSelector(req, "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution")
+            if req is not None else None)
+        pref_path = "spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution"
+        self.preferred_node_affinity = tuple(
+            PreferredTerm(t, f"{pref_path}[{i}]")
+            for i, t in enumerate(expect(na.get("preferredDuringSchedulingIgnoredDuringExecution"), list,
+                                         pref_path, "list") or []))
+        for kind, attr in (("podAffinity", "affinity"), ("podAntiAffinity", "anti_affinity")):
+            base = f"spec.affinity.{kind}"
+            section = expect(aff.get(kind), dict, base, "object") or {}
+            rpath = f"{base}.requiredDuringSchedulingIgnoredDuringExecution"
+            required = tuple(AffinityTerm(t, self.namespace, f"{rpath}[{i}]")
+                             for i, t in enumerate(expect(section.get(
+                                 "requiredDuringSchedulingIgnoredDuringExecution"), list, rpath, "list") or []))
+            ppath = f"{base}.preferredDuringSchedulingIgnoredDuringExecution"
+            preferred = []
+            for i, t in enumerate(expect(section.get("preferredDuringSchedulingIgnoredDuringExecution"),
+                                         list, ppath, "list") or []):
+                expect(t, dict, f"{ppath}[{i}]", "object")
+                preferred.append(AffinityTerm(t.get("podAffinityTerm") or {}, self.namespace,
+                                              f"{ppath}[{i}].podAffinityTerm", weight=t.get("weight", 0)))
+            setattr(self, f"{attr}_required", required)
+            setattr(self, f"{attr}_preferred", tuple(preferred))
+
+    @property
+    def has_affinity(self) -> bool:
+        return bool(self.affinity_required or self.affinity_preferred
+                    or self.anti_affinity_required or self.anti_affinity_preferred)
+
+    @property
+    def has_required_anti_affinity(self) -> bool:
+        return bool(self.anti_affinity_required)
+
+    def bound_to(self, node_name: str) -> "Pod":
+        """A copy assumed onto a node (spec.nodeName set, phase Running), as the cache's assume does."""
+        raw = dict(self.raw)
+        raw["spec"] = dict(raw.get("spec") or {}, nodeName=node_name)
+        raw["status"] = dict(raw.get("status") or {}, phase="Running")
+        return Pod(raw)
+
+    def __repr__(self):
+        return f"Pod({self.key})"

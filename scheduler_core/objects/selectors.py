@@ -1,0 +1,182 @@
+"""Label selectors and node selectors, compiled once into fast matchers."""
+from __future__ import annotations
+
+from .errors import ParseError, expect
+
+LABEL_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
+NODE_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
+
+
+def _requirement(expr, path: str, operators, key_field="key"):
+    expect(expr, dict, path, "object")
+    key = expr.get(key_field)
+    if not isinstance(key, str) or not key:
+        raise ParseError(f"{path}.{key_field}", "required value")
+    op = expr.get("operator")
+    if op not in operators:
+        raise ParseError(f"{path}.operator", f'unknown operator "{op}", supported: {", ".join(operators)}')
+    values = expect(expr.get("values"), list, f"{path}.values", "list") or []
+    for i, v in enumerate(values):
+        if not isinstance(v, str):
+            raise ParseError(f"{path}.values[{i}]", "expected string")
+    return key, op, tuple(values)
+
+
+def _parse_int(text):
+    try:
+        return int(text, 10)
+    except (TypeError, ValueError):
+        return None
+
+
+def requirement_matches(key, op, values, labels) -> bool:
+    """One label (or node selector) requirement against a label map."""
+    if op == "In":
+        return key in labels and labels[key] in values
+    if op == "NotIn":
+        return key not in labels or labels[key] not in values
+    if op == "Exists":
+        return key in labels
+    if op == "DoesNotExist":
+        return key not in labels
+    # Gt / Lt: exactly one integer value; a label that is not an integer never matches.
+    if key not in labels or len(values) != 1:
+        return False
+    want, have = _parse_int(values[0]), _parse_int(labels[key])
+    if want is None or have is None:
+        return False
+    return have > want if op == "Gt" else have < want
+
+
+class LabelSelector:
+    """metav1.LabelSelector. ``None`` input matches nothing, ``{}`` matches everything."""
+
+    __slots__ = ("match_labels", "expressions", "nothing", "raw")
+
+    def __init__(self, raw, path: str = "labelSelector"):
+        self.raw = raw
+        self.nothing = raw is None
+        expect(raw, dict, path, "object")
+        raw = raw or {}
+        ml = expect(raw.get("matchLabels"), dict, f"{path}.matchLabels", "object") or {}
+        self.match_labels = tuple(ml.items())
+        exprs = expect(raw.get("matchExpressions"), list, f"{path}.matchExpressions", "list") or []
+        reqs = []
+        for i, e in enumerate(exprs):
+            key, op, values = _requirement(e, f"{path}.matchExpressions[{i}]", LABEL_OPERATORS)
+            if op in ("In", "NotIn") and not values:
+                raise ParseError(f"{path}.matchExpressions[{i}].values",
+                                 "values must be non-empty for In and NotIn")
+            reqs.append((key, op, frozenset(values)))
+        self.expressions = tuple(reqs)
+
+    @classmethod
+    def from_match_labels(cls, labels: dict) -> "LabelSelector":
+        return cls({"matchLabels": dict(labels)})
+
+    def is_empty(self) -> bool:
+        return not self.nothing and not self.match_labels and not self.expressions
+
+    def matches(self, labels: dict) -> bool:
+        if self.nothing:
+            return False
+        for k, v in self.match_labels:
+            if labels.get(k) != v:
+                return False
+        for key, op, values in self.expressions:
+            if not requirement_matches(key, op, values, labels):
+                return False
+        return True
+
+    def with_extra_labels(self, extra: dict) -> "LabelSelector":
+        """A copy with extra matchLabels ANDed in (matchLabelKeys merging)."""
+        raw = dict(self.raw or {})
+        ml = dict(raw.get("matchLabels") or {})
+        ml.update(extra)
+        raw["matchLabels"] = ml
+        if self.nothing and not extra:
+            return self
+        return LabelSelector(raw)
+
+
+class NodeSelectorTerm:
+    """One nodeSelectorTerm: AND of matchExpressions (labels) and matchFields (metadata.name).
+
+    A term with no requirements, or with an invalid field selector, matches nothing (as kube).
+    """
+
+    __slots__ = ("expressions", "fields", "valid")
+
+    def __init__(self, raw, path: str):
+        expect(raw, dict, path, "object")
+        raw = raw or {}
+        exprs = expect(raw.get("matchExpressions"), list, f"{path}.matchExpressions", "list") or []
+        fields = expect(raw.get("matchFields"), list, f"{path}.matchFields", "list") or []
+        self.expressions = tuple(_requirement(e, f"{path}.matchExpressions[{i}]", NODE_OPERATORS)
+                                 for i, e in enumerate(exprs))
+        parsed_fields = [_requirement(e, f"{path}.matchFields[{i}]", NODE_OPERATORS)
+                         for i, e in enumerate(fields)]
+        self.valid = bool(self.expressions or parsed_fields)
+        for key, op, values in self.expressions:
+            if op in ("In", "NotIn") and not values:
+                self.valid = False
+            if op in ("Exists", "DoesNotExist") and values:
+                self.valid = False
+            if op in ("Gt", "Lt") and (len(values) != 1 or _parse_int(values[0]) is None):
+                self.valid = False
+        for key, op, values in parsed_fields:
+            # Only metadata.name In/NotIn with exactly one value is a valid field selector.
+            if key != "metadata.name" or op not in ("In", "NotIn") or len(values) != 1:
+                self.valid = False
+        self.fields = tuple(parsed_fields)
+
+    def matches(self, labels: dict, name: str) -> bool:
+        if not self.valid:
+            return False
+        for key, op, values in self.expressions:
+            if not requirement_matches(key, op, values, labels):
+                return False
+        for _key, op, values in self.fields:
+            if (name == values[0]) != (op == "In"):
+                return False
+        return True
+
+    def name_set(self):
+        """The node names this term is pinned to by matchFields metadata.name In, or None."""
+        names = None
+        for key, op, values in self.fields:
+            if key == "metadata.name" and op == "In":
+                s = set(values)
+                names = s if names is None else names & s
+        return names
+
+
+class NodeSelector:
+    """v1.NodeSelector: OR over nodeSelectorTerms."""
+
+    __slots__ = ("terms",)
+
+    def __init__(self, raw, path: str):
+        expect(raw, dict, path, "object")
+        terms = expect((raw or {}).get("nodeSelectorTerms"), list, f"{path}.nodeSelectorTerms", "list") or []
+        self.terms = tuple(NodeSelectorTerm(t, f"{path}.nodeSelectorTerms[{i}]") for i, t in enumerate(terms))
+
+    def matches(self, labels: dict, name: str) -> bool:
+        for t in self.terms:
+            if t.matches(labels, name):
+                return True
+        return False
+
+
+class PreferredTerm:
+    """A weighted preferredDuringScheduling node selector term."""
+
+    __slots__ = ("weight", "term")
+
+    def __init__(self, raw, path: str):
+        expect(raw, dict, path, "object")
+        w = raw.get("weight", 0)
+        if not isinstance(w, int) or isinstance(w, bool):
+            raise ParseError(f"{path}.weight", "expected integer")
+        self.weight = w
+        self.term = NodeSelectorTerm(raw.get("preference") or {}, f"{path}.preference")

@@ -1,0 +1,1 @@
+"""In-tree plugins, one package per plugin (as kube-scheduler's framework/plugins)."""

@@ -1,0 +1,154 @@
+"""NodeResourcesFit: does the pod fit the node's allocatable resources, and how full would it be."""
+from __future__ import annotations
+
+from ...config.field import aggregate, child, invalid, not_supported, required
+from ...framework.interface import FilterPlugin, PreFilterPlugin, PreScorePlugin, ScorePlugin
+from ...framework.profile import FrameworkError
+from ...framework.status import Code, Status
+from .. import names
+from .resource_allocation import ResourceAllocationScorer, is_extended_resource, is_scalar_resource
+from .strategies import least_allocated, most_allocated, requested_to_capacity_ratio
+
+PRE_FILTER_KEY = "PreFilter" + names.NODE_RESOURCES_FIT
+PRE_SCORE_KEY = "PreScore" + names.NODE_RESOURCES_FIT
+STRATEGIES = ("LeastAllocated", "MostAllocated", "RequestedToCapacityRatio")
+BASIC = ("cpu", "memory", "ephemeral-storage")
+
+
+def validate_fit_args(args: dict, path: str = "") -> list:
+    """ValidateNodeResourcesFitArgs (run when the plugin is built, so paths start at the args)."""
+    errs = []
+    for i, res in enumerate(args.get("ignoredResources") or []):
+        if not res or " " in res:
+            errs.append(invalid(f"{child(path, 'ignoredResources')}[{i}]", res, "name part must be non-empty"))
+    for i, group in enumerate(args.get("ignoredResourceGroups") or []):
+        if "/" in group:
+            errs.append(invalid(f"{child(path, 'ignoredResourceGroups')}[{i}]", group,
+                                "resource group name can't contain '/'"))
+    strategy = args.get("scoringStrategy")
+    spath = child(path, "scoringStrategy")
+    if strategy is not None:
+        if strategy.get("type", "") not in STRATEGIES:
+            errs.append(not_supported(f"{spath}.type", strategy.get("type", ""), STRATEGIES))
+        for i, r in enumerate(strategy.get("resources") or []):
+            w = r.get("weight", 0)
+            if w <= 0 or w > 100:
+                errs.append(invalid(f"{spath}.resources[{i}].weight", w,
+                                    f"resource weight of {r.get('name')} not in valid range (0, 100]"))
+        rtcr = strategy.get("requestedToCapacityRatio")
+        if rtcr is not None:
+            errs.extend(validate_shape(rtcr.get("shape") or [], f"{spath}.shape"))
+    return errs
+
+
+def validate_shape(shape, path: str) -> list:
+    if not shape:
+        return [required(path, "at least one point must be specified")]
+    errs = []
+    for i in range(1, len(shape)):
+        if shape[i - 1].get("utilization", 0) >= shape[i].get("utilization", 0):
+            errs.append(invalid(f"{path}[{i}].utilization", shape[i].get("utilization", 0),
+                                "utilization values must be sorted in increasing order"))
+            break
+    for i, pt in enumerate(shape):
+        u, s = pt.get("utilization", 0), pt.get("score", 0)
+        if u < 0 or u > 100:
+            errs.append(invalid(f"{path}[{i}].utilization", u, "not in valid range [0, 100]"))
+        if s < 0 or s > 10:
+            errs.append(invalid(f"{path}[{i}].score", s, "not in valid range [0, 10]"))
+    return errs
+
+
+def default_fit_args(args) -> dict:
+    """SetDefaults_NodeResourcesFitArgs."""
+    args = dict(args or {})
+    strategy = dict(args.get("scoringStrategy") or {"type": "LeastAllocated"})
+    resources = [dict(r) for r in strategy.get("resources") or []] or [{"name": "cpu", "weight": 1},
+                                                                       {"name": "memory", "weight": 1}]
+    for r in resources:
+        if not r.get("weight"):
+            r["weight"] = 1
+    strategy["resources"] = resources
+    args["scoringStrategy"] = strategy
+    return args
+
+
+class Fit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin):
+    name = names.NODE_RESOURCES_FIT
+
+    def __init__(self, args: dict):
+        args = default_fit_args(args)
+        errs = validate_fit_args(args)
+        if errs:
+            raise FrameworkError(aggregate(errs))
+        self.ignored_resources = frozenset(args.get("ignoredResources") or ())
+        self.ignored_groups = frozenset(args.get("ignoredResourceGroups") or ())
+        strategy = args["scoringStrategy"]
+        resources = [(r["name"], r["weight"]) for r in strategy["resources"]]
+        kind = strategy["type"]
+        if kind == "LeastAllocated":
+            scorer = least_allocated
+        elif kind == "MostAllocated":
+            scorer = most_allocated
+        else:
+            shape = (strategy.get("requestedToCapacityRatio") or {}).get("shape") or []
+            scorer = requested_to_capacity_ratio([(p.get("utilization", 0), p.get("score", 0)) for p in shape])
+        self.scorer = ResourceAllocationScorer(self.name, resources, scorer, use_requested=False)
+        self.strategy = kind
+
+    @classmethod
+    def new(cls, args, handle):
+        return cls(args)
+
+    def pre_filter(self, state, pod):
+        state.write(PRE_FILTER_KEY, pod.requests)
+        return None, None
+
+    def filter(self, state, pod, node_info):
+        req = state.get(PRE_FILTER_KEY)
+        if req is None:
+            req = pod.requests
+        reasons = self.insufficient(req, node_info)
+        if reasons:
+            return Status(Code.UNSCHEDULABLE, *reasons)
+        return None
+
+    def insufficient(self, req: dict, node_info) -> list:
+        """fitsRequest: every insufficient resource's reason, in kube's order."""
+        reasons = []
+        alloc = node_info.node.allocatable
+        used = node_info.requested
+        if len(node_info.pods) + 1 > alloc.get("pods", 0):
+            reasons.append("Too many pods")
+        scalars = [(k, v) for k, v in req.items() if k not in BASIC and is_scalar_resource(k)]
+        if not req.get("cpu") and not req.get("memory") and not req.get("ephemeral-storage") and not scalars:
+            return reasons
+        for res in BASIC:
+            v = req.get(res, 0)
+            if v > 0 and v > alloc.get(res, 0) - used.get(res, 0):
+                reasons.append(f"Insufficient {res}")
+        for res, v in scalars:
+            if v == 0:
+                continue
+            if is_extended_resource(res) and (res in self.ignored_resources
+                                              or res.split("/", 1)[0] in self.ignored_groups):
+                continue
+            if v > alloc.get(res, 0) - used.get(res, 0):
+                reasons.append(f"Insufficient {res}")
+        return reasons
+
+    def pre_score(self, state, pod, node_infos):
+        state.write(PRE_SCORE_KEY, self.scorer.pod_requests(pod))
+        return None
+
+    def score(self, state, pod, node_info):
+        reqs = state.get(PRE_SCORE_KEY)
+        if reqs is None:
+            reqs = self.scorer.pod_requests(pod)
+        return self.scorer.score(pod, node_info, reqs), None
+
+    def score_extensions(self):
+        return None
+
+    def events_to_register(self):
+        return (("Pod", ("Delete",)), ("Node", ("Add", "Update")))

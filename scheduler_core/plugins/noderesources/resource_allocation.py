@@ -1,0 +1,64 @@
+"""The shared resource-allocation scorer (noderesources/resource_allocation.go)."""
+from __future__ import annotations
+
+
+def is_scalar_resource(name: str) -> bool:
+    """schedutil.IsScalarResourceName: extended, prefixed-native, hugepages-* and attachable-volumes-*."""
+    return "/" in name or name.startswith("hugepages-") or name.startswith("attachable-volumes-")
+
+
+def is_extended_resource(name: str) -> bool:
+    """v1helper.IsExtendedResourceName: domain-prefixed, not kubernetes.io/, not requests.*."""
+    return "/" in name and "kubernetes.io/" not in name and not name.startswith("requests.")
+
+
+def pod_request(pod, resource: str, use_requested: bool) -> int:
+    """calculatePodResourceRequest: non-zero cpu/memory defaults unless use_requested."""
+    if not use_requested:
+        if resource == "cpu":
+            return pod.score_cpu
+        if resource == "memory":
+            return pod.score_memory
+    return pod.requests.get(resource, 0)
+
+
+def allocatable_and_requested(node_info, resource: str, pod_req: int, use_requested: bool):
+    """calculateResourceAllocatableRequest: (allocatable, requested incl. the pod)."""
+    if pod_req == 0 and is_scalar_resource(resource):
+        return 0, 0
+    alloc = node_info.node.allocatable
+    if resource == "cpu":
+        req = node_info.requested.get("cpu", 0) if use_requested else node_info.nonzero_cpu
+        return alloc.get("cpu", 0), req + pod_req
+    if resource == "memory":
+        req = node_info.requested.get("memory", 0) if use_requested else node_info.nonzero_memory
+        return alloc.get("memory", 0), req + pod_req
+    if resource == "ephemeral-storage":
+        return alloc.get(resource, 0), node_info.requested.get(resource, 0) + pod_req
+    if resource in alloc and is_scalar_resource(resource):
+        return alloc[resource], node_info.requested.get(resource, 0) + pod_req
+    return 0, 0
+
+
+class ResourceAllocationScorer:
+    """Scores a node from (requested, allocatable) per configured resource."""
+
+    def __init__(self, name: str, resources, scorer, use_requested: bool):
+        self.name = name
+        self.resources = list(resources)          # [(name, weight)]
+        self.scorer = scorer                      # f(requested list, allocatable list, weights) -> int
+        self.use_requested = use_requested
+
+    def pod_requests(self, pod):
+        return [pod_request(pod, r, self.use_requested) for r, _w in self.resources]
+
+    def score(self, pod, node_info, pod_requests) -> int:
+        requested, allocatable, weights = [], [], []
+        for (res, w), preq in zip(self.resources, pod_requests):
+            alloc, req = allocatable_and_requested(node_info, res, preq, self.use_requested)
+            if alloc == 0:
+                continue
+            allocatable.append(alloc)
+            requested.append(req)
+            weights.append(w)
+        return self.scorer(requested, allocatable, weights)

@@ -1,0 +1,160 @@
+"""Scenario files: the golden scenario format or a `kubectl get ... -o json` List, JSON or YAML."""
+from __future__ import annotations
+
+import json
+import os
+
+import yaml
+
+from .objects import Node, ParseError, Pod
+
+# Golden-format array -> kind, and List item kind -> golden-format array.
+ARRAYS = ("nodes", "pods", "pending", "services", "replicasets", "statefulsets", "replicationcontrollers",
+          "namespaces", "persistentvolumes", "persistentvolumeclaims", "storageclasses", "csinodes",
+          "csidrivers", "poddisruptionbudgets")
+KIND_TO_ARRAY = {"Node": "nodes", "Service": "services", "ReplicaSet": "replicasets",
+                 "StatefulSet": "statefulsets", "ReplicationController": "replicationcontrollers",
+                 "Namespace": "namespaces", "PersistentVolume": "persistentvolumes",
+                 "PersistentVolumeClaim": "persistentvolumeclaims", "StorageClass": "storageclasses",
+                 "CSINode": "csinodes", "CSIDriver": "csidrivers", "PodDisruptionBudget": "poddisruptionbudgets"}
+
+
+class ScenarioError(ValueError):
+    """Bad input, with one line naming the file, the object and the field path."""
+
+
+class _SafeLoader(yaml.SafeLoader):
+    """Safe YAML: no object-constructing tags; aliases are refused (no billion-laughs expansion)."""
+
+    def compose_node(self, parent, index):
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()
+            raise yaml.composer.ComposerError(None, None, "YAML aliases are not allowed", event.start_mark)
+        return super().compose_node(parent, index)
+
+
+def load_documents(text: str, label: str):
+    """Parse JSON, or YAML (one or several documents). Returns a list of documents."""
+    stripped = text.lstrip()
+    if stripped.startswith("{") or stripped.startswith("["):
+        try:
+            return [json.loads(text)]
+        except ValueError as err:
+            raise ScenarioError(f"{label}: invalid JSON: {err}") from None
+    try:
+        return [d for d in yaml.load_all(text, Loader=_SafeLoader) if d is not None]
+    except yaml.YAMLError as err:
+        raise ScenarioError(f"{label}: invalid YAML: {str(err).splitlines()[0]}") from None
+
+
+def _obj_label(obj) -> str:
+    meta = obj.get("metadata") if isinstance(obj, dict) else None
+    if not isinstance(meta, dict):
+        return ""
+    name = meta.get("name") or "?"
+    ns = meta.get("namespace")
+    return f" ({ns}/{name})" if ns else f" ({name})"
+
+
+class Scenario:
+    """Parsed scenario: Node and Pod objects plus the other objects as raw dicts, and optional config."""
+
+    def __init__(self, name: str, nodes, bound_pods, pending_pods, objects: dict, config=None, extra=None):
+        self.name = name
+        self.nodes = nodes
+        self.bound_pods = bound_pods
+        self.pending_pods = pending_pods
+        self.objects = objects
+        self.config = config
+        self.extra = extra or {}
+
+
+def scenario_from_data(data, label: str = "scenario", name: str | None = None) -> Scenario:
+    """Build a Scenario from a decoded document (golden dict, List, or list of objects)."""
+    if isinstance(data, list):
+        data = {"kind": "List", "items": data}
+    if not isinstance(data, dict):
+        raise ScenarioError(f"{label}: expected an object with nodes/pods, or a List")
+    arrays = {k: [] for k in ARRAYS}
+    where = {}
+    if data.get("kind") == "List" or ("items" in data and "nodes" not in data):
+        items = data.get("items")
+        if not isinstance(items, list):
+            raise ScenarioError(f"{label}: items: expected a list")
+        for i, obj in enumerate(items):
+            if not isinstance(obj, dict):
+                raise ScenarioError(f"{label}: items[{i}]: expected an object")
+            kind = obj.get("kind")
+            if kind == "Pod":
+                spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+                arr = "pods" if spec.get("nodeName") else "pending"
+            elif kind in KIND_TO_ARRAY:
+                arr = KIND_TO_ARRAY[kind]
+            else:
+                continue  # kinds the scheduler does not read (Deployments, ConfigMaps, ...)
+            where[(arr, len(arrays[arr]))] = f"items[{i}]"
+            arrays[arr].append(obj)
+        scen_name = name or data.get("name") or "list"
+        config = data.get("config")
+    else:
+        for k in ARRAYS:
+            v = data.get(k)
+            if v is None:
+                continue
+            if not isinstance(v, list):
+                raise ScenarioError(f"{label}: {k}: expected a list")
+            arrays[k] = v
+        scen_name = name or data.get("name") or "scenario"
+        config = data.get("config")
+
+    def parse(arr, cls):
+        out = []
+        for i, raw in enumerate(arrays[arr]):
+            try:
+                out.append(cls(raw))
+            except ParseError as err:
+                at = where.get((arr, i), f"{arr}[{i}]")
+                raise ScenarioError(f"{label}: {at}{_obj_label(raw)}: {err}") from None
+        return out
+
+    nodes = parse("nodes", Node)
+    seen = set()
+    for i, n in enumerate(nodes):
+        if n.name in seen:
+            raise ScenarioError(f"{label}: {where.get(('nodes', i), f'nodes[{i}]')} ({n.name}): "
+                                f"metadata.name: duplicate node name")
+        seen.add(n.name)
+    bound = parse("pods", Pod)
+    pending = parse("pending", Pod)
+    for arr in ARRAYS[3:]:
+        for i, raw in enumerate(arrays[arr]):
+            meta = raw.get("metadata") if isinstance(raw, dict) else None
+            if not isinstance(meta, dict) or not meta.get("name"):
+                at = where.get((arr, i), f"{arr}[{i}]")
+                raise ScenarioError(f"{label}: {at}: metadata.name: required value")
+    objects = {k: arrays[k] for k in ARRAYS[3:]}
+    extra = {k: v for k, v in data.items() if k not in ARRAYS and k not in ("config", "items", "kind")}
+    return Scenario(scen_name, nodes, bound, pending, objects, config, extra)
+
+
+def load_scenario(path: str) -> Scenario:
+    """Read and parse a scenario file; raises ScenarioError with a one-line message."""
+    label = os.path.basename(path)
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except OSError as err:
+        raise ScenarioError(f"{label}: {err.strerror}") from None
+    docs = load_documents(text, label)
+    if not docs:
+        raise ScenarioError(f"{label}: empty document")
+    data = docs[0] if len(docs) == 1 else docs
+    base = label
+    for suffix in (".scenario.json", ".json", ".yaml", ".yml"):
+        if base.endswith(suffix):
+            base = base[: -len(suffix)]
+            break
+    scen = scenario_from_data(data, label)
+    if scen.name in ("scenario", "list"):
+        scen.name = base
+    return scen

@@ -1,0 +1,286 @@
+"""One scheduling cycle for one pod: PreFilter, Filter, PostFilter, PreScore, Score, selectHost.
+
+This mirrors kube-scheduler's schedule_one.go (schedulePod, findNodesThatFitPod,
+findNodesThatPassFilters, prioritizeNodes, selectHost) and records a CycleTrace.
+"""
+from __future__ import annotations
+
+import random
+import time
+
+from .framework.cycle_state import CycleState
+from .framework.runtime import PREFILTER_RESULT_MSG
+from .framework.status import Code, Status
+from .trace import CycleTrace
+
+MIN_FEASIBLE_NODES_TO_FIND = 100
+MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
+NO_NODES_AVAILABLE = "no nodes available to schedule pods"
+
+
+def num_feasible_nodes_to_find(pct_profile, pct_global, num_all_nodes: int) -> int:
+    """How many feasible nodes a cycle looks for (percentageOfNodesToScore, adaptive when 0)."""
+    if num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND:
+        return num_all_nodes
+    pct = pct_profile if pct_profile is not None else (pct_global or 0)
+    if pct == 0:
+        pct = 50 - num_all_nodes // 125
+        if pct < MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND:
+            pct = MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND
+    n = num_all_nodes * pct // 100
+    return max(n, MIN_FEASIBLE_NODES_TO_FIND)
+
+
+def fit_error_message(num_all_nodes: int, node_statuses: dict, pre_filter_msg: str = "",
+                      post_filter_msg: str = "") -> str:
+    """framework.FitError.Error(): the FailedScheduling text."""
+    msg = f"0/{num_all_nodes} nodes are available:"
+    if pre_filter_msg:
+        msg += f" {pre_filter_msg}."
+    else:
+        hist = {}
+        for st in node_statuses.values():
+            if st is not None:
+                for r in st.reasons:
+                    hist[r] = hist.get(r, 0) + 1
+        items = sorted(f"{n} {r}" for r, n in hist.items())
+        if items:
+            msg += " " + ", ".join(items) + "."
+    if post_filter_msg:
+        msg += " " + post_filter_msg
+    return msg
+
+
+class SchedulerContext:
+    """State shared by all profiles of one scheduler: start index, randomness, extenders, nominator."""
+
+    def __init__(self, tie_break: str = "random", seed=None, percentage_of_nodes_to_score=0,
+                 extenders=(), nominated_pods_for_node=None, trace_all_filters: bool = True):
+        self.next_start_node_index = 0
+        self.rng = random.Random(seed)
+        self.tie_break = tie_break
+        self.percentage_of_nodes_to_score = percentage_of_nodes_to_score
+        self.extenders = list(extenders)
+        self.nominated_pods_for_node = nominated_pods_for_node
+        self.trace_all_filters = trace_all_filters
+        self.cycle = 0
+
+
+def select_host(names, totals, ctx: SchedulerContext):
+    """selectHost: uniform random among the best totals (reservoir sampling), or the smallest name."""
+    best_total = max(totals)
+    top = [n for n, t in zip(names, totals) if t == best_total]
+    if ctx.tie_break == "name":
+        return min(top), top
+    chosen, cnt = None, 0
+    for n in top:
+        cnt += 1
+        if ctx.rng.randrange(cnt) == 0:
+            chosen = n
+    return chosen, top
+
+
+def schedule_pod(fwk, ctx: SchedulerContext, pod, snapshot, state: CycleState | None = None,
+                 attempt: int = 1, score_single_node: bool = False) -> tuple:
+    """Run one scheduling cycle (up to selectHost and PostFilter). Returns (trace, state)."""
+    ctx.cycle += 1
+    state = state or CycleState()
+    tr = CycleTrace(pod, fwk.profile_name, cycle=ctx.cycle, attempt=attempt)
+    tr.started_at = time.time()
+    t_start = time.perf_counter()
+    all_nodes = snapshot.node_infos
+    tr.num_all_nodes = len(all_nodes)
+    if not all_nodes:
+        tr.unschedulable = True
+        tr.message = NO_NODES_AVAILABLE
+        tr.durations["total"] = time.perf_counter() - t_start
+        return tr, state
+
+    feasible = _find_nodes_that_fit(fwk, ctx, state, pod, snapshot, tr)
+    if tr.error:
+        tr.durations["total"] = time.perf_counter() - t_start
+        return tr, state
+
+    if not feasible:
+        tr.unschedulable = True
+        t0 = time.perf_counter()
+        if fwk.post_filter:
+            res, st = fwk.run_post_filter(state, pod, tr.node_statuses)
+            if st is None or st.code != Code.ERROR:
+                tr.post_filter_msg = "" if st is None else st.message()
+            record = getattr(res, "record", None)
+            tr.preemption = record if record is not None else {
+                "attempted": True, "code": str(Code.SUCCESS if st is None else st.code),
+                "message": "" if st is None else st.message(),
+                "nominated_node": (res.nominated_node_name or None) if res else None, "victims": []}
+        tr.durations["PostFilter"] = time.perf_counter() - t0
+        tr.message = fit_error_message(len(all_nodes), tr.node_statuses, tr.pre_filter_msg, tr.post_filter_msg)
+        tr.durations["total"] = time.perf_counter() - t_start
+        return tr, state
+
+    tr.feasible = [ni.name for ni in feasible]
+    tr.scoring_run_by_scheduler = len(feasible) > 1
+    if len(feasible) > 1 or score_single_node:
+        t0 = time.perf_counter()
+        totals = _prioritize(fwk, ctx, state, pod, feasible, tr)
+        tr.durations["Score"] = time.perf_counter() - t0
+        if tr.error:
+            tr.durations["total"] = time.perf_counter() - t_start
+            return tr, state
+    if len(feasible) == 1:
+        tr.chosen = feasible[0].name
+        tr.top_nodes = [tr.chosen]
+    else:
+        tr.chosen, tr.top_nodes = select_host(tr.feasible, totals, ctx)
+    tr.durations["total"] = time.perf_counter() - t_start
+    return tr, state
+
+
+def _find_nodes_that_fit(fwk, ctx, state, pod, snapshot, tr):
+    all_nodes = snapshot.node_infos
+    t0 = time.perf_counter()
+    record = {}
+    pre_res, st = fwk.run_pre_filter(state, pod, record=record)
+    tr.durations["PreFilter"] = time.perf_counter() - t0
+    for name, (_res, _st, secs) in record.items():
+        tr.durations[f"PreFilter/{name}"] = secs
+    tr.prefilter_plugins = record
+    tr.prefilter_status = st
+    tr.prefilter_result = pre_res
+    tr.skip_filter_plugins = sorted(state.skip_filter_plugins)
+    if st is not None and st.code != Code.SUCCESS:
+        if not st.is_rejected():
+            tr.error = st.as_error()
+            return []
+        for ni in all_nodes:
+            tr.node_statuses[ni.name] = st
+        tr.pre_filter_msg = st.message()
+        if st.plugin:
+            tr.unschedulable_plugins = [st.plugin]
+            if st.code == Code.PENDING:
+                tr.pending_plugins = [st.plugin]
+        return []
+
+    t0 = time.perf_counter()
+    nominated_only = None
+    if pod.nominated_node_name:
+        ni = snapshot.get(pod.nominated_node_name)
+        if ni is not None and (pre_res is None or ni.name in pre_res):
+            st_n = fwk.run_filter_with_nominated_pods(state, pod, ni, ctx.nominated_pods_for_node)
+            if st_n is None:
+                nominated_only = [ni]
+    if nominated_only is not None:
+        feasible = _run_extender_filters(ctx, pod, nominated_only, tr)
+        if feasible:
+            tr.evaluated_nodes = [n.name for n in nominated_only]
+            tr.durations["Filter"] = time.perf_counter() - t0
+            return feasible
+
+    nodes = all_nodes
+    if pre_res is not None:
+        nodes = []
+        for ni in all_nodes:
+            if ni.name in pre_res:
+                nodes.append(ni)
+            else:
+                tr.node_statuses[ni.name] = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, PREFILTER_RESULT_MSG)
+    feasible = _find_nodes_that_pass_filters(fwk, ctx, state, pod, nodes, tr)
+    processed = len(feasible) + len(tr.node_statuses)
+    ctx.next_start_node_index = (ctx.next_start_node_index + processed) % len(all_nodes)
+    if tr.error:
+        return []
+    if ctx.trace_all_filters:
+        # Trace mode: nodes excluded by the PreFilterResult still get every filter plugin's verdict.
+        durations = {}
+        for ni in all_nodes:
+            if ni.name not in tr.filter:
+                _first, per_plugin = fwk.run_filter_traced(state, pod, ni, durations)
+                tr.filter[ni.name] = per_plugin
+    feasible = _run_extender_filters(ctx, pod, feasible, tr)
+    tr.durations["Filter"] = time.perf_counter() - t0
+    plugins = set()
+    for s in tr.node_statuses.values():
+        if s is not None and s.plugin and s.is_rejected():
+            plugins.add(s.plugin)
+    tr.unschedulable_plugins = sorted(plugins)
+    return feasible
+
+
+def _find_nodes_that_pass_filters(fwk, ctx, state, pod, nodes, tr):
+    n = len(nodes)
+    if n == 0:
+        return []
+    num_to_find = num_feasible_nodes_to_find(fwk.percentage_of_nodes_to_score,
+                                             ctx.percentage_of_nodes_to_score, n)
+    if not ctx.extenders and not fwk.score:
+        num_to_find = 1 if n else 0
+    start = ctx.next_start_node_index
+    if not fwk.filter:
+        return [nodes[(start + i) % n] for i in range(min(num_to_find, n))]
+    feasible = []
+    statuses = tr.node_statuses
+    nominated = ctx.nominated_pods_for_node
+    trace = ctx.trace_all_filters
+    durations = tr.durations
+    evaluated = tr.evaluated_nodes
+    for i in range(n):
+        ni = nodes[(start + i) % n]
+        evaluated.append(ni.name)
+        if trace:
+            st, per_plugin = fwk.run_filter_traced(state, pod, ni, durations)
+            tr.filter[ni.name] = per_plugin
+            if nominated is not None and (st is None or st.code != Code.ERROR):
+                st = fwk.run_filter_with_nominated_pods(state, pod, ni, nominated)
+        else:
+            st = fwk.run_filter_with_nominated_pods(state, pod, ni, nominated)
+        if st is None:
+            feasible.append(ni)
+            if len(feasible) >= num_to_find:
+                break
+        elif st.code == Code.ERROR:
+            tr.error = st.as_error()
+            return []
+        else:
+            statuses[ni.name] = st
+            if st.plugin:
+                tr.kube_stopped_at[ni.name] = st.plugin
+    for ni in feasible:
+        statuses.setdefault(ni.name, None)
+    return feasible
+
+
+def _run_extender_filters(ctx, pod, feasible, tr):
+    """Filter extenders run after the Filter plugins, each on the survivors of the previous one."""
+    for ext in ctx.extenders:
+        if not feasible:
+            break
+        feasible = ext.filter_into_trace(pod, feasible, tr)
+        if tr.error:
+            return []
+    return feasible
+
+
+def _prioritize(fwk, ctx, state, pod, feasible, tr):
+    t0 = time.perf_counter()
+    if not fwk.score and not ctx.extenders:
+        totals = [1] * len(feasible)
+        tr.totals = {ni.name: 1 for ni in feasible}
+        return totals
+    st = fwk.run_pre_score(state, pod, feasible)
+    tr.durations["PreScore"] = time.perf_counter() - t0
+    tr.prescore_skip_plugins = sorted(state.skip_score_plugins)
+    if st is not None:
+        tr.error = st.as_error()
+        return None
+    per_plugin, totals, st = fwk.run_score(state, pod, feasible, tr.durations)
+    if st is not None:
+        tr.error = st.as_error()
+        return None
+    names = [ni.name for ni in feasible]
+    for plugin, (raw, normalized) in per_plugin.items():
+        tr.scores[plugin] = (fwk.score_weights[plugin],
+                             {n: (r, s) for n, r, s in zip(names, raw, normalized)})
+    for ext in ctx.extenders:
+        ext.prioritize_into_trace(pod, feasible, totals, tr)
+    tr.totals = dict(zip(names, totals))
+    return totals

@@ -1,0 +1,103 @@
+"""One-pass evaluation of a scenario (``simulate``): every pending pod tried once, in PrioritySort order,
+assumed onto its chosen node before the next, as ../shared/golden/README.md describes."""
+from __future__ import annotations
+
+from .config import build_frameworks, default_config, load_config
+from .framework.cycle_state import CycleState
+from .framework.handle import Handle
+from .framework.node_info import NodeInfo
+from .framework.snapshot import ClusterObjects, Snapshot
+from .plugins.registry import in_tree_registry
+from .schedule_one import SchedulerContext, schedule_pod
+
+KUBERNETES_VERSION = "v1.30.0"
+
+
+def build_snapshot(scenario) -> Snapshot:
+    """NodeInfos in scenario order with the bound pods added (pods on unknown nodes are ignored)."""
+    infos = [NodeInfo(n) for n in scenario.nodes]
+    by_name = {ni.name: ni for ni in infos}
+    for pod in scenario.bound_pods:
+        ni = by_name.get(pod.node_name)
+        if ni is not None:
+            ni.add_pod(pod)
+    o = scenario.objects
+    objects = ClusterObjects(namespaces=o.get("namespaces", ()), services=o.get("services", ()),
+                             replicasets=o.get("replicasets", ()), statefulsets=o.get("statefulsets", ()),
+                             replication_controllers=o.get("replicationcontrollers", ()),
+                             persistent_volumes=o.get("persistentvolumes", ()),
+                             persistent_volume_claims=o.get("persistentvolumeclaims", ()),
+                             storage_classes=o.get("storageclasses", ()), csi_nodes=o.get("csinodes", ()),
+                             csi_drivers=o.get("csidrivers", ()),
+                             pod_disruption_budgets=o.get("poddisruptionbudgets", ()))
+    return Snapshot(infos, objects)
+
+
+class Simulation:
+    """Frameworks for a scenario's config, and the one-pass run over its pending pods."""
+
+    def __init__(self, scenario, config_doc=None, tie_break: str = "name", seed=None, registry=None,
+                 trace_all_filters: bool = True):
+        self.scenario = scenario
+        self.registry = registry or in_tree_registry()
+        doc = config_doc if config_doc is not None else scenario.config
+        self.config = load_config(doc, self.registry) if doc is not None else default_config(self.registry)
+        self.snapshot = build_snapshot(scenario)
+        self.ctx = SchedulerContext(tie_break=tie_break, seed=seed,
+                                    percentage_of_nodes_to_score=self.config.percentage_of_nodes_to_score,
+                                    trace_all_filters=trace_all_filters)
+        self.handles = []
+
+        def handle_factory():
+            h = Handle(snapshot=self.snapshot)
+            h.rng = self.ctx.rng
+            h.tie_break = tie_break
+            self.handles.append(h)
+            return h
+        self.frameworks = build_frameworks(self.config, self.registry, handle_factory)
+
+    def queue_order(self):
+        """PrioritySort over pending pods: higher priority first, stable."""
+        return sorted(self.scenario.pending_pods, key=lambda p: -p.priority)
+
+    def run(self):
+        """Yield one CycleTrace per pending pod, assuming each scheduled pod before the next."""
+        for pod in self.queue_order():
+            fwk = self.frameworks.get(pod.scheduler_name)
+            if fwk is None:
+                continue
+            state = CycleState()
+            trace, state = schedule_pod(fwk, self.ctx, pod, self.snapshot, state, score_single_node=True)
+            if trace.chosen:
+                st = fwk.run_reserve(state, pod, trace.chosen)
+                if st is not None:
+                    trace.reserve_status = st
+                    fwk.run_unreserve(state, pod, trace.chosen)
+                else:
+                    self.assume(pod, trace.chosen)
+            yield trace
+
+    def assume(self, pod, node_name: str):
+        ni = self.snapshot.get(node_name)
+        ni.add_pod(pod.bound_to(node_name))
+        self.snapshot.pod_added(ni)
+
+
+def golden_document(sim: Simulation, traces) -> dict:
+    """The schema of ../shared/golden expected files."""
+    first = sim.queue_order()[0].scheduler_name if sim.scenario.pending_pods else None
+    names = list(sim.frameworks)
+    main = sim.frameworks.get(first) or sim.frameworks[names[0]]
+    doc = {"scenario": sim.scenario.name, "kubernetes_version": KUBERNETES_VERSION,
+           "profile": main.profile_name, "plugins": main.list_plugins()}
+    multi = len(names) > 1
+    if multi:
+        doc["profiles"] = {n: f.list_plugins() for n, f in sim.frameworks.items()}
+    decisions = []
+    for tr in traces:
+        d = tr.to_golden()
+        if multi:
+            d["profile"] = tr.profile
+        decisions.append(d)
+    doc["decisions"] = decisions
+    return doc

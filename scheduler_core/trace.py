@@ -1,0 +1,165 @@
+"""CycleTrace: everything one scheduling attempt decided, plugin by plugin, and the TraceSink protocol."""
+from __future__ import annotations
+
+import json
+
+from .framework.status import Code, Status
+
+
+def _status_dict(st, with_plugin=False):
+    if st is None:
+        return {"code": "Success", "reasons": []}
+    return st.to_dict(with_plugin=with_plugin)
+
+
+class CycleTrace:
+    """The record of one scheduling cycle (one pod, one attempt)."""
+
+    def __init__(self, pod, profile: str, cycle: int = 0, attempt: int = 1):
+        self.pod = pod
+        self.profile = profile
+        self.cycle = cycle
+        self.attempt = attempt
+        self.started_at = 0.0
+        self.num_all_nodes = 0
+        self.prefilter_plugins = {}      # name -> (node-name set or None, status, seconds)
+        self.prefilter_status = None
+        self.prefilter_result = None
+        self.skip_filter_plugins = []
+        self.filter = {}                 # node -> {plugin: status}   (trace mode)
+        self.node_statuses = {}          # node -> framework status (None = feasible)
+        self.evaluated_nodes = []        # node names in the order the filter visited them
+        self.kube_stopped_at = {}        # node -> plugin kube's short-circuit stopped at
+        self.feasible = []
+        self.prescore_skip_plugins = []
+        self.scores = {}                 # plugin -> (weight, {node: (raw, normalized)})
+        self.totals = {}                 # node -> total
+        self.extender_scores = {}        # extender -> {node: score}
+        self.extender_filter = []        # [(extender name, {node: reason or None}, skipped_reason)]
+        self.scoring_run_by_scheduler = False
+        self.top_nodes = []
+        self.chosen = None
+        self.unschedulable = False
+        self.error = None
+        self.message = ""
+        self.unschedulable_plugins = []
+        self.pending_plugins = []
+        self.preemption = None
+        self.reserve_status = None
+        self.durations = {}              # extension point or plugin -> seconds
+        self.pre_filter_msg = ""
+        self.post_filter_msg = ""
+
+    @property
+    def result(self) -> str:
+        if self.chosen:
+            return "scheduled"
+        if self.error:
+            return "error"
+        return "unschedulable"
+
+    def failure_histogram(self) -> dict:
+        """{reason: count} over the nodes' framework statuses."""
+        hist = {}
+        for st in self.node_statuses.values():
+            if st is not None:
+                for r in st.reasons:
+                    hist[r] = hist.get(r, 0) + 1
+        return hist
+
+    def failing_plugins(self) -> dict:
+        """{plugin: number of nodes it rejected (as kube's short-circuit reports)}."""
+        out = {}
+        for st in self.node_statuses.values():
+            if st is not None and st.plugin:
+                out[st.plugin] = out.get(st.plugin, 0) + 1
+        return out
+
+    def to_golden(self) -> dict:
+        """The decision in the schema of ../shared/golden expected files."""
+        pod = self.pod
+        d = {"pod": pod.key, "priority": pod.priority}
+        if self.profile != "default-scheduler" or getattr(self, "_multi_profile", False):
+            d["profile"] = self.profile
+        d["prefilter"] = {
+            "plugins": {name: {"code": str(Code.SUCCESS if st is None else st.code),
+                               "reasons": [] if st is None else list(st.reasons),
+                               "skip": st is not None and st.code == Code.SKIP,
+                               "node_names": sorted(res) if res is not None else None}
+                        for name, (res, st, _t) in sorted(self.prefilter_plugins.items())},
+            "framework": _status_dict(self.prefilter_status),
+            "result_node_names": sorted(self.prefilter_result) if self.prefilter_result is not None else None,
+            "skip_filter_plugins": sorted(self.skip_filter_plugins),
+        }
+        d["filter"] = {node: {pl: _status_dict(st) for pl, st in plugins.items()}
+                       for node, plugins in self.filter.items()}
+        d["filter_framework"] = {node: _status_dict(st, with_plugin=True) for node, st in self.node_statuses.items()}
+        d["feasible_nodes"] = sorted(self.feasible)
+        d["prescore_skip_plugins"] = sorted(self.prescore_skip_plugins)
+        scores = {}
+        for plugin, (weight, per_node) in self.scores.items():
+            for node, (raw, norm) in per_node.items():
+                scores.setdefault(node, {})[plugin] = {"raw": raw, "normalized": norm, "weight": weight,
+                                                       "weighted": norm * weight}
+        for node, total in self.totals.items():
+            scores.setdefault(node, {})["_total"] = total
+        d["scores"] = scores
+        d["scoring_run_by_scheduler"] = self.scoring_run_by_scheduler
+        d["top_nodes"] = sorted(self.top_nodes)
+        d["bound_node"] = self.chosen
+        d["unschedulable"] = self.unschedulable
+        d["message"] = self.message
+        d["unschedulable_plugins"] = sorted(self.unschedulable_plugins)
+        if pod.node_name:
+            d["preset_node_name"] = True
+        if self.preemption is not None:
+            d["preemption"] = self.preemption
+        if self.reserve_status is not None:
+            d["reserve"] = _status_dict(self.reserve_status, with_plugin=True)
+        if self.error:
+            d["error"] = self.error
+        return d
+
+    def to_dict(self) -> dict:
+        """A full JSON-able record (golden fields plus timing, cycle and extender data)."""
+        d = self.to_golden()
+        d.update({"uid": self.pod.uid, "profile": self.profile, "cycle": self.cycle, "attempt": self.attempt,
+                  "started_at": self.started_at, "num_all_nodes": self.num_all_nodes, "result": self.result,
+                  "durations_ms": {k: round(v * 1000, 4) for k, v in self.durations.items()},
+                  "evaluated_nodes": list(self.evaluated_nodes),
+                  "extender_filter": self.extender_filter, "extender_scores": self.extender_scores})
+        return d
+
+
+class TraceSink:
+    """Receives every CycleTrace. Implementations must not block the scheduling loop."""
+
+    def emit(self, trace: CycleTrace) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+class JsonLinesSink(TraceSink):
+    """Writes one JSON object per cycle to a file."""
+
+    def __init__(self, path: str):
+        self._f = open(path, "w", encoding="utf-8")
+
+    def emit(self, trace):
+        self._f.write(json.dumps(trace.to_dict(), sort_keys=True) + "\n")
+
+    def close(self):
+        self._f.close()
+
+
+class CallbackSink(TraceSink):
+    def __init__(self, fn):
+        self.fn = fn
+
+    def emit(self, trace):
+        self.fn(trace)
+
+
+__all__ = ["CycleTrace", "TraceSink", "JsonLinesSink", "CallbackSink", "Status"]
