@@ -220,7 +220,12 @@ class Pod:
                                       if isinstance(g, dict))
 
     def _node_info_nonzero(self):
-        """NodeInfo.NonZeroRequested per pod (v1.30 calculateResource: sidecars not summed in)."""
+        """NodeInfo.NonZeroRequested per pod (v1.30 calculateResource quirk).
+
+        max(sum of regular containers, each init entry), where a sidecar entry is the cumulative sidecars and a
+        regular init container runs beside the sidecars started before it; sidecars are not added to the
+        regular sum here (they are in ``requests``). Missing cpu/memory count as 100m / 200Mi per container.
+        """
         cpu = mem = 0
         for c in self.containers:
             cpu += c.requests.get("cpu", DEFAULT_MILLI_CPU_REQUEST)
@@ -233,6 +238,8 @@ class Pod:
                 sidecar_cpu += ccpu
                 sidecar_mem += cmem
                 ccpu, cmem = sidecar_cpu, sidecar_mem
+            else:
+                ccpu, cmem = ccpu + sidecar_cpu, cmem + sidecar_mem
             cpu, mem = max(cpu, ccpu), max(mem, cmem)
         cpu += self.overhead.get("cpu", 0)
         mem += self.overhead.get("memory", 0)
