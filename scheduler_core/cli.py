@@ -37,13 +37,12 @@ def format_text(traces, out):
             victims = ", ".join(tr.preemption.get("victims") or []) or "none"
             out.write(f"  preemption: nominated {tr.preemption['nominated_node']}, victims: {victims}\n")
         rows = []
+        for node in tr.feasible:
+            total = tr.totals.get(node)
+            mark = "*" if node == tr.chosen else " "
+            rows.append((node, f"{mark} feasible" + (f"  score {total}" if total is not None else "")))
         for node, st in tr.node_statuses.items():
-            if st is None:
-                total = tr.totals.get(node)
-                mark = "*" if node == tr.chosen else " "
-                rows.append((node, f"{mark} feasible" + (f"  score {total}" if total is not None else "")))
-            else:
-                rows.append((node, f"  {st.plugin or '-'}: {st.message()}"))
+            rows.append((node, f"  {st.plugin or '-'}: {st.message()}"))
         width = max((len(n) for n, _ in rows), default=0)
         for node, text in sorted(rows, key=lambda r: (-(tr.totals.get(r[0]) or -1), r[0])):
             out.write(f"    {node.ljust(width)} {text}\n")

@@ -198,9 +198,9 @@ def _find_nodes_that_fit(fwk, ctx, state, pod, snapshot, tr):
                 tr.filter[ni.name] = per_plugin
     feasible = _run_extender_filters(ctx, pod, feasible, tr)
     tr.durations["Filter"] = time.perf_counter() - t0
-    plugins = set()
+    plugins = set(tr.unschedulable_plugins)
     for s in tr.node_statuses.values():
-        if s is not None and s.plugin and s.is_rejected():
+        if s.plugin and s.is_rejected():
             plugins.add(s.plugin)
     tr.unschedulable_plugins = sorted(plugins)
     return feasible
@@ -244,8 +244,6 @@ def _find_nodes_that_pass_filters(fwk, ctx, state, pod, nodes, tr):
             statuses[ni.name] = st
             if st.plugin:
                 tr.kube_stopped_at[ni.name] = st.plugin
-    for ni in feasible:
-        statuses.setdefault(ni.name, None)
     return feasible
 
 

@@ -27,7 +27,7 @@ class CycleTrace:
         self.prefilter_result = None
         self.skip_filter_plugins = []
         self.filter = {}                 # node -> {plugin: status}   (trace mode)
-        self.node_statuses = {}          # node -> framework status (None = feasible)
+        self.node_statuses = {}          # node -> framework status of every rejected node
         self.evaluated_nodes = []        # node names in the order the filter visited them
         self.kube_stopped_at = {}        # node -> plugin kube's short-circuit stopped at
         self.feasible = []
@@ -62,16 +62,15 @@ class CycleTrace:
         """{reason: count} over the nodes' framework statuses."""
         hist = {}
         for st in self.node_statuses.values():
-            if st is not None:
-                for r in st.reasons:
-                    hist[r] = hist.get(r, 0) + 1
+            for r in st.reasons:
+                hist[r] = hist.get(r, 0) + 1
         return hist
 
     def failing_plugins(self) -> dict:
         """{plugin: number of nodes it rejected (as kube's short-circuit reports)}."""
         out = {}
         for st in self.node_statuses.values():
-            if st is not None and st.plugin:
+            if st.plugin:
                 out[st.plugin] = out.get(st.plugin, 0) + 1
         return out
 
@@ -93,7 +92,10 @@ class CycleTrace:
         }
         d["filter"] = {node: {pl: _status_dict(st) for pl, st in plugins.items()}
                        for node, plugins in self.filter.items()}
-        d["filter_framework"] = {node: _status_dict(st, with_plugin=True) for node, st in self.node_statuses.items()}
+        nodes = list(self.filter) + [n for n in self.evaluated_nodes if n not in self.filter]
+        nodes += [n for n in self.node_statuses if n not in self.filter]
+        d["filter_framework"] = {node: _status_dict(self.node_statuses.get(node), with_plugin=True)
+                                 for node in dict.fromkeys(nodes)}
         d["feasible_nodes"] = sorted(self.feasible)
         d["prescore_skip_plugins"] = sorted(self.prescore_skip_plugins)
         scores = {}

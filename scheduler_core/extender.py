@@ -1,0 +1,250 @@
+"""HTTP scheduler extenders (kube-scheduler's extender.go): filter, prioritize, preempt and bind verbs."""
+from __future__ import annotations
+
+import json
+import socket
+import urllib.error
+import urllib.request
+
+from .framework.status import Code, Status
+
+MAX_EXTENDER_PRIORITY = 10
+MAX_NODE_SCORE = 100
+EXTENDER_NAME = "Extender"
+DEFAULT_HTTP_TIMEOUT = 5.0
+
+
+class ExtenderError(Exception):
+    """A failed extender call; the text is what kube-scheduler reports."""
+
+
+def parse_duration(value) -> float:
+    """A Go duration ("5s", "1m30s", "500ms") or a number of seconds, in seconds."""
+    if value in (None, "", 0):
+        return 0.0
+    if isinstance(value, (int, float)):
+        return float(value)
+    units = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
+    total, num, i, text = 0.0, "", 0, str(value)
+    while i < len(text):
+        ch = text[i]
+        if ch.isdigit() or ch == ".":
+            num += ch
+            i += 1
+            continue
+        unit = text[i:i + 2] if text[i:i + 2] in ("ms", "us", "µs", "ns") else ch
+        if unit not in units or not num:
+            raise ValueError(f'invalid duration "{value}"')
+        total += float(num) * units[unit]
+        num = ""
+        i += len(unit)
+    if num:
+        raise ValueError(f'missing unit in duration "{value}"')
+    return total
+
+
+def _ci(d: dict, key: str):
+    """Go's JSON decoder matches field names case-insensitively."""
+    if not isinstance(d, dict):
+        return None
+    if key in d:
+        return d[key]
+    low = key.lower()
+    for k, v in d.items():
+        if k.lower() == low:
+            return v
+    return None
+
+
+class HTTPExtender:
+    """One configured extender. ``config`` is an Extender entry of KubeSchedulerConfiguration v1."""
+
+    def __init__(self, config: dict):
+        self.url = config.get("urlPrefix", "")
+        self.name = self.url
+        self.filter_verb = config.get("filterVerb", "") or ""
+        self.prioritize_verb = config.get("prioritizeVerb", "") or ""
+        self.preempt_verb = config.get("preemptVerb", "") or ""
+        self.bind_verb = config.get("bindVerb", "") or ""
+        self.weight = int(config.get("weight", 0) or 0)
+        self.node_cache_capable = bool(config.get("nodeCacheCapable", False))
+        self.ignorable = bool(config.get("ignorable", False))
+        self.timeout = parse_duration(config.get("httpTimeout")) or DEFAULT_HTTP_TIMEOUT
+        self.managed_resources = {m.get("name") for m in config.get("managedResources") or []}
+        if config.get("enableHTTPS") and self.url.startswith("http://"):
+            self.url = "https://" + self.url[len("http://"):]
+
+    def __repr__(self):
+        return f"HTTPExtender({self.url})"
+
+    # -- kube's Extender interface ---------------------------------------------------------------
+    def is_interested(self, pod) -> bool:
+        if not self.managed_resources:
+            return True
+        for c in pod.containers + pod.init_containers:
+            if self.managed_resources & (set(c.requests) | set(c.limits)):
+                return True
+        return False
+
+    def is_binder(self) -> bool:
+        return bool(self.bind_verb)
+
+    def supports_preemption(self) -> bool:
+        return bool(self.preempt_verb)
+
+    def _args(self, pod, node_infos) -> dict:
+        if self.node_cache_capable:
+            return {"Pod": pod.raw, "Nodes": None, "NodeNames": [ni.name for ni in node_infos]}
+        return {"Pod": pod.raw, "Nodes": {"metadata": {}, "items": [ni.node.raw for ni in node_infos]},
+                "NodeNames": None}
+
+    def send(self, verb: str, args):
+        url = self.url.rstrip("/") + "/" + verb
+        body = json.dumps(args).encode()
+        req = urllib.request.Request(url, data=body, method="POST", headers={"Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(req, timeout=self.timeout) as resp:
+                data = resp.read()
+        except urllib.error.HTTPError as err:
+            raise ExtenderError(f"failed {verb} with extender at URL {url}, code {err.code}") from None
+        except (socket.timeout, TimeoutError):
+            raise ExtenderError(f'Post "{url}": context deadline exceeded '
+                                "(Client.Timeout exceeded while awaiting headers)") from None
+        except urllib.error.URLError as err:
+            reason = err.reason
+            if isinstance(reason, (socket.timeout, TimeoutError)):
+                raise ExtenderError(f'Post "{url}": context deadline exceeded '
+                                    "(Client.Timeout exceeded while awaiting headers)") from None
+            if isinstance(reason, ConnectionRefusedError):
+                host = url.split("/")[2]
+                raise ExtenderError(f'Post "{url}": dial tcp {host}: connect: connection refused') from None
+            raise ExtenderError(f'Post "{url}": {reason}') from None
+        except OSError as err:
+            raise ExtenderError(f'Post "{url}": {err}') from None
+        try:
+            return json.loads(data)
+        except ValueError as err:
+            raise ExtenderError(f"decoding {verb} response from extender at URL {url}: {err}") from None
+
+    def filter(self, pod, node_infos):
+        """Returns (kept NodeInfos, failed {node: reason}, failed-and-unresolvable {node: reason})."""
+        if not self.filter_verb:
+            return list(node_infos), {}, {}
+        result = self.send(self.filter_verb, self._args(pod, node_infos))
+        if not isinstance(result, dict):
+            raise ExtenderError(f"extender {self.url!r} returned a malformed filter result")
+        err = _ci(result, "Error")
+        if err:
+            raise ExtenderError(err)
+        by_name = {ni.name: ni for ni in node_infos}
+        names = _ci(result, "NodeNames")
+        nodes = _ci(result, "Nodes")
+        kept = []
+        if self.node_cache_capable and names is not None:
+            for n in names:
+                if n not in by_name:
+                    raise ExtenderError(f'extender "{self.url}" claims a filtered node "{n}" which is not '
+                                        "found in the input node list")
+                kept.append(by_name[n])
+        elif nodes is not None:
+            for item in _ci(nodes, "items") or []:
+                n = ((item or {}).get("metadata") or {}).get("name")
+                if n in by_name:
+                    kept.append(by_name[n])
+        return kept, dict(_ci(result, "FailedNodes") or {}), dict(_ci(result, "FailedAndUnresolvableNodes") or {})
+
+    def prioritize(self, pod, node_infos):
+        """Returns ([(host, score)], weight)."""
+        if not self.prioritize_verb:
+            return [(ni.name, 0) for ni in node_infos], 0
+        result = self.send(self.prioritize_verb, self._args(pod, node_infos))
+        if not isinstance(result, list):
+            raise ExtenderError(f"extender {self.url!r} returned a malformed prioritize result")
+        return [(_ci(h, "Host"), int(_ci(h, "Score") or 0)) for h in result], self.weight
+
+    def bind(self, pod, node_name: str):
+        result = self.send(self.bind_verb, {"PodName": pod.name, "PodNamespace": pod.namespace,
+                                            "PodUID": pod.uid, "Node": node_name})
+        err = _ci(result, "Error") if isinstance(result, dict) else None
+        if err:
+            raise ExtenderError(err)
+
+    def process_preemption(self, pod, node_to_victims: dict):
+        """ProcessPreemption: node -> (victim pods, numPDBViolations), filtered by the extender."""
+        if not self.preempt_verb:
+            return node_to_victims
+        if self.node_cache_capable:
+            args = {"Pod": pod.raw, "NodeNameToVictims": None, "NodeNameToMetaVictims": {
+                n: {"Pods": [{"UID": p.uid} for p in v], "NumPDBViolations": k}
+                for n, (v, k) in node_to_victims.items()}}
+        else:
+            args = {"Pod": pod.raw, "NodeNameToMetaVictims": None, "NodeNameToVictims": {
+                n: {"Pods": [p.raw for p in v], "NumPDBViolations": k} for n, (v, k) in node_to_victims.items()}}
+        result = self.send(self.preempt_verb, args)
+        meta = _ci(result, "NodeNameToMetaVictims") or {}
+        out = {}
+        for node, mv in meta.items():
+            if node not in node_to_victims:
+                raise ExtenderError(f"node {node!r} in extender preemption result is not a candidate")
+            uids = {(_ci(p, "UID") or "") for p in _ci(mv, "Pods") or []}
+            victims = [p for p in node_to_victims[node][0] if p.uid in uids]
+            out[node] = (victims, int(_ci(mv, "NumPDBViolations") or 0))
+        return out
+
+    # -- the scheduling cycle's use (schedule_one.py) --------------------------------------------
+    def filter_into_trace(self, pod, feasible, tr):
+        """findNodesThatPassExtenders for this extender: update statuses and the trace; return survivors."""
+        if not self.is_interested(pod):
+            tr.extender_filter.append({"extender": self.name, "skipped": "not interested"})
+            return feasible
+        try:
+            kept, failed, unresolvable = self.filter(pod, feasible)
+        except ExtenderError as err:
+            if self.ignorable:
+                tr.extender_filter.append({"extender": self.name, "skipped": f"ignorable error: {err}"})
+                return feasible
+            tr.extender_filter.append({"extender": self.name, "error": str(err)})
+            tr.error = str(err)
+            return []
+        statuses = tr.node_statuses
+        for node, msg in unresolvable.items():
+            prev = statuses.get(node)
+            reasons = (list(prev.reasons) if prev is not None else []) + [msg]
+            statuses[node] = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, *reasons, plugin=EXTENDER_NAME)
+        for node, msg in failed.items():
+            if node in unresolvable:
+                continue
+            prev = statuses.get(node)
+            if prev is None:
+                statuses[node] = Status(Code.UNSCHEDULABLE, msg, plugin=EXTENDER_NAME)
+            else:
+                prev.reasons.append(msg)
+        tr.extender_filter.append({"extender": self.name, "kept": [ni.name for ni in kept],
+                                   "failed": failed, "unresolvable": unresolvable})
+        if len(kept) != len(feasible) and EXTENDER_NAME not in tr.unschedulable_plugins:
+            tr.unschedulable_plugins = sorted(set(tr.unschedulable_plugins) | {EXTENDER_NAME})
+        return kept
+
+    def prioritize_into_trace(self, pod, feasible, totals, tr):
+        """Add score x weight x 10 per host to the totals; errors are ignored, as kube does."""
+        if not self.is_interested(pod):
+            return
+        try:
+            hosts, weight = self.prioritize(pod, feasible)
+        except ExtenderError as err:
+            tr.extender_scores[self.name] = {"error": str(err)}
+            return
+        index = {ni.name: i for i, ni in enumerate(feasible)}
+        scores = {}
+        for host, score in hosts:
+            final = score * weight * (MAX_NODE_SCORE // MAX_EXTENDER_PRIORITY)
+            if host in index:
+                totals[index[host]] += final
+                scores[host] = scores.get(host, 0) + final
+        tr.extender_scores[self.name] = scores
+
+
+def build_extenders(configs) -> list:
+    """kube's buildExtenders order: non-ignorable extenders first, then ignorable ones."""
+    exts = [HTTPExtender(c) for c in configs or []]
+    return [e for e in exts if not e.ignorable] + [e for e in exts if e.ignorable]
