@@ -1,6 +1,15 @@
 """NodeInfo: a node with the aggregates of the pods on it, kept incrementally (framework/types.go)."""
 from __future__ import annotations
 
+import itertools
+
+_generations = itertools.count(1)
+
+
+def next_generation() -> int:
+    """A number larger than every generation handed out before (kube's global nextGeneration)."""
+    return next(_generations)
+
 
 class NodeInfo:
     """A node plus its pods and their summed requests, ports and claims."""
@@ -58,9 +67,9 @@ class NodeInfo:
         self.nonzero_cpu += sign * pod.nonzero_cpu
         self.nonzero_memory += sign * pod.nonzero_memory
         for port in pod.host_ports:
-            n = self.used_ports.get(port, 0) + sign
-            if n:
-                self.used_ports[port] = n
+            # kube's HostPortInfo is a set: removing a pod frees its ports even if another pod listed them.
+            if sign > 0:
+                self.used_ports[port] = 1
             else:
                 self.used_ports.pop(port, None)
         for vol in pod.volumes:
@@ -72,7 +81,7 @@ class NodeInfo:
                     self.pvc_ref_counts[key] = n
                 else:
                     self.pvc_ref_counts.pop(key, None)
-        self.generation += 1
+        self.generation = next_generation()
 
     def clone(self) -> "NodeInfo":
         c = NodeInfo.__new__(NodeInfo)

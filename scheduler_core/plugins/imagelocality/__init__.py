@@ -1,0 +1,59 @@
+"""ImageLocality: favour nodes that already have the pod's container images."""
+from __future__ import annotations
+
+from ...framework.interface import MAX_NODE_SCORE, ScorePlugin
+from .. import names
+
+MB = 1024 * 1024
+MIN_THRESHOLD = 23 * MB
+MAX_CONTAINER_THRESHOLD = 1000 * MB
+STATE_KEY = "Score" + names.IMAGE_LOCALITY
+
+
+def normalized_image_name(name: str) -> str:
+    """Append the default tag ``:latest`` when the name has no tag."""
+    if name.rfind(":") <= name.rfind("/"):
+        return name + ":latest"
+    return name
+
+
+def calculate_priority(sum_scores: int, num_containers: int) -> int:
+    """Scale the summed image scores between 23Mi and 1000Mi per container to [0, 100]."""
+    max_threshold = MAX_CONTAINER_THRESHOLD * num_containers
+    if sum_scores < MIN_THRESHOLD:
+        sum_scores = MIN_THRESHOLD
+    elif sum_scores > max_threshold:
+        sum_scores = max_threshold
+    # The numerator is 0 whenever the denominator is negative (no container), so // matches Go's division.
+    return MAX_NODE_SCORE * (sum_scores - MIN_THRESHOLD) // (max_threshold - MIN_THRESHOLD)
+
+
+class ImageLocality(ScorePlugin):
+    """Score = image sizes present on the node, each scaled by the share of nodes having it (no normalize)."""
+
+    name = names.IMAGE_LOCALITY
+
+    def __init__(self, handle):
+        self.handle = handle
+
+    @classmethod
+    def new(cls, args, handle):
+        return cls(handle)
+
+    def score(self, state, pod, node_info):
+        images = state.get(STATE_KEY)
+        if images is None:  # once per cycle: normalized names of init containers, then containers
+            images = tuple(normalized_image_name(c.image) for c in pod.init_containers + pod.containers)
+            state.write(STATE_KEY, images)
+        total_nodes = len(self.handle.snapshot.node_infos)
+        image_states = node_info.image_states
+        total = 0
+        for image in images:
+            st = image_states.get(image)
+            if st is not None:
+                size, num_nodes = st
+                total += int(size * (num_nodes / total_nodes))
+        return calculate_priority(total, len(images)), None
+
+    def score_extensions(self):
+        return None

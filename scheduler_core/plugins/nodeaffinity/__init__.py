@@ -1,0 +1,154 @@
+"""NodeAffinity: nodeSelector / required node affinity filter, preferred node affinity score."""
+from __future__ import annotations
+
+from ...framework.interface import FilterPlugin, PreFilterPlugin, PreScorePlugin, ScoreExtensions, ScorePlugin
+from ...framework.profile import FrameworkError
+from ...framework.status import Code, Status
+from ...objects.errors import ParseError
+from ...objects.selectors import NodeSelector, PreferredTerm
+from .. import names
+from ..helper import default_normalize_score
+
+PRE_SCORE_KEY = "PreScore" + names.NODE_AFFINITY
+ERR_REASON_POD = "node(s) didn't match Pod's node affinity/selector"
+ERR_REASON_ENFORCED = "node(s) didn't match scheduler-enforced node affinity"
+ERR_REASON_CONFLICT = "pod affinity terms conflict"
+
+_ADDED_REQUIRED = "addedAffinity.requiredDuringSchedulingIgnoredDuringExecution"
+_ADDED_PREFERRED = "addedAffinity.preferredDuringSchedulingIgnoredDuringExecution"
+
+
+def _raw_node_affinity(pod) -> dict:
+    """The pod's raw spec.affinity.nodeAffinity ({} when unset): kube tells nil from empty lists/maps."""
+    spec = pod.raw.get("spec") or {}
+    return (spec.get("affinity") or {}).get("nodeAffinity") or {}
+
+
+def _is_empty_term(term) -> bool:
+    return not term.expressions and not term.fields
+
+
+def scoring_terms(preferred, path: str):
+    """NewPreferredSchedulingTerms: ((weight, term), ...) without weight-0 or empty terms.
+
+    Returns (terms, None), or (None, error text) when a non-empty term does not parse.
+    """
+    out = []
+    for i, pt in enumerate(preferred):
+        if pt.weight == 0 or _is_empty_term(pt.term):
+            continue
+        if not pt.term.valid:
+            return None, f"{path}[{i}].preference: invalid node selector term"
+        out.append((pt.weight, pt.term))
+    return tuple(out), None
+
+
+def required_node_affinity_matches(pod, node) -> bool:
+    """RequiredNodeAffinity.Match: spec.nodeSelector AND required node affinity terms."""
+    labels = node.labels
+    for key, value in pod.node_selector:
+        if labels.get(key) != value:
+            return False
+    required = pod.required_node_affinity
+    return required is None or required.matches(labels, node.name)
+
+
+class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, ScoreExtensions):
+    """Node affinity of the pod, plus the profile's ``addedAffinity`` applied to every pod."""
+
+    name = names.NODE_AFFINITY
+
+    def __init__(self, added_affinity=None):
+        self.added_selector = None     # addedAffinity required NodeSelector, or None
+        self.has_added_preferred = False
+        self.added_terms = ()          # addedAffinity ((weight, term), ...) for Score
+        if not added_affinity:
+            return
+        try:
+            required = added_affinity.get("requiredDuringSchedulingIgnoredDuringExecution")
+            if required is not None:
+                sel = NodeSelector(required, _ADDED_REQUIRED)
+                for i, term in enumerate(sel.terms):
+                    if not term.valid and not _is_empty_term(term):
+                        raise FrameworkError(f"parsing {_ADDED_REQUIRED}: "
+                                             f"nodeSelectorTerms[{i}]: invalid node selector term")
+                self.added_selector = sel
+            preferred = added_affinity.get("preferredDuringSchedulingIgnoredDuringExecution") or []
+            if preferred:
+                terms, err = scoring_terms([PreferredTerm(t, f"{_ADDED_PREFERRED}[{i}]")
+                                            for i, t in enumerate(preferred)], "preferredSchedulingTerms")
+                if err is not None:
+                    raise FrameworkError(f"parsing {_ADDED_PREFERRED}: {err}")
+                self.has_added_preferred = True
+                self.added_terms = terms
+        except ParseError as err:
+            raise FrameworkError(str(err)) from None
+
+    @classmethod
+    def new(cls, args, handle):
+        return cls((args or {}).get("addedAffinity"))
+
+    def pre_filter(self, state, pod):
+        required = pod.required_node_affinity
+        if required is None and self.added_selector is None and \
+                (pod.raw.get("spec") or {}).get("nodeSelector") is None:
+            return None, Status(Code.SKIP)
+        if required is None or not required.terms:
+            return None, None
+        # A PreFilterResult only when every term pins metadata.name: union over terms of their name sets.
+        node_names = set()
+        for term in required.terms:
+            term_names = term.name_set()
+            if term_names is None:
+                return None, None
+            node_names |= term_names
+        if not node_names:
+            return None, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_CONFLICT)
+        return node_names, None
+
+    def filter(self, state, pod, node_info):
+        node = node_info.node
+        if self.added_selector is not None and not self.added_selector.matches(node.labels, node.name):
+            return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_ENFORCED)
+        if not required_node_affinity_matches(pod, node):
+            return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_POD)
+        return None
+
+    def _pod_terms(self, pod):
+        """The pod's preferred terms: (None, None) when the field is unset, else scoring_terms()."""
+        if _raw_node_affinity(pod).get("preferredDuringSchedulingIgnoredDuringExecution") is None:
+            return None, None
+        return scoring_terms(pod.preferred_node_affinity, "preferredSchedulingTerms")
+
+    def pre_score(self, state, pod, node_infos):
+        terms, err = self._pod_terms(pod)
+        if err is not None:
+            return Status.error(err)
+        if terms is None and not self.has_added_preferred:
+            return Status(Code.SKIP)
+        state.write(PRE_SCORE_KEY, self.added_terms + (terms or ()))
+        return None
+
+    def score(self, state, pod, node_info):
+        terms = state.get(PRE_SCORE_KEY)
+        if terms is None:  # PreScore disabled: compute here, as kube falls back to
+            pod_terms, err = self._pod_terms(pod)
+            if err is not None:
+                return 0, Status.error(err)
+            terms = self.added_terms + (pod_terms or ())
+        node = node_info.node
+        labels, node_name = node.labels, node.name
+        count = 0
+        for weight, term in terms:
+            if term.matches(labels, node_name):
+                count += weight
+        return count, None
+
+    def score_extensions(self):
+        return self
+
+    def normalize_score(self, state, pod, scores):
+        return default_normalize_score(100, False, scores)
+
+    def events_to_register(self):
+        return (("Node", ("Add", "Update")),)
