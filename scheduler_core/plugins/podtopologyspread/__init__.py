@@ -1,0 +1,221 @@
+"""PodTopologySpread: spread pods across topology domains (hard constraints filter, soft ones score).
+
+Constraints come from the pod (DoNotSchedule for Filter, ScheduleAnyway for Score) or, if the pod has
+none, from the plugin's default constraints with a selector deduced from the Services and controller
+selecting the pod. Counts are computed once per cycle in PreFilter / PreScore, per topology key and value,
+so Filter and Score cost O(constraints) per node (a hostname score counts that node's pods).
+"""
+from __future__ import annotations
+
+import re
+
+from ...config.field import aggregate, child, duplicate, forbidden, invalid, not_supported, required
+from ...framework.interface import (FilterPlugin, PreFilterExtensions, PreFilterPlugin, PreScorePlugin,
+                                    ScoreExtensions, ScorePlugin)
+from ...framework.profile import FrameworkError
+from ...framework.status import Code, Status
+from ...objects.pod import TopologySpreadConstraint
+from .. import names
+from .common import DO_NOT_SCHEDULE, SCHEDULE_ANYWAY, SYSTEM_DEFAULT_CONSTRAINTS, get_constraints
+from .filtering import compute_pre_filter_state
+from .scoring import compute_pre_score_state, normalize
+
+PRE_FILTER_KEY = "PreFilter" + names.POD_TOPOLOGY_SPREAD
+PRE_SCORE_KEY = "PreScore" + names.POD_TOPOLOGY_SPREAD
+
+ERR_REASON_CONSTRAINTS_NOT_MATCH = "node(s) didn't match pod topology spread constraints"
+ERR_REASON_NODE_LABEL_NOT_MATCH = ERR_REASON_CONSTRAINTS_NOT_MATCH + " (missing required label)"
+
+SYSTEM_DEFAULTING = "System"
+LIST_DEFAULTING = "List"
+
+_QNAME_FMT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
+_QNAME = re.compile(_QNAME_FMT)
+_DNS1123_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+_QNAME_MSG = ("must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
+              f"alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for "
+              f"validation is '{_QNAME_FMT}')")
+_DNS1123_MSG = ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or "
+                "'.', and must start and end with an alphanumeric character (e.g. 'example.com', regex "
+                "used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')")
+
+
+def default_args(args) -> dict:
+    """SetDefaults_PodTopologySpreadArgs: defaultingType System when unset."""
+    out = dict(args or {})
+    if not out.get("defaultingType"):
+        out["defaultingType"] = SYSTEM_DEFAULTING
+    return out
+
+
+def _label_name_errors(value: str) -> list:
+    """validation.IsQualifiedName messages (metav1validation.ValidateLabelName)."""
+    parts = value.split("/")
+    errs = []
+    if len(parts) == 1:
+        name = parts[0]
+    elif len(parts) == 2:
+        prefix, name = parts
+        if not prefix:
+            errs.append("prefix part must be non-empty")
+        else:
+            if len(prefix) > 253:
+                errs.append("prefix part must be no more than 253 characters")
+            if not _DNS1123_SUBDOMAIN.fullmatch(prefix):
+                errs.append("prefix part " + _DNS1123_MSG)
+    else:
+        return ["a qualified name " + _QNAME_MSG
+                + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"]
+    if not name:
+        errs.append("name part must be non-empty")
+    elif len(name) > 63:
+        errs.append("name part must be no more than 63 characters")
+    if not _QNAME.fullmatch(name):
+        errs.append("name part " + _QNAME_MSG)
+    return errs
+
+
+def validate_args(args: dict, path: str = "") -> list:
+    """ValidatePodTopologySpreadArgs: field errors in kube's order."""
+    errs = []
+    dtype = args.get("defaultingType", "")
+    constraints = args.get("defaultConstraints") or []
+    dpath = child(path, "defaultingType")
+    if dtype not in (SYSTEM_DEFAULTING, LIST_DEFAULTING):
+        errs.append(not_supported(dpath, dtype, (SYSTEM_DEFAULTING, LIST_DEFAULTING)))
+    elif dtype == SYSTEM_DEFAULTING and constraints:
+        errs.append(invalid(dpath, dtype, "when .defaultConstraints are not empty"))
+    cpath = child(path, "defaultConstraints")
+    for i, c in enumerate(constraints):
+        p = f"{cpath}[{i}]"
+        skew = c.get("maxSkew", 0) or 0
+        if skew <= 0:
+            errs.append(invalid(f"{p}.maxSkew", skew, "not in valid range (0, inf)"))
+        key = c.get("topologyKey", "") or ""
+        if not key:
+            errs.append(required(f"{p}.topologyKey", "can not be empty"))
+        else:
+            errs.extend(invalid(f"{p}.topologyKey", key, msg) for msg in _label_name_errors(key))
+        when = c.get("whenUnsatisfiable", "") or ""
+        if not when:
+            errs.append(required(f"{p}.whenUnsatisfiable", "can not be empty"))
+        elif when not in (DO_NOT_SCHEDULE, SCHEDULE_ANYWAY):
+            errs.append(not_supported(f"{p}.whenUnsatisfiable", when, (DO_NOT_SCHEDULE, SCHEDULE_ANYWAY)))
+        if c.get("labelSelector") is not None:
+            errs.append(forbidden(f"{p}.labelSelector",
+                                  "constraint must not define a selector, as they deduced for each pod"))
+        for other in constraints[:i]:
+            if other.get("topologyKey", "") == key and other.get("whenUnsatisfiable", "") == when:
+                errs.append(duplicate(p, f"{{{key}, {when}}}"))
+                break
+    return errs
+
+
+class PodTopologySpread(PreFilterPlugin, PreFilterExtensions, FilterPlugin, PreScorePlugin, ScorePlugin,
+                        ScoreExtensions):
+    name = names.POD_TOPOLOGY_SPREAD
+
+    def __init__(self, args, handle):
+        args = default_args(args)
+        errs = validate_args(args)
+        if errs:
+            raise FrameworkError(aggregate(errs))
+        self.handle = handle
+        if args["defaultingType"] == SYSTEM_DEFAULTING:
+            self.default_constraints = SYSTEM_DEFAULT_CONSTRAINTS
+            self.system_defaulted = True
+        else:
+            self.default_constraints = tuple(
+                TopologySpreadConstraint(c, f"defaultConstraints[{i}]")
+                for i, c in enumerate(args.get("defaultConstraints") or ()))
+            self.system_defaulted = False
+
+    @classmethod
+    def new(cls, args, handle):
+        return cls(args, handle)
+
+    def _constraints(self, pod, action: str) -> list:
+        return get_constraints(pod, self.default_constraints, self.handle.snapshot.objects, action)
+
+    # -- PreFilter / extensions / Filter -----------------------------------------------------
+    def pre_filter(self, state, pod):
+        constraints = self._constraints(pod, DO_NOT_SCHEDULE)
+        if not constraints:
+            return None, Status(Code.SKIP)
+        state.write(PRE_FILTER_KEY, compute_pre_filter_state(pod, constraints, self.handle.snapshot.node_infos))
+        return None, None
+
+    def pre_filter_extensions(self):
+        return self
+
+    def _update(self, state, pod, other, node_info, delta: int):
+        s = state.get(PRE_FILTER_KEY)
+        if s is None:
+            return Status.error(f'reading "{PRE_FILTER_KEY}" from cycleState: not found')
+        s.update_with_pod(other, pod, node_info.node, delta)
+        return None
+
+    def add_pod(self, state, pod_to_schedule, pod_to_add, node_info):
+        return self._update(state, pod_to_schedule, pod_to_add, node_info, 1)
+
+    def remove_pod(self, state, pod_to_schedule, pod_to_remove, node_info):
+        return self._update(state, pod_to_schedule, pod_to_remove, node_info, -1)
+
+    def filter(self, state, pod, node_info):
+        s = state.get(PRE_FILTER_KEY)
+        if s is None:
+            return Status.error(f'reading "{PRE_FILTER_KEY}" from cycleState: not found')
+        labels = node_info.node.labels
+        for c, self_match in zip(s.constraints, s.self_match):
+            key = c.topology_key
+            value = labels.get(key)
+            if value is None:
+                return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_NODE_LABEL_NOT_MATCH)
+            domains = s.domains_num.get(key)
+            if domains is None:
+                # kube logs "failed to retrieve the number of domains" and ignores the constraint.
+                continue
+            min_match = 0 if domains < c.min_domains else s.critical_paths[key][1]
+            if s.counts[key].get(value, 0) + self_match - min_match > c.max_skew:
+                return Status(Code.UNSCHEDULABLE, ERR_REASON_CONSTRAINTS_NOT_MATCH)
+        return None
+
+    # -- PreScore / Score / NormalizeScore ---------------------------------------------------
+    def pre_score(self, state, pod, node_infos):
+        all_nodes = self.handle.snapshot.node_infos
+        if not all_nodes:
+            return Status(Code.SKIP)
+        constraints = self._constraints(pod, SCHEDULE_ANYWAY)
+        if not constraints:
+            return Status(Code.SKIP)
+        require_all = bool(pod.spread_constraints) or not self.system_defaulted
+        state.write(PRE_SCORE_KEY, compute_pre_score_state(pod, constraints, node_infos, all_nodes, require_all))
+        return None
+
+    def score(self, state, pod, node_info):
+        s = state.get(PRE_SCORE_KEY)
+        if s is None:
+            return 0, Status.error(f'error reading "{PRE_SCORE_KEY}" from cycleState: not found')
+        return s.score(node_info), None
+
+    def score_nodes(self, state, pod, node_infos):
+        """Score over a node list at once (same results as ``score`` per node)."""
+        s = state.get(PRE_SCORE_KEY)
+        if s is None:
+            return None, Status.error(f'error reading "{PRE_SCORE_KEY}" from cycleState: not found')
+        score = s.score
+        return [score(ni) for ni in node_infos], None
+
+    def score_extensions(self):
+        return self
+
+    def normalize_score(self, state, pod, scores):
+        s = state.get(PRE_SCORE_KEY)
+        if s is None:
+            return Status.error(f'error reading "{PRE_SCORE_KEY}" from cycleState: not found')
+        normalize(s.ignored_nodes, scores)
+        return None
+
+    def events_to_register(self):
+        return (("Pod", ("Add", "Update", "Delete")),
+                ("Node", ("Add", "Delete", "UpdateNodeLabel", "UpdateNodeTaint")))

@@ -1,0 +1,234 @@
+"""Constraint selection and pod counting shared by PodTopologySpread's filtering and scoring
+(podtopologyspread/common.go and helper/spread.go)."""
+from __future__ import annotations
+
+from ...objects.errors import ParseError
+from ...objects.pod import TopologySpreadConstraint
+from ...objects.selectors import LabelSelector
+
+HOSTNAME = "kubernetes.io/hostname"
+ZONE = "topology.kubernetes.io/zone"
+DO_NOT_SCHEDULE = "DoNotSchedule"
+SCHEDULE_ANYWAY = "ScheduleAnyway"
+
+SYSTEM_DEFAULT_CONSTRAINTS = (
+    TopologySpreadConstraint({"topologyKey": HOSTNAME, "whenUnsatisfiable": SCHEDULE_ANYWAY, "maxSkew": 3},
+                             "systemDefaultConstraints[0]"),
+    TopologySpreadConstraint({"topologyKey": ZONE, "whenUnsatisfiable": SCHEDULE_ANYWAY, "maxSkew": 5},
+                             "systemDefaultConstraints[1]"),
+)
+
+_RC = ("", "v1", "ReplicationController")
+_RS = ("apps", "v1", "ReplicaSet")
+_SS = ("apps", "v1", "StatefulSet")
+
+
+class Constraint:
+    """topologySpreadConstraint: a pod's (or default) constraint with its selector resolved.
+
+    ``empty`` mirrors ``labels.Selector.Empty()``: an empty selector counts no existing pod, although it
+    matches the incoming pod (kube's countPodsMatchSelector quirk).
+    """
+
+    __slots__ = ("max_skew", "topology_key", "matches", "empty", "min_domains",
+                 "honor_affinity", "honor_taints")
+
+    def __init__(self, c: TopologySpreadConstraint, selector: LabelSelector):
+        self.max_skew = c.max_skew
+        self.topology_key = c.topology_key
+        self.matches = compile_selector(selector)
+        self.empty = selector.is_empty()
+        self.min_domains = 1 if c.min_domains is None else c.min_domains
+        self.honor_affinity = c.node_affinity_policy == "Honor"
+        self.honor_taints = c.node_taints_policy == "Honor"
+
+
+def compile_selector(sel: LabelSelector):
+    """A fast ``labels -> bool`` for the common one-label selector; else the selector's own matcher."""
+    if not sel.nothing and not sel.expressions and len(sel.match_labels) == 1:
+        key, value = sel.match_labels[0]
+        return lambda labels: labels.get(key) == value
+    return sel.matches
+
+
+def merge_match_labels(sel: LabelSelector, extra: dict) -> LabelSelector:
+    """mergeLabelSetWithSelector: AND ``key=value`` requirements into the selector.
+
+    A null selector (matches nothing) has no requirements to merge with and is returned unchanged.
+    """
+    if sel.nothing:
+        return sel
+    raw = sel.raw or {}
+    exprs = list(raw.get("matchExpressions") or ())
+    exprs.extend({"key": k, "operator": "In", "values": [v]} for k, v in extra.items())
+    return LabelSelector({"matchLabels": dict(raw.get("matchLabels") or {}), "matchExpressions": exprs})
+
+
+def filter_constraints(constraints, pod_labels: dict, action: str) -> list:
+    """filterTopologySpreadConstraints: those with ``action``, matchLabelKeys merged into the selector."""
+    out = []
+    for c in constraints:
+        if c.when_unsatisfiable != action:
+            continue
+        sel = c.selector
+        if c.match_label_keys:
+            extra = {k: pod_labels[k] for k in c.match_label_keys if k in pod_labels}
+            if extra:
+                sel = merge_match_labels(sel, extra)
+        out.append(Constraint(c, sel))
+    return out
+
+
+def _namespace(obj: dict) -> str:
+    return (obj.get("metadata") or {}).get("namespace") or "default"
+
+
+def _find(objs, namespace: str, name: str):
+    for o in objs:
+        meta = o.get("metadata") or {}
+        if meta.get("name") == name and (meta.get("namespace") or "default") == namespace:
+            return o
+    return None
+
+
+def _group_version(api_version: str):
+    """schema.ParseGroupVersion: (group, version), or None when malformed."""
+    if not api_version:
+        return "", ""
+    parts = api_version.split("/")
+    if len(parts) == 1:
+        return "", parts[0]
+    if len(parts) == 2:
+        return parts[0], parts[1]
+    return None
+
+
+def _selector_requirements(raw):
+    """metav1.LabelSelectorAsSelector(...).Requirements() as matchExpressions, or None if it yields none."""
+    if raw is None or not isinstance(raw, dict):
+        return None
+    try:
+        sel = LabelSelector(raw)
+    except ParseError:
+        return None
+    exprs = [{"key": k, "operator": "In", "values": [v]} for k, v in sel.match_labels]
+    for key, op, values in sel.expressions:
+        if op in ("Exists", "DoesNotExist") and values:
+            return None
+        exprs.append({"key": key, "operator": op, "values": sorted(values)})
+    return exprs
+
+
+def default_selector(pod, objects) -> LabelSelector:
+    """helper.DefaultSelector: Services selecting the pod, plus its controlling RC / RS / StatefulSet."""
+    label_set = {}
+    ns = pod.namespace
+    for svc in objects.services:
+        if _namespace(svc) != ns:
+            continue
+        sel = (svc.get("spec") or {}).get("selector")
+        if sel is None:
+            continue
+        if all(pod.labels.get(k) == v for k, v in sel.items()):
+            label_set.update(sel)
+    exprs = []
+    owner = next((r for r in pod.owner_references if isinstance(r, dict) and r.get("controller") is True), None)
+    if owner is not None:
+        gv = _group_version(owner.get("apiVersion") or "")
+        gvk = None if gv is None else (gv[0], gv[1], owner.get("kind") or "")
+        name = owner.get("name") or ""
+        if gvk == _RC:
+            rc = _find(objects.replication_controllers, ns, name)
+            if rc is not None:
+                label_set.update((rc.get("spec") or {}).get("selector") or {})
+        elif gvk in (_RS, _SS):
+            objs = objects.replicasets if gvk == _RS else objects.statefulsets
+            owner_obj = _find(objs, ns, name)
+            if owner_obj is not None:
+                exprs = _selector_requirements((owner_obj.get("spec") or {}).get("selector")) or []
+    return LabelSelector({"matchLabels": label_set, "matchExpressions": exprs})
+
+
+def build_default_constraints(pod, default_constraints, objects, action: str) -> list:
+    """buildDefaultConstraints: the defaults with ``action``, all sharing the pod's default selector."""
+    constraints = [c for c in default_constraints if c.when_unsatisfiable == action]
+    if not constraints:
+        return []
+    sel = default_selector(pod, objects)
+    if sel.is_empty():
+        return []
+    return [Constraint(c, sel) for c in constraints]
+
+
+def get_constraints(pod, default_constraints, objects, action: str) -> list:
+    """The pod's own constraints with ``action`` if it has any constraint, else the defaults."""
+    if pod.spread_constraints:
+        return filter_constraints(pod.spread_constraints, pod.labels, action)
+    return build_default_constraints(pod, default_constraints, objects, action)
+
+
+def count_matching(pods, c: Constraint, namespace: str) -> int:
+    """countPodsMatchSelector: non-terminating pods of ``namespace`` the constraint selects."""
+    if c.empty:
+        return 0
+    match = c.matches
+    n = 0
+    for p in pods:
+        if p.namespace == namespace and p.deletion_timestamp is None and match(p.labels):
+            n += 1
+    return n
+
+
+def required_affinity_matcher(pod):
+    """nodeaffinity.GetRequiredNodeAffinity(pod).Match as ``node -> bool``; None when it matches all."""
+    node_selector = pod.node_selector
+    required = pod.required_node_affinity
+    if not node_selector and required is None:
+        return None
+
+    def match(node) -> bool:
+        labels = node.labels
+        for k, v in node_selector:
+            if labels.get(k) != v:
+                return False
+        return required is None or required.matches(labels, node.name)
+    return match
+
+
+def has_untolerated_taint(node, tolerations) -> bool:
+    """An untolerated NoSchedule / NoExecute taint on the node (nodeTaintsPolicy: Honor)."""
+    for taint in node.taints:
+        if taint.effect != "NoSchedule" and taint.effect != "NoExecute":
+            continue
+        for t in tolerations:
+            if t.tolerates(taint):
+                break
+        else:
+            return True
+    return False
+
+
+class InclusionCheck:
+    """matchNodeInclusionPolicies for one pod and its constraints, evaluated once per node.
+
+    ``node_flags(node)`` gives (passes nodeAffinity, passes taints); ``included(c, flags)`` applies one
+    constraint's policies to them. ``trivial`` means every node passes every constraint's policies.
+    """
+
+    __slots__ = ("affinity", "tolerations", "taints", "trivial")
+
+    def __init__(self, pod, constraints):
+        self.affinity = (required_affinity_matcher(pod) if any(c.honor_affinity for c in constraints)
+                         else None)
+        self.tolerations = pod.tolerations
+        self.taints = any(c.honor_taints for c in constraints)
+        self.trivial = self.affinity is None and not self.taints
+
+    def node_flags(self, node):
+        aff_ok = self.affinity is None or self.affinity(node)
+        taints_ok = not self.taints or not has_untolerated_taint(node, self.tolerations)
+        return aff_ok, taints_ok
+
+    @staticmethod
+    def included(c: Constraint, flags) -> bool:
+        return (flags[0] or not c.honor_affinity) and (flags[1] or not c.honor_taints)
