@@ -88,16 +88,6 @@ class LabelSelector:
                 return False
         return True
 
-    def with_extra_labels(self, extra: dict) -> "LabelSelector":
-        """A copy with extra matchLabels ANDed in (matchLabelKeys merging)."""
-        raw = dict(self.raw or {})
-        ml = dict(raw.get("matchLabels") or {})
-        ml.update(extra)
-        raw["matchLabels"] = ml
-        if self.nothing and not extra:
-            return self
-        return LabelSelector(raw)
-
 
 class NodeSelectorTerm:
     """One nodeSelectorTerm: AND of matchExpressions (labels) and matchFields (metadata.name).
