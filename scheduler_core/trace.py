@@ -49,6 +49,18 @@ class CycleTrace:
         self.durations = {}              # extension point or plugin -> seconds
         self.pre_filter_msg = ""
         self.post_filter_msg = ""
+        self.post_filter_result = None   # PostFilterResult (its nominated node), when PostFilter ran
+        self.num_nodes = -1              # nodes the Filter search ran over (-1: nominated-node fast path)
+        self.num_to_find = 0             # numFeasibleNodesToFind for that search
+        self.start_index = -1            # nextStartNodeIndex when the search began
+        self.processed_nodes = -1        # how far the start index advanced
+        # Filled by the scheduling loop (scheduler.py):
+        self.status_code = ""            # failure code of the attempt (Unschedulable, Error, ...); "" if bound
+        self.nominated_node = None       # node the failure handler nominated (from PostFilter)
+        self.nominated_node_before = ""  # status.nominatedNodeName when the attempt started
+        self.victims = []                # pods deleted (preempted) during the attempt
+        self.permit_wait = {}            # Permit plugins that made the pod wait: {plugin: timeout seconds}
+        self.bind_error = None           # why the binding cycle failed
 
     @property
     def result(self) -> str:
@@ -86,7 +98,7 @@ class CycleTrace:
                                "skip": st is not None and st.code == Code.SKIP,
                                "node_names": sorted(res) if res is not None else None}
                         for name, (res, st, _t) in sorted(self.prefilter_plugins.items())},
-            "framework": _status_dict(self.prefilter_status),
+            "framework": _status_dict(self.prefilter_status, with_plugin=True),
             "result_node_names": sorted(self.prefilter_result) if self.prefilter_result is not None else None,
             "skip_filter_plugins": sorted(self.skip_filter_plugins),
         }
@@ -129,7 +141,12 @@ class CycleTrace:
                   "started_at": self.started_at, "num_all_nodes": self.num_all_nodes, "result": self.result,
                   "durations_ms": {k: round(v * 1000, 4) for k, v in self.durations.items()},
                   "evaluated_nodes": list(self.evaluated_nodes),
-                  "extender_filter": self.extender_filter, "extender_scores": self.extender_scores})
+                  "extender_filter": self.extender_filter, "extender_scores": self.extender_scores,
+                  "search": {"num_nodes": self.num_nodes, "num_to_find": self.num_to_find,
+                             "start_index": self.start_index, "processed_nodes": self.processed_nodes},
+                  "status_code": self.status_code, "nominated_node": self.nominated_node,
+                  "nominated_node_before": self.nominated_node_before, "victims": list(self.victims),
+                  "permit_wait": dict(self.permit_wait), "bind_error": self.bind_error})
         return d
 
 

@@ -53,8 +53,8 @@ class NodeInfo:
         else:
             return False
         for lst in (self.pods_with_affinity, self.pods_with_required_anti_affinity):
-            for i, p in enumerate(lst):
-                if p.uid == pod.uid:
+            for i, q in enumerate(lst):
+                if q.uid == pod.uid:
                     del lst[i]
                     break
         self._update(p, -1)

@@ -171,10 +171,10 @@ class Framework:
 
     def run_filter_with_nominated_pods(self, state, pod, node_info, nominated_pods_for_node=None):
         """RunFilterPluginsWithNominatedPods (§1.2.2): fit with and without higher-priority nominees."""
-        nominated = []
-        if nominated_pods_for_node is not None:
-            nominated = [p for p in nominated_pods_for_node(node_info.name)
-                         if p.priority >= pod.priority and p.uid != pod.uid]
+        candidates = nominated_pods_for_node(node_info.name) if nominated_pods_for_node is not None else None
+        if not candidates:
+            return self.run_filter(state, pod, node_info)
+        nominated = [p for p in candidates if p.priority >= pod.priority and p.uid != pod.uid]
         if not nominated:
             return self.run_filter(state, pod, node_info)
         state_out = state.clone()
@@ -207,7 +207,7 @@ class Framework:
                                           plugin=pl.name)
             reasons.extend(st.reasons)
             last_plugin = pl.name
-            if res is not None and res.nominated_node_name:
+            if res is not None and res.mode != "noop":
                 result = res
         return result, Status(Code.UNSCHEDULABLE, *reasons, plugin=last_plugin)
 

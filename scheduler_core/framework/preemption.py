@@ -1,0 +1,337 @@
+"""The generic preemption evaluator (kube-scheduler framework/preemption/preemption.go, v1.30).
+
+``Evaluator.preempt`` finds the nodes where removing lower-priority pods would let the preemptor fit
+(a dry run on cloned CycleState and NodeInfo), lets extenders trim the candidates, picks one node with
+pickOneNodeForPreemption and, when the handle has a cluster client, evicts the victims. The policy parts
+(eligibility, offset and number of candidates, victim selection on one node) come from a plugin object,
+as kube's preemption.Interface; DefaultPreemption is that plugin.
+"""
+from __future__ import annotations
+
+import itertools
+from datetime import datetime
+from functools import lru_cache
+
+from ..extender import ExtenderError
+from ..objects.errors import ParseError
+from ..objects.selectors import LabelSelector
+from ..schedule_one import fit_error_message
+from .interface import PostFilterResult
+from .status import Code, Status
+
+PREEMPTION_NOT_HELPFUL = "Preemption is not helpful for scheduling"
+MAX_INT32 = 2**31 - 1
+
+
+class Candidate:
+    """A node where the preemptor fits once ``victims`` are removed (extenderv1.Victims plus node name)."""
+
+    __slots__ = ("name", "victims", "num_pdb_violations")
+
+    def __init__(self, name: str, victims, num_pdb_violations: int):
+        self.name = name
+        self.victims = list(victims)
+        self.num_pdb_violations = num_pdb_violations
+
+    def __repr__(self):
+        return f"Candidate({self.name}, {[p.key for p in self.victims]}, pdb={self.num_pdb_violations})"
+
+
+class PDB:
+    """The parts of a policy/v1 PodDisruptionBudget that preemption reads."""
+
+    __slots__ = ("namespace", "selector", "disruptions_allowed", "disrupted_pods")
+
+    def __init__(self, raw: dict):
+        meta = raw.get("metadata") or {}
+        spec = raw.get("spec") or {}
+        status = raw.get("status") or {}
+        self.namespace = meta.get("namespace") or "default"
+        try:
+            sel = LabelSelector(spec.get("selector"), "spec.selector")
+        except ParseError:
+            sel = None  # an invalid selector matches no pod
+        # A nil or empty selector matches nothing here (selector.Empty() is skipped by kube).
+        self.selector = None if sel is None or sel.nothing or sel.is_empty() else sel
+        self.disruptions_allowed = int(status.get("disruptionsAllowed") or 0)
+        self.disrupted_pods = frozenset(status.get("disruptedPods") or ())
+
+
+def pod_disruption_budgets(objects) -> list:
+    """getPodDisruptionBudgets: every PDB of the cluster, parsed."""
+    return [PDB(raw) for raw in objects.pod_disruption_budgets]
+
+
+@lru_cache(maxsize=4096)
+def _parse_time(text: str) -> int:
+    return int(datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp())
+
+
+_now_reads = itertools.count()
+
+
+def pod_start_time(pod) -> tuple:
+    """util.GetPodStartTime, comparable: ``(0, seconds)`` for a recorded ``status.startTime``; a pod that
+    has none reads as "now", ``(1, n)``, where n grows with every read as successive time.Now() calls do.
+    This keeps kube's order exactly, including its comparisons between two pods that have not started."""
+    if pod.start_time:
+        return 0, _parse_time(pod.start_time)
+    return 1, next(_now_reads)
+
+
+def more_important_pod(a, b) -> bool:
+    """util.MoreImportantPod: higher priority, then the earlier start time."""
+    if a.priority != b.priority:
+        return a.priority > b.priority
+    return pod_start_time(a) < pod_start_time(b)
+
+
+def earliest_pod_start_time(victims) -> tuple:
+    """util.GetEarliestPodStartTime: the earliest start among the highest-priority victims."""
+    earliest = pod_start_time(victims[0])
+    max_prio = victims[0].priority
+    for p in victims:
+        if p.priority == max_prio:
+            t = pod_start_time(p)
+            if t < earliest:
+                earliest = t
+        elif p.priority > max_prio:
+            max_prio = p.priority
+            earliest = pod_start_time(p)
+    return earliest
+
+
+def filter_pods_with_pdb_violation(pods, pdbs):
+    """Split importance-ordered pods into (violating, non-violating) by the PDBs' remaining budgets."""
+    allowed = [pdb.disruptions_allowed for pdb in pdbs]
+    violating, non_violating = [], []
+    for pod in pods:
+        violated = False
+        if pod.labels:
+            for i, pdb in enumerate(pdbs):
+                if pdb.namespace != pod.namespace or pdb.selector is None:
+                    continue
+                if not pdb.selector.matches(pod.labels) or pod.name in pdb.disrupted_pods:
+                    continue
+                allowed[i] -= 1
+                if allowed[i] < 0:
+                    violated = True
+        (violating if violated else non_violating).append(pod)
+    return violating, non_violating
+
+
+def pick_one_node_for_preemption(nodes_to_victims: dict, order, score_funcs=None) -> str:
+    """pickOneNodeForPreemption: apply the score functions in turn, keeping the best nodes, until one
+    remains; else the first remaining. ``order`` is the candidate iteration order."""
+    if not nodes_to_victims:
+        return ""
+    candidates = list(order)
+    if not score_funcs:
+        def min_pdb_violations(node):
+            return -nodes_to_victims[node].num_pdb_violations
+
+        def min_highest_priority(node):
+            return -nodes_to_victims[node].victims[0].priority
+
+        def min_sum_priorities(node):
+            return -sum(p.priority + MAX_INT32 + 1 for p in nodes_to_victims[node].victims)
+
+        def min_num_pods(node):
+            return -len(nodes_to_victims[node].victims)
+
+        def latest_start_time(node):
+            return earliest_pod_start_time(nodes_to_victims[node].victims)
+
+        score_funcs = (min_pdb_violations, min_highest_priority, min_sum_priorities, min_num_pods,
+                       latest_start_time)
+    for f in score_funcs:
+        selected, best = [], None
+        for node in candidates:
+            score = f(node)
+            if best is None or score > best:
+                best = score
+                selected = []
+            if score == best:
+                selected.append(node)
+        if len(selected) == 1:
+            return selected[0]
+        candidates = selected
+    return candidates[0]
+
+
+class Evaluator:
+    """Preemption for one PostFilter call. ``policy`` provides get_offset_and_num_candidates,
+    pod_eligible_to_preempt_others, select_victims_on_node and ordered_score_funcs.
+
+    With ``handle.client`` set (the full scheduler loop) the chosen victims are evicted through
+    ``client.evict(victim, preemptor_uid, node_name)`` and lower-priority pods nominated to the chosen node
+    lose their nomination through ``client.clear_nomination(pod)``; see DefaultPreemption for the contract.
+    """
+
+    def __init__(self, handle, policy):
+        self.handle = handle
+        self.policy = policy
+
+    @property
+    def deterministic(self) -> bool:
+        return self.handle.tie_break == "name"
+
+    def preempt(self, state, pod, node_statuses: dict):
+        """Preempt: returns (PostFilterResult or None, status). ``pod`` must be the current object (kube
+        re-reads it from the informer first).
+
+        * (None, Error or Unschedulable): keep the pod's nomination as it is;
+        * (result with empty node, Unschedulable): no node can be helped; clear the nomination;
+        * (result with node, None): nominate that node.
+        """
+        nominated_status = node_statuses.get(pod.nominated_node_name) if pod.nominated_node_name else None
+        ok, msg = self.policy.pod_eligible_to_preempt_others(pod, nominated_status)
+        if not ok:
+            return None, Status(Code.UNSCHEDULABLE, msg)
+        all_nodes = self.handle.snapshot.node_infos
+        candidates, statuses, err = self.find_candidates(state, all_nodes, pod, node_statuses)
+        if err is not None and not candidates:
+            return None, Status.error(err)
+        if not candidates:
+            msg = fit_error_message(len(statuses), statuses)
+            return PostFilterResult(""), Status(Code.UNSCHEDULABLE, msg)
+        candidates, st = self.call_extenders(pod, candidates)
+        if st is not None:
+            return None, st
+        best = self.select_candidate(candidates)
+        if best is None or not best.name:
+            return None, Status(Code.UNSCHEDULABLE, "no candidate node for preemption")
+        if self.handle.client is not None:
+            st = self.prepare_candidate(best, pod)
+            if st is not None:
+                return None, st
+        return PostFilterResult(best.name, victims=best.victims), None
+
+    def find_candidates(self, state, all_nodes, pod, node_statuses):
+        """Returns (candidates, {node: status} of the nodes that are not candidates, error text or None)."""
+        if not all_nodes:
+            return [], {}, "no nodes available"
+        potential = []
+        statuses = {}
+        for ni in all_nodes:
+            st = node_statuses.get(ni.name)
+            if st is not None and st.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                statuses[ni.name] = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, PREEMPTION_NOT_HELPFUL)
+            else:
+                potential.append(ni)
+        if not potential:
+            client = self.handle.client
+            if client is not None and pod.nominated_node_name:
+                client.clear_nomination(pod)
+            return [], statuses, None
+        pdbs = pod_disruption_budgets(self.handle.objects)
+        offset, num_candidates = self.policy.get_offset_and_num_candidates(len(potential))
+        candidates, dry_statuses, err = self.dry_run_preemption(state, pod, potential, pdbs, offset,
+                                                                num_candidates)
+        dry_statuses.update(statuses)
+        return candidates, dry_statuses, err
+
+    def dry_run_preemption(self, state, pod, potential, pdbs, offset: int, num_candidates: int):
+        """DryRunPreemption: SelectVictimsOnNode on copies of each potential node, from ``offset``, until
+        there is a non-violating candidate and ``num_candidates`` candidates in all (parallelism 1)."""
+        non_violating, violating = [], []
+        statuses = {}
+        errors = []
+        n = len(potential)
+        prio = pod.priority
+        for i in range(n):
+            ni = potential[(offset + i) % n]
+            for p in ni.pods:
+                if p.priority < prio:
+                    break
+            else:
+                # Nothing to remove: kube's SelectVictimsOnNode says so before looking further.
+                statuses[ni.name] = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+                                           "No preemption victims found for incoming pod")
+                continue
+            info_copy = ni.clone()
+            victims, num_violations, st = self.policy.select_victims_on_node(state.clone(), pod, info_copy, pdbs)
+            if st is None and victims:
+                c = Candidate(ni.name, victims, num_violations)
+                bucket = violating if num_violations else non_violating
+                if len(bucket) < num_candidates:
+                    bucket.append(c)
+                if non_violating and len(non_violating) + len(violating) >= num_candidates:
+                    break
+                continue
+            if st is None:
+                st = Status.error(f'expected at least one victim pod on node "{ni.name}"')
+            if st.code == Code.ERROR:
+                errors.append(st.as_error())
+            statuses[ni.name] = st
+        return non_violating + violating, statuses, _aggregate(errors)
+
+    def call_extenders(self, pod, candidates):
+        """callExtenders: extenders with a preempt verb may drop candidates or victims."""
+        extenders = self.handle.extenders
+        if not extenders:
+            return candidates, None
+        victims_map = {c.name: (c.victims, c.num_pdb_violations) for c in candidates}
+        if not victims_map:
+            return candidates, None
+        for ext in extenders:
+            if not ext.supports_preemption() or not ext.is_interested(pod):
+                continue
+            try:
+                result = ext.process_preemption(pod, victims_map)
+            except ExtenderError as err:
+                if ext.ignorable:
+                    continue
+                return None, Status.error(str(err))
+            for node in list(result):
+                victims = result[node]
+                if victims is None or not victims[0]:
+                    if ext.ignorable:
+                        del result[node]
+                        continue
+                    return None, Status.error(f'expected at least one victim pod on node "{node}"')
+            victims_map = result
+            if not victims_map:
+                break
+        return [Candidate(node, v, k) for node, (v, k) in victims_map.items()], None
+
+    def select_candidate(self, candidates):
+        """SelectCandidate: the single candidate, or pickOneNodeForPreemption over all of them."""
+        if not candidates:
+            return None
+        if len(candidates) == 1:
+            return candidates[0]
+        by_node = {c.name: c for c in candidates}
+        order = list(by_node)
+        if self.deterministic:
+            order.sort()
+        else:
+            self.handle.rng.shuffle(order)  # kube iterates a Go map
+        score_funcs = self.policy.ordered_score_funcs(by_node)
+        return by_node[pick_one_node_for_preemption(by_node, order, score_funcs)]
+
+    def prepare_candidate(self, cand, pod):
+        """prepareCandidate: evict every victim, then clear lower-priority nominations on the node."""
+        client = self.handle.client
+        for victim in cand.victims:
+            err = client.evict(victim, pod.uid, cand.name)
+            if err:
+                return Status.error(err)
+        nominated = self.handle.nominated_pods_for_node
+        if nominated is not None:
+            for p in nominated(cand.name):
+                if p.priority < pod.priority and p.nominated_node_name:
+                    client.clear_nomination(p)
+        return None
+
+
+def _aggregate(errors):
+    """utilerrors.NewAggregate(errs).Error(), or None without errors."""
+    if not errors:
+        return None
+    if len(errors) == 1:
+        return errors[0]
+    unique = list(dict.fromkeys(errors))
+    if len(unique) == 1:
+        return unique[0]
+    return "[" + ", ".join(unique) + "]"
