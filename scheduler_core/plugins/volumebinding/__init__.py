@@ -1,0 +1,158 @@
+"""VolumeBinding: bound claims' PV node affinity, and PVs / provisioning for unbound WaitForFirstConsumer claims.
+
+The plugin instance lives as long as its profile and owns the PV/PVC assume caches, so a PV that
+Reserve pre-bound for one pod is no longer available to the pods scheduled after it.
+
+Score exists only with the VolumeCapacityPriority feature gate, which is off in v1.30: PreScore
+always returns Skip and Score is never run (it would score 0).
+"""
+from __future__ import annotations
+
+from ...framework.interface import FilterPlugin, PreBindPlugin, PreFilterPlugin, PreScorePlugin, ReservePlugin, \
+    ScorePlugin
+from ...framework.status import Code, Status
+from .. import names
+from ..helper.volume import claim_name_of, pvc_not_found, spec, volume_is_for_pod
+from .binder import BinderError, VolumeBinder
+
+STATE_KEY = names.VOLUME_BINDING
+DEFAULT_BIND_TIMEOUT_SECONDS = 600
+ERR_UNBOUND_IMMEDIATE = "pod has unbound immediate PersistentVolumeClaims"
+
+
+class _State:
+    """Per-cycle data, shared (not copied) by preemption dry runs as in kube."""
+
+    __slots__ = ("all_bound", "pod_volumes_by_node", "claims")
+
+    def __init__(self, claims=None):
+        self.all_bound = False
+        self.pod_volumes_by_node = {} if claims is not None else None
+        self.claims = claims
+
+
+class VolumeBinding(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, ReservePlugin, PreBindPlugin):
+    """PreFilter/Filter/Reserve/Unreserve/PreBind of kube's VolumeBinding.
+
+    PreBind writes through ``handle.client`` (skipped when it is None, as in a one-pass simulation),
+    which must provide ``update_pv(pv: dict) -> dict`` and ``update_pvc(pvc: dict) -> dict`` (API
+    updates returning the stored object, raising with the API error text). It then waits until the PV
+    controller has bound the claims, as ``handle.objects`` shows them.
+    """
+
+    name = names.VOLUME_BINDING
+
+    def __init__(self, handle, bind_timeout_seconds=DEFAULT_BIND_TIMEOUT_SECONDS):
+        self.handle = handle
+        self.binder = VolumeBinder(handle, bind_timeout_seconds)
+
+    @classmethod
+    def new(cls, args, handle):
+        timeout = (args or {}).get("bindTimeoutSeconds")
+        return cls(handle, DEFAULT_BIND_TIMEOUT_SECONDS if timeout is None else timeout)
+
+    def _pod_has_pvcs(self, pod):
+        """podHasPVCs -> (has a claim, error text or None)."""
+        claims = self.handle.objects.persistent_volume_claims
+        has_pvc = False
+        for vol in pod.volumes:
+            claim, ephemeral = claim_name_of(pod, vol)
+            if claim is None:
+                continue
+            has_pvc = True
+            pvc = claims.get(f"{pod.namespace}/{claim}")
+            if pvc is None:
+                if ephemeral:
+                    return True, ("waiting for ephemeral volume controller to create the "
+                                  f'persistentvolumeclaim "{claim}"')
+                return True, pvc_not_found(claim)
+            if (pvc.get("status") or {}).get("phase") == "Lost":
+                return True, (f'persistentvolumeclaim "{claim}" bound to non-existent persistentvolume '
+                              f'"{spec(pvc).get("volumeName") or ""}"')
+            if (pvc.get("metadata") or {}).get("deletionTimestamp"):
+                return True, f'persistentvolumeclaim "{claim}" is being deleted'
+            if ephemeral:
+                err = volume_is_for_pod(pod, pvc)
+                if err is not None:
+                    return True, err
+        return has_pvc, None
+
+    def pre_filter(self, state, pod):
+        has_pvc, err = self._pod_has_pvcs(pod) if pod.volumes else (False, None)
+        if err is not None:
+            return None, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, err)
+        if not has_pvc:
+            state.write(STATE_KEY, _State())
+            return None, Status(Code.SKIP)
+        claims, err = self.binder.get_pod_volume_claims(pod)
+        if err is not None:
+            return None, Status.error(err)
+        if claims.unbound_immediate:
+            return None, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_UNBOUND_IMMEDIATE)
+        eligible = self.binder.get_eligible_nodes(claims)
+        state.write(STATE_KEY, _State(claims))
+        return eligible, None
+
+    def filter(self, state, pod, node_info):
+        s = state.get(STATE_KEY)
+        if s is None:
+            return Status.error("not found")
+        node = node_info.node
+        try:
+            pod_volumes, reasons = self.binder.find_pod_volumes(
+                s.claims, node, self.handle.objects.csi_nodes.get(node.name))
+        except BinderError as err:
+            return Status.error(str(err))
+        if reasons:
+            return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, *reasons)
+        s.pod_volumes_by_node[node.name] = pod_volumes
+        return None
+
+    def pre_score(self, state, pod, node_infos):
+        return Status(Code.SKIP)  # no scorer without the VolumeCapacityPriority gate
+
+    def score(self, state, pod, node_info):
+        return 0, None
+
+    def reserve(self, state, pod, node_name):
+        s = state.get(STATE_KEY)
+        if s is None:
+            return Status.error("not found")
+        pod_volumes = s.pod_volumes_by_node.get(node_name) if s.pod_volumes_by_node is not None else None
+        if pod_volumes is None:
+            s.all_bound = True  # the pod references no claim
+            return None
+        all_bound, err = self.binder.assume_pod_volumes(pod, node_name, pod_volumes)
+        if err is not None:
+            return Status.error(err)
+        s.all_bound = all_bound
+        return None
+
+    def unreserve(self, state, pod, node_name):
+        s = state.get(STATE_KEY)
+        if s is None or s.pod_volumes_by_node is None:
+            return
+        pod_volumes = s.pod_volumes_by_node.get(node_name)
+        if pod_volumes is not None:
+            self.binder.revert_assumed_pod_volumes(pod_volumes)
+
+    def pre_bind(self, state, pod, node_name):
+        s = state.get(STATE_KEY)
+        if s is None:
+            return Status.error("not found")
+        if s.all_bound:
+            return None
+        pod_volumes = s.pod_volumes_by_node.get(node_name) if s.pod_volumes_by_node is not None else None
+        if pod_volumes is None:
+            return Status.error(f'no pod volumes found for node "{node_name}"')
+        client = self.handle.client
+        if client is None:
+            return None
+        err = self.binder.bind_pod_volumes(node_name, pod_volumes, client)
+        return Status.error(err) if err is not None else None
+
+    def events_to_register(self):
+        return (("StorageClass", ("Add", "Update")), ("PersistentVolumeClaim", ("Add", "Update")),
+                ("PersistentVolume", ("Add", "Update")),
+                ("Node", ("Add", "UpdateNodeLabel", "UpdateNodeTaint")), ("CSINode", ("Add", "Update")),
+                ("CSIDriver", ("Add", "Update")), ("CSIStorageCapacity", ("Add", "Update")))
