@@ -7,7 +7,7 @@ from .framework.cycle_state import CycleState
 from .framework.handle import Handle
 from .framework.node_info import NodeInfo
 from .framework.snapshot import ClusterObjects, Snapshot
-from .plugins.registry import in_tree_registry
+from .plugins.registry import build_registry
 from .schedule_one import SchedulerContext, schedule_pod
 
 KUBERNETES_VERSION = "v1.30.0"
@@ -39,7 +39,7 @@ class Simulation:
     def __init__(self, scenario, config_doc=None, tie_break: str = "name", seed=None, registry=None,
                  trace_all_filters: bool = True):
         self.scenario = scenario
-        self.registry = registry or in_tree_registry()
+        self.registry = registry or build_registry()
         doc = config_doc if config_doc is not None else scenario.config
         self.config = load_config(doc, self.registry) if doc is not None else default_config(self.registry)
         self.snapshot = build_snapshot(scenario)

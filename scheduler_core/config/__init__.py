@@ -1,53 +1,30 @@
-"""KubeSchedulerConfiguration v1: load, default, validate, and build one framework per profile."""
+"""KubeSchedulerConfiguration v1: load (decode, default, validate) and build one framework per profile.
+
+``load_config`` follows kube-scheduler's loadConfig + ValidateKubeSchedulerConfiguration; a rejected
+document raises ConfigError with kube's text and the stage (decode or validation). ``build_frameworks``
+follows profile.NewMap; its errors are FrameworkError (printed after "initializing profiles: ").
+"""
 from __future__ import annotations
 
-from ..framework.interface import EXTENSION_POINTS, extension_points_of
-from ..framework.profile import new_framework
-from .defaults import DEFAULT_MULTIPOINT, DEFAULT_SCHEDULER_NAME
+import copy
 
+from ..framework.profile import FrameworkError, new_framework
+from .decode import DecodeError, decode
+from .defaults import DEFAULT_SCHEDULER_NAME, set_defaults
+from .duration import format_duration
+from .field import aggregate
+from .validation import validate_configuration
 
-class ProfileConfig:
-    """One profile after defaulting: effective plugins per extension point, args, percentage."""
+# v1 plugin set name -> extension point.
+SET_POINTS = {"preEnqueue": "PreEnqueue", "queueSort": "QueueSort", "preFilter": "PreFilter", "filter": "Filter",
+              "postFilter": "PostFilter", "preScore": "PreScore", "score": "Score", "reserve": "Reserve",
+              "permit": "Permit", "preBind": "PreBind", "bind": "Bind", "postBind": "PostBind"}
+_EXTENDER_ZERO = {"urlPrefix": "", "filterVerb": "", "preemptVerb": "", "prioritizeVerb": "", "weight": 0,
+                  "bindVerb": "", "enableHTTPS": False, "tlsConfig": None, "httpTimeout": 0,
+                  "nodeCacheCapable": False, "managedResources": [], "ignorable": False}
 
-    def __init__(self, scheduler_name, point_plugins, plugin_args, percentage_of_nodes_to_score=None):
-        self.scheduler_name = scheduler_name
-        self.point_plugins = point_plugins        # {point: [(name, weight)]}
-        self.plugin_args = plugin_args            # {name: args dict}
-        self.percentage_of_nodes_to_score = percentage_of_nodes_to_score
-
-
-class SchedulerConfig:
-    def __init__(self, profiles, percentage_of_nodes_to_score=0, pod_initial_backoff_seconds=1,
-                 pod_max_backoff_seconds=10, extenders=(), parallelism=16, raw=None):
-        self.profiles = profiles
-        self.percentage_of_nodes_to_score = percentage_of_nodes_to_score
-        self.pod_initial_backoff_seconds = pod_initial_backoff_seconds
-        self.pod_max_backoff_seconds = pod_max_backoff_seconds
-        self.extenders = list(extenders)
-        self.parallelism = parallelism
-        self.raw = raw
-
-
-def default_config(registry) -> SchedulerConfig:
-    """The configuration kube-scheduler runs with no config file."""
-    points = {p: [] for p in EXTENSION_POINTS}
-    for name, weight in DEFAULT_MULTIPOINT:
-        cls = registry.get(name)
-        if cls is None:
-            continue
-        for point in extension_points_of(cls):
-            points[point].append((name, weight))
-    return SchedulerConfig([ProfileConfig(DEFAULT_SCHEDULER_NAME, points, {})])
-
-
-def build_frameworks(config: SchedulerConfig, registry, handle_factory) -> dict:
-    """One Framework per profile, keyed by schedulerName (profile.NewMap)."""
-    out = {}
-    for prof in config.profiles:
-        handle = handle_factory()
-        out[prof.scheduler_name] = new_framework(prof.scheduler_name, prof.point_plugins, prof.plugin_args,
-                                                 registry, handle, prof.percentage_of_nodes_to_score)
-    return out
+__all__ = ["ConfigError", "ProfileConfig", "SchedulerConfig", "load_config", "default_config", "build_frameworks",
+           "DEFAULT_SCHEDULER_NAME"]
 
 
 class ConfigError(ValueError):
@@ -58,8 +35,127 @@ class ConfigError(ValueError):
         self.stage = stage
 
 
+class ProfileConfig:
+    """One profile after defaulting.
+
+    point_plugins: {extension point: [(name, weight)]} enabled explicitly per point; multi_point:
+    [(name, weight)] enabled through multiPoint (defaults included); disabled: {extension point: [names]};
+    plugin_args: {name: args dict} (defaulted for the registered args kinds). The effective per-point
+    lists come from the multiPoint expansion in new_framework (Framework.list_plugins()).
+    """
+
+    def __init__(self, scheduler_name, point_plugins, plugin_args, percentage_of_nodes_to_score=None,
+                 multi_point=(), disabled=None):
+        self.scheduler_name = scheduler_name
+        self.point_plugins = point_plugins
+        self.plugin_args = plugin_args
+        self.percentage_of_nodes_to_score = percentage_of_nodes_to_score
+        self.multi_point = list(multi_point)
+        self.disabled = disabled or {}
+
+
+class SchedulerConfig:
+    """The whole configuration: profiles, scheduler-wide settings, extenders (v1 dicts, every field set)
+    and ``raw``, the defaulted document (durations in nanoseconds)."""
+
+    def __init__(self, profiles, percentage_of_nodes_to_score=0, pod_initial_backoff_seconds=1,
+                 pod_max_backoff_seconds=10, extenders=(), parallelism=16, raw=None, leader_election=None):
+        self.profiles = profiles
+        self.percentage_of_nodes_to_score = percentage_of_nodes_to_score
+        self.pod_initial_backoff_seconds = pod_initial_backoff_seconds
+        self.pod_max_backoff_seconds = pod_max_backoff_seconds
+        self.extenders = list(extenders)
+        self.parallelism = parallelism
+        self.raw = raw
+        self.leader_election = leader_election
+
+
+def _profile_config(prof: dict) -> ProfileConfig:
+    plugins = prof["plugins"]
+    point_plugins = {point: [(p["name"], p["weight"]) for p in plugins[s]["enabled"]]
+                     for s, point in SET_POINTS.items()}
+    disabled = {point: [p["name"] for p in plugins[s]["disabled"]] for s, point in SET_POINTS.items()}
+    multi_point = [(p["name"], p["weight"]) for p in plugins["multiPoint"]["enabled"]]
+    args = {pc["name"]: pc.get("args") for pc in prof["pluginConfig"]}
+    return ProfileConfig(prof["schedulerName"], point_plugins, args, prof["percentageOfNodesToScore"],
+                         multi_point, disabled)
+
+
+def _extender(ext: dict) -> dict:
+    out = {**copy.deepcopy(_EXTENDER_ZERO), **copy.deepcopy(ext)}
+    out["httpTimeout"] = format_duration(out["httpTimeout"])
+    out["managedResources"] = [{"name": "", "ignoredByScheduler": False, **m} for m in out["managedResources"]]
+    return out
+
+
+def _scheduler_config(cfg: dict) -> SchedulerConfig:
+    le = cfg["leaderElection"]
+    leader_election = {**le, **{k: format_duration(le[k]) for k in ("leaseDuration", "renewDeadline", "retryPeriod")}}
+    return SchedulerConfig([_profile_config(p) for p in cfg["profiles"]], cfg["percentageOfNodesToScore"],
+                           cfg["podInitialBackoffSeconds"], cfg["podMaxBackoffSeconds"],
+                           [_extender(e) for e in cfg["extenders"]], cfg["parallelism"], cfg, leader_election)
+
+
+def default_config(registry) -> SchedulerConfig:
+    """The configuration kube-scheduler runs with no config file (plugins missing from registry left out)."""
+    return _scheduler_config(set_defaults({}, registry))
+
+
 def load_config(doc, registry) -> SchedulerConfig:
-    """Decode, default and validate a KubeSchedulerConfiguration document (dict)."""
-    if not doc:
-        return default_config(registry)
-    raise ConfigError("custom KubeSchedulerConfiguration documents are not supported yet", "decode")
+    """Decode (strictly), default and validate a KubeSchedulerConfiguration v1 document (a dict).
+
+    Raises ConfigError(text, "decode" | "validation") with kube-scheduler's text.
+    """
+    try:
+        cfg = decode(copy.deepcopy(doc))
+    except DecodeError as err:
+        raise ConfigError(str(err), "decode") from None
+    set_defaults(cfg, registry)
+    errs = validate_configuration(cfg)
+    if errs:
+        raise ConfigError(aggregate(errs), "validation")
+    return _scheduler_config(cfg)
+
+
+def _extender_ignored_resources(config: SchedulerConfig, profiles: list) -> list:
+    """buildExtenders: resources extenders manage with ignoredByScheduler replace NodeResourcesFit's
+    ignoredResources in every profile (which must then configure NodeResourcesFit)."""
+    ignored = [m["name"] for e in config.extenders for m in e["managedResources"] if m["ignoredByScheduler"]]
+    if not ignored:
+        return profiles
+    out = []
+    for prof in profiles:
+        if "NodeResourcesFit" not in prof.plugin_args:
+            raise ConfigError("can't find NodeResourcesFitArgs in plugin config", "framework")
+        args = {**prof.plugin_args, "NodeResourcesFit": {**(prof.plugin_args["NodeResourcesFit"] or {}),
+                                                         "ignoredResources": ignored}}
+        out.append(ProfileConfig(prof.scheduler_name, prof.point_plugins, args, prof.percentage_of_nodes_to_score,
+                                 prof.multi_point, prof.disabled))
+    return out
+
+
+def build_frameworks(config: SchedulerConfig, registry, handle_factory) -> dict:
+    """One Framework per profile, keyed by schedulerName (profile.NewMap); FrameworkError when one fails."""
+    out, queue_sort, queue_sort_args = {}, None, None
+    for prof in _extender_ignored_resources(config, config.profiles):
+        try:
+            fwk = new_framework(prof.scheduler_name, prof.point_plugins, prof.plugin_args, registry,
+                                handle_factory(), prof.percentage_of_nodes_to_score, prof.multi_point,
+                                prof.disabled)
+        except FrameworkError as err:
+            raise FrameworkError(f"creating profile for scheduler name {prof.scheduler_name}: {err}") from None
+        if not prof.scheduler_name:
+            raise FrameworkError("scheduler name is needed")
+        if prof.scheduler_name in out:
+            raise FrameworkError(f'duplicate profile with scheduler name "{prof.scheduler_name}"')
+        name = fwk.queue_sort[0].name
+        args = prof.plugin_args.get(name)
+        if queue_sort is None:
+            queue_sort, queue_sort_args = name, args
+        elif name != queue_sort:
+            raise FrameworkError(f'different queue sort plugins for profile "{prof.scheduler_name}": '
+                                 f'"{name}", first: "{queue_sort}"')
+        elif args != queue_sort_args:
+            raise FrameworkError(f'different queue sort plugin args for profile "{prof.scheduler_name}"')
+        out[prof.scheduler_name] = fwk
+    return out

@@ -1,20 +1,62 @@
-"""Field errors in the format of k8s.io/apimachinery/pkg/util/validation/field."""
+"""Field errors in the format of k8s.io/apimachinery/pkg/util/validation/field and util/errors."""
 from __future__ import annotations
 
-import json
+_ESCAPES = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\v": "\\v",
+            "\\": "\\\\", '"': '\\"'}
 
 
-def _fmt_value(v) -> str:
+def go_quote(s: str) -> str:
+    """strconv.Quote: a double-quoted Go string literal (printable Unicode is kept as is)."""
+    out = ['"']
+    for ch in s:
+        esc = _ESCAPES.get(ch)
+        if esc is not None:
+            out.append(esc)
+        elif ch == " " or ch.isprintable():
+            out.append(ch)
+        elif ord(ch) < 0x80:
+            out.append(f"\\x{ord(ch):02x}")
+        elif ord(ch) <= 0xFFFF:
+            out.append(f"\\u{ord(ch):04x}")
+        else:
+            out.append(f"\\U{ord(ch):08x}")
+    out.append('"')
+    return "".join(out)
+
+
+class GoValue:
+    """A value whose Go rendering (``%#v`` or ``%s``) is already known, e.g. ``[]string{"a"}``."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str):
+        self.text = text
+
+    def __str__(self):
+        return self.text
+
+
+def go_string_slice(values) -> GoValue:
+    """``%#v`` of a []string: ``[]string(nil)`` for nil, else ``[]string{"a", "b"}``."""
+    if values is None:
+        return GoValue("[]string(nil)")
+    return GoValue("[]string{" + ", ".join(go_quote(v) for v in values) + "}")
+
+
+def fmt_value(v) -> str:
+    """field.Error's rendering of a bad value: simple types with %v, strings with %q, the rest as given."""
     if isinstance(v, bool):
         return "true" if v else "false"
-    if isinstance(v, str):
-        return json.dumps(v)
     if v is None:
         return "null"
+    if isinstance(v, str):
+        return go_quote(v)
     return str(v)
 
 
 class FieldError:
+    """One field.Error: path, type (Invalid, NotSupported, Duplicate, Required, Forbidden), value, detail."""
+
     __slots__ = ("path", "kind", "value", "detail")
 
     def __init__(self, path: str, kind: str, value=None, detail: str = ""):
@@ -22,17 +64,18 @@ class FieldError:
 
     def __str__(self):
         if self.kind == "Invalid":
-            s = f"{self.path}: Invalid value: {_fmt_value(self.value)}"
-            return f"{s}: {self.detail}" if self.detail else s
-        if self.kind == "NotSupported":
-            return f"{self.path}: Unsupported value: {_fmt_value(self.value)}: supported values: {self.detail}"
-        if self.kind == "Duplicate":
-            return f"{self.path}: Duplicate value: {self.detail or _fmt_value(self.value)}"
-        if self.kind == "Required":
-            return f"{self.path}: Required value" + (f": {self.detail}" if self.detail else "")
-        if self.kind == "Forbidden":
-            return f"{self.path}: Forbidden" + (f": {self.detail}" if self.detail else "")
-        return f"{self.path}: {self.detail}"
+            s = f"{self.path}: Invalid value: {fmt_value(self.value)}"
+        elif self.kind == "NotSupported":
+            s = f"{self.path}: Unsupported value: {fmt_value(self.value)}"
+        elif self.kind == "Duplicate":
+            s = f"{self.path}: Duplicate value: {fmt_value(self.value)}"
+        elif self.kind == "Required":
+            s = f"{self.path}: Required value"
+        elif self.kind == "Forbidden":
+            s = f"{self.path}: Forbidden"
+        else:
+            s = f"{self.path}: {self.kind}"
+        return f"{s}: {self.detail}" if self.detail else s
 
 
 def invalid(path, value, detail):
@@ -40,7 +83,8 @@ def invalid(path, value, detail):
 
 
 def not_supported(path, value, supported):
-    return FieldError(path, "NotSupported", value, ", ".join(json.dumps(s) for s in supported))
+    detail = "supported values: " + ", ".join(go_quote(str(s)) for s in supported) if supported else ""
+    return FieldError(path, "NotSupported", value, detail)
 
 
 def required(path, detail=""):
@@ -56,8 +100,12 @@ def duplicate(path, value, detail=""):
 
 
 def aggregate(errors) -> str:
-    """utilerrors.Aggregate.Error(): one error bare, several as [e1, e2]."""
-    texts = [str(e) for e in errors]
+    """utilerrors.Aggregate.Error(): repeated messages once; one message bare, several as [e1, e2]."""
+    texts = []
+    for e in errors:
+        t = str(e)
+        if t not in texts:
+            texts.append(t)
     return texts[0] if len(texts) == 1 else "[" + ", ".join(texts) + "]"
 
 

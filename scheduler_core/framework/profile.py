@@ -1,7 +1,7 @@
-"""Build a Framework for one profile from effective plugin lists, weights and args (NewFramework)."""
+"""Build a Framework for one profile from its plugin sets, weights and args (NewFramework)."""
 from __future__ import annotations
 
-from .interface import EXTENSION_POINTS, MAX_NODE_SCORE, MAX_TOTAL_SCORE, POINT_INTERFACES
+from .interface import EXTENSION_POINTS, MAX_NODE_SCORE, MAX_TOTAL_SCORE, POINT_INTERFACES, ScorePlugin
 from .runtime import Framework
 
 # kube's getExtensionPoints order: the order NewFramework checks the per-point lists in.
@@ -18,14 +18,50 @@ def _wrap_int64(v: int) -> int:
     return (v - INT64_MIN) % 2**64 + INT64_MIN
 
 
+def _expand_multi_point(plugins: dict, point_plugins: dict, multi_point, disabled: dict, instances: dict):
+    """expandMultiPointPlugins: per point, explicit overrides first, then MultiPoint, then the other
+    explicitly enabled plugins; a point that disables "*" takes nothing from MultiPoint."""
+    for point in CHECK_ORDER:
+        iface = POINT_INTERFACES[point]
+        off = set(disabled.get(point, ()))
+        if "*" in off:
+            continue
+        enabled = [name for name, _w in point_plugins.get(point, ())]
+        overrides, expanded = [], []
+        for name, _w in multi_point:
+            pl = instances.get(name)
+            if pl is None:
+                raise FrameworkError(f'{iface.__name__} "{name}" does not exist')
+            if not isinstance(pl, iface) or name in off:
+                continue
+            if name in enabled:
+                if name not in overrides:
+                    overrides.append(name)
+                continue
+            if name in expanded:
+                raise FrameworkError(f'plugin "{name}" already registered as "{iface.__name__}"')
+            expanded.append(name)
+        order = ([n for n in dict.fromkeys(enabled) if n in overrides] + expanded
+                 + [n for n in dict.fromkeys(enabled) if n not in overrides])
+        plugins[point] = [instances[n] for n in order]
+
+
 def new_framework(scheduler_name: str, point_plugins: dict, plugin_args: dict, registry, handle,
-                  percentage_of_nodes_to_score=None) -> Framework:
-    """point_plugins: {extension point: [(name, weight)]} already merged and expanded, in order."""
+                  percentage_of_nodes_to_score=None, multi_point=(), disabled=None) -> Framework:
+    """NewFramework for one profile.
+
+    point_plugins: {extension point: [(name, weight)]} explicitly enabled per point, in order;
+    multi_point: [(name, weight)] enabled through multiPoint; disabled: {extension point: [names]}
+    (used by the multiPoint expansion). Without multi_point, point_plugins are the effective lists.
+    """
     needed = []
     for point in EXTENSION_POINTS:
         for name, _w in point_plugins.get(point, ()):
             if name not in needed:
                 needed.append(name)
+    for name, _w in multi_point:
+        if name not in needed:
+            needed.append(name)
     instances = {}
     for name in needed:
         cls = registry.get(name)
@@ -50,14 +86,16 @@ def new_framework(scheduler_name: str, point_plugins: dict, plugin_args: dict, r
             seen.add(name)
             lst.append(pl)
         plugins[point] = lst
+    if multi_point:
+        _expand_multi_point(plugins, point_plugins, multi_point, disabled or {}, instances)
     if len(plugins["QueueSort"]) != 1:
         raise FrameworkError(f'only one queue sort plugin required for profile with scheduler name '
                              f'"{scheduler_name}", but got {len(plugins["QueueSort"])}')
     if not plugins["Bind"]:
         raise FrameworkError(f'at least one bind plugin is needed for profile with scheduler name "{scheduler_name}"')
     weights, total = {}, 0
-    for name, w in point_plugins.get("Score", ()):
-        if name in weights:
+    for name, w in list(point_plugins.get("Score", ())) + list(multi_point):
+        if name in weights or not isinstance(instances[name], ScorePlugin):
             continue
         w = w or 1
         weights[name] = w
