@@ -6,6 +6,7 @@ import socket
 import urllib.error
 import urllib.request
 
+from .config.duration import SECOND, parse_duration
 from .framework.status import Code, Status
 
 MAX_EXTENDER_PRIORITY = 10
@@ -16,31 +17,6 @@ DEFAULT_HTTP_TIMEOUT = 5.0
 
 class ExtenderError(Exception):
     """A failed extender call; the text is what kube-scheduler reports."""
-
-
-def parse_duration(value) -> float:
-    """A Go duration ("5s", "1m30s", "500ms") or a number of seconds, in seconds."""
-    if value in (None, "", 0):
-        return 0.0
-    if isinstance(value, (int, float)):
-        return float(value)
-    units = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
-    total, num, i, text = 0.0, "", 0, str(value)
-    while i < len(text):
-        ch = text[i]
-        if ch.isdigit() or ch == ".":
-            num += ch
-            i += 1
-            continue
-        unit = text[i:i + 2] if text[i:i + 2] in ("ms", "us", "µs", "ns") else ch
-        if unit not in units or not num:
-            raise ValueError(f'invalid duration "{value}"')
-        total += float(num) * units[unit]
-        num = ""
-        i += len(unit)
-    if num:
-        raise ValueError(f'missing unit in duration "{value}"')
-    return total
 
 
 def _ci(d: dict, key: str):
@@ -69,7 +45,10 @@ class HTTPExtender:
         self.weight = int(config.get("weight", 0) or 0)
         self.node_cache_capable = bool(config.get("nodeCacheCapable", False))
         self.ignorable = bool(config.get("ignorable", False))
-        self.timeout = parse_duration(config.get("httpTimeout")) or DEFAULT_HTTP_TIMEOUT
+        timeout = config.get("httpTimeout") or 0
+        if isinstance(timeout, str):
+            timeout = parse_duration(timeout) / SECOND
+        self.timeout = float(timeout) or DEFAULT_HTTP_TIMEOUT
         self.managed_resources = {m.get("name") for m in config.get("managedResources") or []}
         if config.get("enableHTTPS") and self.url.startswith("http://"):
             self.url = "https://" + self.url[len("http://"):]

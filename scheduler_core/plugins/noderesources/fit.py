@@ -62,7 +62,8 @@ def validate_shape(shape, path: str) -> list:
 def default_fit_args(args) -> dict:
     """SetDefaults_NodeResourcesFitArgs."""
     args = dict(args or {})
-    strategy = dict(args.get("scoringStrategy") or {"type": "LeastAllocated"})
+    given = args.get("scoringStrategy")
+    strategy = {"type": "LeastAllocated"} if given is None else dict(given)
     resources = [dict(r) for r in strategy.get("resources") or []] or [{"name": "cpu", "weight": 1},
                                                                        {"name": "memory", "weight": 1}]
     for r in resources:
