@@ -7,7 +7,9 @@ import os
 import sys
 
 from .config import ConfigError
+from .framework.guard import DEFAULT_CALL_TIMEOUT
 from .framework.profile import FrameworkError
+from .plugins.registry import PluginLoadError, build_registry
 from .scenario import ScenarioError, load_documents, load_scenario
 
 
@@ -23,8 +25,29 @@ def _read_config(path: str):
     return docs[0]
 
 
-def format_text(traces, out):
-    """Per pod: the chosen node or the FitError message, then a compact per-node table."""
+def add_plugin_options(parser) -> None:
+    """``--plugin`` and ``--plugin-timeout``: out-of-tree plugins for a command that builds profiles."""
+    parser.add_argument("--plugin", action="append", default=[], metavar="MODULE:CLASS",
+                        help="register an out-of-tree plugin class (repeatable); plugins of the "
+                             "scheduler_core.plugins entry-point group are always registered")
+    parser.add_argument("--plugin-timeout", type=float, default=DEFAULT_CALL_TIMEOUT, metavar="SECONDS",
+                        help=f"time budget of each out-of-tree plugin call (default {DEFAULT_CALL_TIMEOUT:g}; "
+                             f"0 turns it off)")
+
+
+def registry_from_args(args) -> dict:
+    """The plugin registry for parsed ``add_plugin_options`` arguments (the working directory is importable,
+    as for ``python -m``)."""
+    if args.plugin_timeout < 0:
+        raise PluginLoadError("--plugin-timeout: must not be negative")
+    if args.plugin and os.getcwd() not in sys.path and "" not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    return build_registry(args.plugin, call_timeout=args.plugin_timeout)
+
+
+def format_text(traces, out, suggestions=None):
+    """Per pod: the chosen node or the FitError message, then a compact per-node table; with
+    ``suggestions`` ({id(trace): [Suggestion]}), what would fix each unschedulable pod."""
     for tr in traces:
         head = f"{tr.pod.key} (priority {tr.pod.priority}, profile {tr.profile})"
         if tr.chosen:
@@ -46,14 +69,24 @@ def format_text(traces, out):
         width = max((len(n) for n, _ in rows), default=0)
         for node, text in sorted(rows, key=lambda r: (-(tr.totals.get(r[0]) or -1), r[0])):
             out.write(f"    {node.ljust(width)} {text}\n")
+        for sug in (suggestions or {}).get(id(tr), ()):
+            out.write(f"  fix: {sug.text}\n")
 
 
 def cmd_simulate(args) -> int:
     from .simulate import Simulation, golden_document
     scenario = load_scenario(args.scenario)
     config_doc = _read_config(args.config) if args.config else None
-    sim = Simulation(scenario, config_doc=config_doc, tie_break=args.tie_break, seed=args.seed)
-    traces = list(sim.run())
+    sim = Simulation(scenario, config_doc=config_doc, tie_break=args.tie_break, seed=args.seed,
+                     registry=registry_from_args(args))
+    explaining = args.explain and args.format == "text"
+    traces, suggestions = [], {}
+    for tr in sim.run():
+        traces.append(tr)
+        if explaining and tr.unschedulable:
+            # Now, before the next pod is assumed: the snapshot is the one this attempt saw.
+            from .explain import explain
+            suggestions[id(tr)] = explain(sim.frameworks[tr.pod.scheduler_name], sim.snapshot, tr.pod, tr)
     if args.format == "golden":
         json.dump(golden_document(sim, traces), sys.stdout, indent=1, sort_keys=True)
         sys.stdout.write("\n")
@@ -61,7 +94,7 @@ def cmd_simulate(args) -> int:
         json.dump([t.to_dict() for t in traces], sys.stdout, indent=1, sort_keys=True)
         sys.stdout.write("\n")
     else:
-        format_text(traces, sys.stdout)
+        format_text(traces, sys.stdout, suggestions)
     return 0
 
 
@@ -75,6 +108,9 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--tie-break", choices=("name", "random"), default="random")
     sim.add_argument("--seed", type=int)
     sim.add_argument("--format", choices=("text", "json", "golden"), default="text")
+    sim.add_argument("--explain", action="store_true",
+                     help="text format: under each unschedulable pod, verified changes that would fit it")
+    add_plugin_options(sim)
     sim.set_defaults(func=cmd_simulate)
     try:
         from .run import add_run_parser
@@ -89,7 +125,7 @@ def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
-    except (ScenarioError, ConfigError, FrameworkError) as err:
+    except (ScenarioError, ConfigError, FrameworkError, PluginLoadError) as err:
         text = str(err)
         if isinstance(err, FrameworkError):
             text = f"initializing profiles: {text}"

@@ -106,8 +106,8 @@ def schedule_pod(fwk, ctx: SchedulerContext, pod, snapshot, state: CycleState | 
         t0 = time.perf_counter()
         if fwk.post_filter:
             res, st = fwk.run_post_filter(state, pod, tr.node_statuses)
-            if st is None or st.code != Code.ERROR:
-                tr.post_filter_msg = "" if st is None else st.message()
+            tr.post_filter_result = res
+            tr.post_filter_msg = "" if st is None else st.message()  # kept even for an Error, as kube does
             record = getattr(res, "record", None)
             tr.preemption = record if record is not None else {
                 "attempted": True, "code": str(Code.SUCCESS if st is None else st.code),
@@ -164,11 +164,15 @@ def _find_nodes_that_fit(fwk, ctx, state, pod, snapshot, tr):
     t0 = time.perf_counter()
     nominated_only = None
     if pod.nominated_node_name:
+        # evaluateNominatedNode (v1.30 does not check the PreFilterResult here); a rejection stays in
+        # the node statuses, so it counts as processed, and an Error just falls back to all nodes.
         ni = snapshot.get(pod.nominated_node_name)
-        if ni is not None and (pre_res is None or ni.name in pre_res):
+        if ni is not None:
             st_n = fwk.run_filter_with_nominated_pods(state, pod, ni, ctx.nominated_pods_for_node)
             if st_n is None:
                 nominated_only = [ni]
+            elif st_n.is_rejected():
+                tr.node_statuses[ni.name] = st_n
     if nominated_only is not None:
         feasible = _run_extender_filters(ctx, pod, nominated_only, tr)
         if feasible:
@@ -184,9 +188,11 @@ def _find_nodes_that_fit(fwk, ctx, state, pod, snapshot, tr):
                 nodes.append(ni)
             else:
                 tr.node_statuses[ni.name] = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, PREFILTER_RESULT_MSG)
+    tr.start_index = ctx.next_start_node_index
     feasible = _find_nodes_that_pass_filters(fwk, ctx, state, pod, nodes, tr)
-    processed = len(feasible) + len(tr.node_statuses)
-    ctx.next_start_node_index = (ctx.next_start_node_index + processed) % len(all_nodes)
+    tr.processed_nodes = len(feasible) + len(tr.node_statuses)
+    if nodes:
+        ctx.next_start_node_index = (ctx.next_start_node_index + tr.processed_nodes) % len(nodes)
     if tr.error:
         return []
     if ctx.trace_all_filters:
@@ -214,6 +220,8 @@ def _find_nodes_that_pass_filters(fwk, ctx, state, pod, nodes, tr):
                                              ctx.percentage_of_nodes_to_score, n)
     if not ctx.extenders and not fwk.score:
         num_to_find = 1 if n else 0
+    tr.num_nodes = n
+    tr.num_to_find = num_to_find
     start = ctx.next_start_node_index
     if not fwk.filter:
         return [nodes[(start + i) % n] for i in range(min(num_to_find, n))]
@@ -234,9 +242,12 @@ def _find_nodes_that_pass_filters(fwk, ctx, state, pod, nodes, tr):
         else:
             st = fwk.run_filter_with_nominated_pods(state, pod, ni, nominated)
         if st is None:
-            feasible.append(ni)
+            # Like kube with one worker: after numToFind feasible nodes the search goes on until one more
+            # feasible node is found; that node is not kept (the next cycle starts on it), but the
+            # rejected nodes visited before it count as processed.
             if len(feasible) >= num_to_find:
                 break
+            feasible.append(ni)
         elif st.code == Code.ERROR:
             tr.error = st.as_error()
             return []

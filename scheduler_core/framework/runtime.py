@@ -193,7 +193,7 @@ class Framework:
         """RunPostFilterPlugins: the first Success or U&U stops; Unschedulable reasons accumulate."""
         result = None
         reasons = []
-        last_plugin = ""
+        rejector = ""
         for pl in self.post_filter:
             res, st = pl.post_filter(state, pod, node_statuses)
             code = Code.SUCCESS if st is None else st.code
@@ -202,14 +202,13 @@ class Framework:
             st.plugin = pl.name
             if code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
                 return res, st
-            if code != Code.UNSCHEDULABLE:
-                return None, Status.error(f'running PostFilter plugin "{pl.name}": {st.as_error()}',
-                                          plugin=pl.name)
+            if not st.is_rejected():
+                return None, Status.error(st.as_error(), plugin=pl.name)  # kube does not wrap this one
             reasons.extend(st.reasons)
-            last_plugin = pl.name
+            rejector = rejector or pl.name
             if res is not None and res.mode != "noop":
                 result = res
-        return result, Status(Code.UNSCHEDULABLE, *reasons, plugin=last_plugin)
+        return result, Status(Code.UNSCHEDULABLE, *reasons, plugin=rejector)
 
     # -- scoring -----------------------------------------------------------------------------
     def run_pre_score(self, state, pod, node_infos, record=None):
@@ -224,12 +223,11 @@ class Framework:
         return None
 
     def run_score(self, state, pod, node_infos, durations=None):
-        """RunScorePlugins. Returns ({plugin: (raw list, normalized list)}, totals list, status)."""
-        per_plugin = {}
-        totals = [0] * len(node_infos)
-        for pl in self.score:
-            if pl.name in state.skip_score_plugins:
-                continue
+        """RunScorePlugins: all plugins score all nodes, then NormalizeScore, then the weights are applied;
+        an error of an earlier phase wins. Returns ({plugin: (raw list, normalized list)}, totals list, status)."""
+        plugins = [pl for pl in self.score if pl.name not in state.skip_score_plugins]
+        raws = []
+        for pl in plugins:
             t0 = time.perf_counter()
             batch = getattr(pl, "score_nodes", None)
             if batch is not None:
@@ -246,8 +244,14 @@ class Framework:
                             f'running Score plugins: plugin "{pl.name}" failed with: {st.as_error()}',
                             plugin=pl.name)
                     raw.append(s)
+            raws.append(raw)
+            if durations is not None:
+                durations[pl.name] = durations.get(pl.name, 0.0) + time.perf_counter() - t0
+        per_plugin = {}
+        for pl, raw in zip(plugins, raws):
             ext = pl.score_extensions()
             if ext is not None:
+                t0 = time.perf_counter()
                 pairs = [[ni.name, s] for ni, s in zip(node_infos, raw)]
                 st = ext.normalize_score(state, pod, pairs)
                 if st is not None and st.code != Code.SUCCESS:
@@ -255,18 +259,21 @@ class Framework:
                         f'running Normalize on Score plugins: plugin "{pl.name}" failed with: {st.as_error()}',
                         plugin=pl.name)
                 normalized = [s for _, s in pairs]
+                if durations is not None:
+                    durations[pl.name] += time.perf_counter() - t0
             else:
                 normalized = list(raw)
+            per_plugin[pl.name] = (raw, normalized)
+        totals = [0] * len(node_infos)
+        for pl in plugins:
             weight = self.score_weights[pl.name]
-            for i, s in enumerate(normalized):
+            for i, s in enumerate(per_plugin[pl.name][1]):
                 if s > MAX_NODE_SCORE or s < MIN_NODE_SCORE:
                     return None, None, Status.error(
-                        f'plugin "{pl.name}" returns an invalid score {s}, it should in the range of '
-                        f'[{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing', plugin=pl.name)
+                        f'applying score defaultWeights on Score plugins: plugin "{pl.name}" returns an invalid '
+                        f'score {s}, it should in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after '
+                        f'normalizing', plugin=pl.name)
                 totals[i] += s * weight
-            per_plugin[pl.name] = (raw, normalized)
-            if durations is not None:
-                durations[pl.name] = durations.get(pl.name, 0.0) + time.perf_counter() - t0
         return per_plugin, totals, None
 
     # -- reserve, permit, binding ------------------------------------------------------------
