@@ -64,6 +64,8 @@ class CycleTrace:
 
     @property
     def result(self) -> str:
+        if self.status_code:  # the loop failed the attempt (also after choosing a node: Reserve, Permit, bind)
+            return "error" if self.status_code == "Error" else "unschedulable"
         if self.chosen:
             return "scheduled"
         if self.error:

@@ -1,11 +1,13 @@
 """Handle: what a plugin may reach besides its arguments (framework.Handle)."""
 from __future__ import annotations
 
+from .waiting_pods import WaitingPodsMap
+
 
 class Handle:
     """Access to the current snapshot, cluster objects, the nominator, the cluster client and the framework.
 
-    ``snapshot`` is replaced by the scheduler before every cycle. ``client`` is the cluster source used
+    ``snapshot`` is brought up to date by the scheduler before every cycle. ``client`` is the cluster source used
     for binding and evictions (None in a one-pass simulation). ``framework`` is set once built.
     """
 
@@ -18,7 +20,23 @@ class Handle:
         self.extenders = []
         self.rng = None
         self.tie_break = "random"
+        self.waiting_pods = WaitingPodsMap()
 
     @property
     def objects(self):
         return self.snapshot.objects
+
+    def get_waiting_pod(self, uid):
+        """The pod a Permit plugin holds (WaitingPod), or None."""
+        return self.waiting_pods.get(uid)
+
+    def iterate_over_waiting_pods(self, fn) -> None:
+        self.waiting_pods.iterate(fn)
+
+    def reject_waiting_pod(self, uid) -> bool:
+        """Reject a waiting pod (message "removed"); False when it is not waiting."""
+        wp = self.waiting_pods.get(uid)
+        if wp is None:
+            return False
+        wp.reject("", "removed")
+        return True

@@ -29,23 +29,35 @@ class ClusterObjects:
 
 
 class Snapshot:
-    """An immutable-per-cycle view: ordered NodeInfos, by name, and pods-with-affinity lists."""
+    """The view one cycle sees: NodeInfos in node-tree order, by name, the pods-with-affinity lists.
 
-    def __init__(self, node_infos, objects: ClusterObjects | None = None):
+    A standalone snapshot is built from a list (``Snapshot(node_infos, objects)``). The scheduler's
+    snapshot is kept by ``Cache.update_snapshot``, which copies only the NodeInfos that changed since
+    the last cycle into the existing objects and rebuilds the lists only when they must change.
+    """
+
+    def __init__(self, node_infos=(), objects: ClusterObjects | None = None):
         self.node_infos = list(node_infos)
         self.objects = objects or ClusterObjects()
+        self.generation = 0
         self.refresh()
 
     def refresh(self):
-        """Recompute indexes after the node list or pods changed."""
-        self.by_name = {}
-        for i, ni in enumerate(self.node_infos):
-            ni.index = i
-            self.by_name[ni.name] = ni
-        self.have_pods_with_affinity = [ni for ni in self.node_infos if ni.pods_with_affinity]
-        self.have_pods_with_required_anti_affinity = [ni for ni in self.node_infos
-                                                      if ni.pods_with_required_anti_affinity]
+        """Recompute indexes and image states after the node list or pods changed."""
+        self.by_name = {ni.name: ni for ni in self.node_infos}
+        self.rebuild_lists(self.node_infos)
         self._rebuild_image_states()
+
+    def rebuild_lists(self, node_infos=None):
+        """Install a new ordered node list (when given); recompute the affinity lists and the used PVCs."""
+        if node_infos is not None:
+            self.node_infos = node_infos
+            for i, ni in enumerate(node_infos):
+                ni.index = i
+        infos = self.node_infos
+        self.have_pods_with_affinity = [ni for ni in infos if ni.pods_with_affinity]
+        self.have_pods_with_required_anti_affinity = [ni for ni in infos if ni.pods_with_required_anti_affinity]
+        self.used_pvc_set = {key for ni in infos for key in ni.pvc_ref_counts}
 
     def _rebuild_image_states(self):
         counts, sizes = {}, {}
@@ -65,10 +77,15 @@ class Snapshot:
             ni.image_states = states
 
     def get(self, name: str):
-        return self.by_name.get(name)
+        ni = self.by_name.get(name)
+        return ni if ni is not None and ni.node is not None else None
 
     def num_nodes(self) -> int:
         return len(self.node_infos)
+
+    def is_pvc_used_by_pods(self, key: str) -> bool:
+        """Whether a scheduled pod uses the claim ``namespace/name``."""
+        return key in self.used_pvc_set
 
     def pod_added(self, node_info):
         """Keep the affinity lists current after a pod was added to node_info."""
@@ -77,3 +94,4 @@ class Snapshot:
         if node_info.pods_with_required_anti_affinity and \
                 node_info not in self.have_pods_with_required_anti_affinity:
             self.have_pods_with_required_anti_affinity.append(node_info)
+        self.used_pvc_set.update(node_info.pvc_ref_counts)

@@ -85,6 +85,9 @@ def check_plugin(plugin: str, scenario_path: str):
                                               f"{want['normalized']}, got raw {r} norm {s}")
                         break
         if dec["bound_node"]:
+            # Reserve as the oracle does (VolumeBinding assumes the chosen PVs), then assume the pod.
+            if fwk.run_reserve(state, pod, dec["bound_node"]) is not None:
+                fwk.run_unreserve(state, pod, dec["bound_node"])
             sim.assume(pod, dec["bound_node"])
 
 

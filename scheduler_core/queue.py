@@ -1,0 +1,696 @@
+"""The scheduling queue (internal/queue, v1.30 with SchedulerQueueingHints off).
+
+activeQ is a heap in the profile's QueueSort order, backoffQ a heap by backoff expiry, unschedulablePods a
+map (insertion ordered, so runs are reproducible). Cluster events move pods out of unschedulablePods when a
+plugin that rejected the pod registered for the event (``events_to_register``). The nominator remembers
+which pods are nominated to which node. Times are kept in integer nanoseconds, like Go's time.Time, and
+every queue timestamp is unique and increasing so equal-priority pods pop in FIFO order whatever the clock.
+"""
+from __future__ import annotations
+
+import heapq
+import itertools
+import math
+
+from .clock import Clock
+
+ACTIVE_Q = "activeQ"
+BACKOFF_Q = "backoffQ"
+UNSCHEDULABLE_PODS = "unschedulablePods"
+IN_FLIGHT = "inFlight"
+
+DEFAULT_POD_INITIAL_BACKOFF = 1.0
+DEFAULT_POD_MAX_BACKOFF = 10.0
+DEFAULT_POD_MAX_IN_UNSCHEDULABLE = 5 * 60.0
+BACKOFF_FLUSH_PERIOD = 1.0
+UNSCHEDULABLE_FLUSH_PERIOD = 30.0
+NS = 1_000_000_000
+
+# ActionType bits (framework/types.go).
+ADD = 1
+DELETE = 2
+UPDATE_NODE_ALLOCATABLE = 4
+UPDATE_NODE_LABEL = 8
+UPDATE_NODE_TAINT = 16
+UPDATE_NODE_CONDITION = 32
+UPDATE_NODE_ANNOTATION = 64
+ALL = 127
+UPDATE = UPDATE_NODE_ALLOCATABLE | UPDATE_NODE_LABEL | UPDATE_NODE_TAINT | UPDATE_NODE_CONDITION | UPDATE_NODE_ANNOTATION
+ACTION_BITS = {"Add": ADD, "Delete": DELETE, "UpdateNodeAllocatable": UPDATE_NODE_ALLOCATABLE,
+               "UpdateNodeLabel": UPDATE_NODE_LABEL, "UpdateNodeTaint": UPDATE_NODE_TAINT,
+               "UpdateNodeCondition": UPDATE_NODE_CONDITION, "UpdateNodeAnnotation": UPDATE_NODE_ANNOTATION,
+               "Update": UPDATE, "All": ALL}
+
+WILDCARD = "*"
+# Resources (GVKs); the storage ones are also accepted with their "storage.k8s.io/" prefix.
+RESOURCES = ("Pod", "Node", "PersistentVolume", "PersistentVolumeClaim", "CSINode", "CSIDriver",
+             "CSIStorageCapacity", "StorageClass", "PodSchedulingContext", "ResourceClaim", "ResourceClass",
+             "ResourceClaimParameters", "ResourceClassParameters")
+
+
+class ClusterEvent:
+    """A change of some resource: ``resource`` (GVK name), ``action`` (ActionType bits) and a label."""
+
+    __slots__ = ("resource", "action", "label")
+
+    def __init__(self, resource: str, action: int, label: str = ""):
+        self.resource = resource
+        self.action = action
+        self.label = label
+
+    def is_wildcard(self) -> bool:
+        return self.resource == WILDCARD and self.action == ALL
+
+    def match(self, event: "ClusterEvent") -> bool:
+        """Whether this registered event covers ``event`` (a wildcard event only matches a wildcard)."""
+        return self.is_wildcard() or ((self.resource == WILDCARD or self.resource == event.resource)
+                                      and self.action & event.action != 0)
+
+    def __repr__(self):
+        return f"ClusterEvent({self.label or self.resource}:{self.action})"
+
+
+NODE_ADD = ClusterEvent("Node", ADD, "NodeAdd")
+ASSIGNED_POD_ADD = ClusterEvent("Pod", ADD, "AssignedPodAdd")
+ASSIGNED_POD_UPDATE = ClusterEvent("Pod", UPDATE, "AssignedPodUpdate")
+ASSIGNED_POD_DELETE = ClusterEvent("Pod", DELETE, "AssignedPodDelete")
+NODE_SPEC_UNSCHEDULABLE_CHANGE = ClusterEvent("Node", UPDATE_NODE_TAINT, "NodeSpecUnschedulableChange")
+NODE_ALLOCATABLE_CHANGE = ClusterEvent("Node", UPDATE_NODE_ALLOCATABLE, "NodeAllocatableChange")
+NODE_LABEL_CHANGE = ClusterEvent("Node", UPDATE_NODE_LABEL, "NodeLabelChange")
+NODE_ANNOTATION_CHANGE = ClusterEvent("Node", UPDATE_NODE_ANNOTATION, "NodeAnnotationChange")
+NODE_TAINT_CHANGE = ClusterEvent("Node", UPDATE_NODE_TAINT, "NodeTaintChange")
+NODE_CONDITION_CHANGE = ClusterEvent("Node", UPDATE_NODE_CONDITION, "NodeConditionChange")
+STORAGE_CLASS_ADD = ClusterEvent("StorageClass", ADD, "StorageClassAdd")
+STORAGE_CLASS_UPDATE = ClusterEvent("StorageClass", UPDATE, "StorageClassUpdate")
+UNSCHEDULABLE_TIMEOUT = ClusterEvent(WILDCARD, ALL, "UnschedulableTimeout")
+
+# Short names kube uses in the labels of the generic resource handlers ("PvAdd", "CSINodeUpdate", ...).
+_SHORT = {"PersistentVolume": "Pv", "PersistentVolumeClaim": "Pvc"}
+_ACTION_LABEL = {ADD: "Add", UPDATE: "Update", DELETE: "Delete"}
+
+
+def resource_event(resource: str, action: int) -> ClusterEvent:
+    """The event kube's generic informer handlers send for a resource (``PvAdd``, ``PvcUpdate``, ...)."""
+    return ClusterEvent(resource, action, _SHORT.get(resource, resource) + _ACTION_LABEL[action])
+
+
+def parse_registration(reg) -> ClusterEvent:
+    """One entry of a plugin's events_to_register(): (resource, action name(s)) or a ClusterEvent."""
+    if isinstance(reg, ClusterEvent):
+        return reg
+    resource, actions = reg
+    resource = resource.rsplit("/", 1)[-1] if resource.startswith("storage.k8s.io/") else resource
+    if resource != WILDCARD and resource not in RESOURCES:
+        raise ValueError(f"unknown resource {resource!r} in events_to_register")
+    bits = 0
+    for name in ((actions,) if isinstance(actions, str) else actions):
+        if name not in ACTION_BITS:
+            raise ValueError(f"unknown action {name!r} in events_to_register")
+        bits |= ACTION_BITS[name]
+    return ClusterEvent(resource, bits)
+
+
+def unroll_wildcard_resource() -> list:
+    """The events a plugin without events_to_register() is registered for (every resource, All)."""
+    return [ClusterEvent(r, ALL) for r in RESOURCES]
+
+
+class Stamp(int):
+    """A queue timestamp (ns). Equal times compare in the order they were taken, as Go's monotonic clock
+    never repeats, so a frozen fake clock still gives FIFO order; arithmetic uses the time alone."""
+
+    def __new__(cls, ns: int, seq: int):
+        obj = int.__new__(cls, ns)
+        obj.seq = seq
+        return obj
+
+    def __lt__(self, other):
+        a, b = int(self), int(other)
+        if a != b:
+            return a < b
+        return self.seq < getattr(other, "seq", self.seq)
+
+    def __gt__(self, other):
+        return other < self if isinstance(other, Stamp) else int(self) > int(other)
+
+    def __le__(self, other):
+        return not self > other
+
+    def __ge__(self, other):
+        return not self < other
+
+    def __eq__(self, other):
+        if isinstance(other, Stamp):
+            return int(self) == int(other) and self.seq == other.seq
+        return int(self) == other
+
+    def __ne__(self, other):
+        return not self == other
+
+    def __hash__(self):
+        return hash((int(self), self.seq))
+
+
+class NominatingInfo:
+    """Where a failed pod should be nominated: ``override`` with a node name ("" clears), or ``noop``."""
+
+    __slots__ = ("mode", "node_name")
+
+    def __init__(self, mode: str = "override", node_name: str = ""):
+        self.mode = mode
+        self.node_name = node_name
+
+
+CLEAR_NOMINATED_NODE = NominatingInfo("override", "")
+
+
+class QueueError(Exception):
+    """An impossible queue operation (kube logs these and carries on)."""
+
+
+class QueuedPodInfo:
+    """A pod in the queue with its queueing state (framework.QueuedPodInfo plus where it is now).
+
+    ``timestamp`` (ns) is when it last entered the queue, ``attempts`` how often it was popped,
+    ``unschedulable_plugins``/``pending_plugins`` the plugins that rejected the last attempt (cleared at
+    pop), ``last_failure_plugins``/``last_failure`` what the last failed attempt reported.
+    """
+
+    __slots__ = ("pod", "timestamp", "initial_attempt_timestamp", "attempts", "unschedulable_plugins",
+                 "pending_plugins", "gated", "queue", "last_failure_plugins", "last_failure")
+
+    def __init__(self, pod, timestamp: int):
+        self.pod = pod
+        self.timestamp = timestamp
+        self.initial_attempt_timestamp = None
+        self.attempts = 0
+        self.unschedulable_plugins = set()
+        self.pending_plugins = set()
+        self.gated = False
+        self.queue = ""
+        self.last_failure_plugins = ()
+        self.last_failure = ""
+
+    def __repr__(self):
+        return f"QueuedPodInfo({self.pod.key}, {self.queue}, attempts={self.attempts})"
+
+
+class _Entry:
+    __slots__ = ("item", "seq", "lt", "alive")
+
+    def __init__(self, item, seq, lt):
+        self.item = item
+        self.seq = seq
+        self.lt = lt
+        self.alive = True
+
+    def __lt__(self, other):
+        a, b = self.item, other.item
+        if self.lt(a, b):
+            return True
+        if self.lt(b, a):
+            return False
+        return self.seq < other.seq
+
+
+class _Heap:
+    """A heap of QueuedPodInfos keyed by pod key, with lazy deletion; ties pop in insertion order."""
+
+    def __init__(self, lt, seq):
+        self._lt = lt
+        self._seq = seq
+        self._heap = []
+        self._by_key = {}
+
+    def __len__(self):
+        return len(self._by_key)
+
+    def __contains__(self, key):
+        return key in self._by_key
+
+    def get(self, key):
+        e = self._by_key.get(key)
+        return e.item if e is not None else None
+
+    def add(self, key, item):
+        """Insert, or re-position an item already present under ``key``."""
+        old = self._by_key.get(key)
+        if old is not None:
+            old.alive = False
+        e = _Entry(item, next(self._seq), self._lt)
+        self._by_key[key] = e
+        heapq.heappush(self._heap, e)
+        if len(self._heap) > 2 * len(self._by_key) + 64:
+            self._heap = list(self._by_key.values())
+            heapq.heapify(self._heap)
+
+    def delete(self, key) -> bool:
+        e = self._by_key.pop(key, None)
+        if e is None:
+            return False
+        e.alive = False
+        return True
+
+    def peek(self):
+        h = self._heap
+        while h and not h[0].alive:
+            heapq.heappop(h)
+        return h[0].item if h else None
+
+    def pop(self):
+        h = self._heap
+        while h:
+            e = heapq.heappop(h)
+            if e.alive:
+                del self._by_key[e.item.pod.key]
+                return e.item
+        return None
+
+    def items(self) -> list:
+        """Items in pop order."""
+        return [e.item for e in sorted(e for e in self._heap if e.alive)]
+
+
+class PriorityQueue:
+    """activeQ / backoffQ / unschedulablePods and the nominator.
+
+    ``less(a, b)`` is the QueueSort plugin's ordering of QueuedPodInfos. ``pre_enqueue`` maps a profile
+    (scheduler name) to a function returning the first failing PreEnqueue status (None when all pass).
+    ``events`` maps a profile to [(ClusterEvent, plugin name)] registrations. ``pod_lister(ns, name)``
+    returns the live pod (the nominator ignores pods that are gone or bound). ``namespace_labels()``
+    returns {namespace: labels} for matching affinity terms' namespace selectors.
+    """
+
+    def __init__(self, less, clock: Clock | None = None, initial_backoff: float = DEFAULT_POD_INITIAL_BACKOFF,
+                 max_backoff: float = DEFAULT_POD_MAX_BACKOFF,
+                 max_in_unschedulable: float = DEFAULT_POD_MAX_IN_UNSCHEDULABLE, pre_enqueue=None, events=None,
+                 pod_lister=None, namespace_labels=None):
+        self.clock = clock or Clock()
+        self._initial_ns = int(initial_backoff * NS)
+        self._max_ns = int(max_backoff * NS)
+        self._max_unsched_ns = int(max_in_unschedulable * NS)
+        self._pre_enqueue = pre_enqueue or {}
+        self._events = {name: list(regs) for name, regs in (events or {}).items()}
+        self._interest_cache = {}
+        self._pod_lister = pod_lister
+        self._namespace_labels = namespace_labels
+        seq = itertools.count()
+        self._active = _Heap(less, seq)
+        self._backoff = _Heap(self._backoff_less, seq)
+        self._unsched = {}        # pod key -> QueuedPodInfo
+        self._in_flight = {}      # pod uid -> QueuedPodInfo
+        self._stamps = itertools.count()
+        self.scheduling_cycle = 0
+        self.move_request_cycle = -1
+        self._nominated = {}      # node name -> [Pod]
+        self._nominated_node = {}  # pod uid -> node name
+        now = self.clock.now()
+        self._next_backoff_flush = now
+        self._next_unsched_flush = now
+
+    # -- time --------------------------------------------------------------------------------
+    def _now_ns(self) -> int:
+        return int(round(self.clock.now() * NS))
+
+    def _stamp(self) -> "Stamp":
+        """Now, in ns, ordered after every earlier stamp even when the clock stands still."""
+        return Stamp(self._now_ns(), next(self._stamps))
+
+    def backoff_duration_ns(self, pinfo: QueuedPodInfo) -> int:
+        """calculateBackoffDuration: initial, doubled per attempt after the first, capped at max."""
+        d = self._initial_ns
+        for _ in range(1, pinfo.attempts):
+            if d > self._max_ns - d:
+                return self._max_ns
+            d += d
+        return d
+
+    def backoff_expiry_ns(self, pinfo: QueuedPodInfo) -> int:
+        return pinfo.timestamp + self.backoff_duration_ns(pinfo)
+
+    def _backoff_less(self, a, b) -> bool:
+        return self.backoff_expiry_ns(a) < self.backoff_expiry_ns(b)
+
+    def is_backing_off(self, pinfo: QueuedPodInfo) -> bool:
+        if pinfo.gated:
+            return False
+        return self.backoff_expiry_ns(pinfo) > self._now_ns()
+
+    # -- entering the queues -----------------------------------------------------------------
+    def _new_pinfo(self, pod) -> QueuedPodInfo:
+        return QueuedPodInfo(pod, self._stamp())
+
+    def _add_to_active(self, pinfo: QueuedPodInfo) -> bool:
+        """addToActiveQ: PreEnqueue plugins first; a gated pod is parked in unschedulablePods."""
+        run = self._pre_enqueue.get(pinfo.pod.scheduler_name)
+        st = run(pinfo.pod) if run is not None else None
+        pinfo.gated = st is not None
+        if pinfo.gated:
+            if st.plugin:
+                pinfo.unschedulable_plugins.add(st.plugin)
+            self._unsched[pinfo.pod.key] = pinfo
+            pinfo.queue = UNSCHEDULABLE_PODS
+            return False
+        if pinfo.initial_attempt_timestamp is None:
+            pinfo.initial_attempt_timestamp = self._now_ns()
+        self._active.add(pinfo.pod.key, pinfo)
+        pinfo.queue = ACTIVE_Q
+        return True
+
+    def _add_to_backoff(self, pinfo: QueuedPodInfo) -> None:
+        self._backoff.add(pinfo.pod.key, pinfo)
+        pinfo.queue = BACKOFF_Q
+
+    def add(self, pod) -> None:
+        """A new pending pod of one of our profiles."""
+        pinfo = self._new_pinfo(pod)
+        if not self._add_to_active(pinfo):
+            return
+        self._unsched.pop(pod.key, None)
+        self._backoff.delete(pod.key)
+        self.add_nominated_pod(pod, None)
+
+    def activate(self, pods) -> None:
+        """Move these pods (from unschedulablePods or backoffQ) to activeQ now (PodsToActivate)."""
+        for pod in pods:
+            key = pod.key
+            if key in self._active:
+                continue
+            pinfo = self._unsched.get(key) or self._backoff.get(key)
+            if pinfo is None:
+                continue
+            if not self._add_to_active(pinfo):
+                continue
+            self._unsched.pop(key, None)
+            self._backoff.delete(key)
+            self.add_nominated_pod(pinfo.pod, None)
+
+    def add_unschedulable_if_not_present(self, pinfo: QueuedPodInfo, pod_scheduling_cycle: int) -> None:
+        """A failed attempt comes back: backoffQ if a move request came during it (or no plugin rejected
+        it, e.g. an error), else unschedulablePods."""
+        self._in_flight.pop(pinfo.pod.uid, None)
+        key = pinfo.pod.key
+        if key in self._unsched:
+            raise QueueError(f"Pod {key} is already present in unschedulable queue")
+        if key in self._active:
+            raise QueueError(f"Pod {key} is already present in the active queue")
+        if key in self._backoff:
+            raise QueueError(f"Pod {key} is already present in the backoff queue")
+        pinfo.timestamp = self._stamp()
+        if self.move_request_cycle >= pod_scheduling_cycle or not (pinfo.unschedulable_plugins
+                                                                   or pinfo.pending_plugins):
+            self._add_to_backoff(pinfo)
+        else:
+            self._unsched[key] = pinfo
+            pinfo.queue = UNSCHEDULABLE_PODS
+        self.add_nominated_pod(pinfo.pod, None)
+
+    # -- leaving -----------------------------------------------------------------------------
+    def pop(self):
+        """The head of activeQ (None when empty); counts an attempt and a scheduling cycle."""
+        pinfo = self._active.pop()
+        if pinfo is None:
+            return None
+        pinfo.attempts += 1
+        self.scheduling_cycle += 1
+        pinfo.unschedulable_plugins = set()
+        pinfo.pending_plugins = set()
+        pinfo.queue = IN_FLIGHT
+        self._in_flight[pinfo.pod.uid] = pinfo
+        return pinfo
+
+    def done(self, uid) -> None:
+        """The attempt of a popped pod is over (bound, or dropped without requeueing)."""
+        pinfo = self._in_flight.pop(uid, None)
+        if pinfo is not None and pinfo.queue == IN_FLIGHT:
+            pinfo.queue = ""
+
+    def update(self, old, new) -> None:
+        """A pending pod changed (informer update)."""
+        if old is not None:
+            for heap in (self._active, self._backoff):
+                pinfo = heap.get(old.key)
+                if pinfo is not None:
+                    pinfo.pod = new
+                    self.update_nominated_pod(old, new)
+                    heap.add(new.key, pinfo)
+                    return
+        pinfo = self._unsched.get(new.key)
+        if pinfo is not None:
+            pinfo.pod = new
+            self.update_nominated_pod(old if old is not None else new, new)
+            if old is None or is_pod_updated(old, new):
+                if self.is_backing_off(pinfo):
+                    self._unsched.pop(new.key, None)
+                    self._add_to_backoff(pinfo)
+                else:
+                    self._unsched.pop(new.key, None)
+                    if not self._add_to_active(pinfo):
+                        return
+            return
+        pinfo = self._new_pinfo(new)
+        if self._add_to_active(pinfo):
+            self.add_nominated_pod(new, None)
+
+    def delete(self, pod) -> None:
+        """A pending pod was deleted (or got bound)."""
+        self.delete_nominated_pod_if_exists(pod)
+        for store in (self._active, self._backoff):
+            pinfo = store.get(pod.key)
+            if pinfo is not None:
+                store.delete(pod.key)
+                pinfo.queue = ""
+                return
+        pinfo = self._unsched.pop(pod.key, None)
+        if pinfo is not None:
+            pinfo.queue = ""
+
+    # -- cluster events ----------------------------------------------------------------------
+    def _interested_plugins(self, profile: str, event: ClusterEvent) -> frozenset:
+        key = (profile, event.resource, event.action)
+        got = self._interest_cache.get(key)
+        if got is None:
+            got = frozenset(pl for ev, pl in self._events.get(profile, ()) if ev.match(event))
+            self._interest_cache[key] = got
+        return got
+
+    def is_event_of_interest(self, event: ClusterEvent) -> bool:
+        if event.is_wildcard():
+            return True
+        return any(self._interested_plugins(profile, event) for profile in self._events)
+
+    def _worth_requeuing(self, pinfo: QueuedPodInfo, event: ClusterEvent) -> bool:
+        rejectors = pinfo.unschedulable_plugins | pinfo.pending_plugins
+        if not rejectors or event.is_wildcard():
+            return True
+        if pinfo.pod.scheduler_name not in self._events:
+            return True
+        return not rejectors.isdisjoint(self._interested_plugins(pinfo.pod.scheduler_name, event))
+
+    def _move_pods(self, pinfos, event: ClusterEvent) -> None:
+        if not self.is_event_of_interest(event):
+            return
+        for pinfo in pinfos:
+            if not self._worth_requeuing(pinfo, event):
+                continue
+            self._unsched.pop(pinfo.pod.key, None)
+            if self.is_backing_off(pinfo):
+                self._add_to_backoff(pinfo)
+            else:
+                self._add_to_active(pinfo)
+        self.move_request_cycle = self.scheduling_cycle
+
+    def move_all_to_active_or_backoff_queue(self, event: ClusterEvent, pre_check=None) -> None:
+        """MoveAllToActiveOrBackoffQueue: unschedulable pods (passing ``pre_check``) the event may help."""
+        if not self.is_event_of_interest(event):
+            return
+        pinfos = [p for p in self._unsched.values() if pre_check is None or pre_check(p.pod)]
+        self._move_pods(pinfos, event)
+
+    def _with_matching_affinity_term(self, pod) -> list:
+        ns_labels = self._namespace_labels() if self._namespace_labels is not None else {}
+        out = []
+        for pinfo in self._unsched.values():
+            for term in pinfo.pod.affinity_required:
+                if term.matches(pod, ns_labels):
+                    out.append(pinfo)
+                    break
+        return out
+
+    def assigned_pod_added(self, pod) -> None:
+        """A bound pod appeared: pods whose required pod affinity it satisfies may fit now."""
+        self._move_pods(self._with_matching_affinity_term(pod), ASSIGNED_POD_ADD)
+
+    def assigned_pod_updated(self, old, new) -> None:
+        self._move_pods(self._with_matching_affinity_term(new), ASSIGNED_POD_UPDATE)
+
+    # -- periodic flushes --------------------------------------------------------------------
+    def flush_backoff_q_completed(self) -> None:
+        """Pods whose backoff expired go to activeQ (every second in kube)."""
+        while True:
+            pinfo = self._backoff.peek()
+            if pinfo is None or self.is_backing_off(pinfo):
+                return
+            self._backoff.pop()
+            self._add_to_active(pinfo)
+
+    def flush_backoff_q_all(self) -> int:
+        """Move every backoffQ pod to activeQ in backoffQ order, as if their backoff had expired."""
+        moved = 0
+        while True:
+            pinfo = self._backoff.pop()
+            if pinfo is None:
+                return moved
+            self._add_to_active(pinfo)
+            moved += 1
+
+    def flush_unschedulable_pods_leftover(self) -> None:
+        """Pods parked in unschedulablePods for longer than the maximum (5 min) are moved."""
+        now = self._now_ns()
+        stale = [p for p in self._unsched.values() if now - p.timestamp > self._max_unsched_ns]
+        if stale:
+            self._move_pods(stale, UNSCHEDULABLE_TIMEOUT)
+
+    def tick(self) -> None:
+        """Run the periodic flushes that are due (1 s backoffQ, 30 s unschedulablePods) by the clock."""
+        now = self.clock.now()
+        if now >= self._next_backoff_flush:
+            self.flush_backoff_q_completed()
+            self._next_backoff_flush = now + BACKOFF_FLUSH_PERIOD
+        if now >= self._next_unsched_flush:
+            self.flush_unschedulable_pods_leftover()
+            self._next_unsched_flush = now + UNSCHEDULABLE_FLUSH_PERIOD
+
+    def next_wakeup(self):
+        """When a periodic flush will next move a pod (seconds), or None: the first 1 s backoffQ flush
+        after the earliest backoff expiry, or the first 30 s flush after a pod's 5 minutes are up."""
+        times = []
+        head = self._backoff.peek()
+        if head is not None:
+            wait = self.backoff_expiry_ns(head) / NS - self._next_backoff_flush
+            times.append(self._next_backoff_flush + max(0, math.ceil(wait / BACKOFF_FLUSH_PERIOD))
+                         * BACKOFF_FLUSH_PERIOD)
+        stamps = [p.timestamp for p in self._unsched.values() if not p.gated]
+        if stamps:
+            wait = (min(stamps) + self._max_unsched_ns) / NS - self._next_unsched_flush
+            times.append(self._next_unsched_flush + max(0, math.floor(wait / UNSCHEDULABLE_FLUSH_PERIOD) + 1)
+                         * UNSCHEDULABLE_FLUSH_PERIOD)
+        return min(times) if times else None
+
+    # -- nominator ---------------------------------------------------------------------------
+    def _nominator_delete(self, pod) -> None:
+        node = self._nominated_node.pop(pod.uid, None)
+        if node is None:
+            return
+        pods = self._nominated.get(node)
+        if pods:
+            for i, p in enumerate(pods):
+                if p.uid == pod.uid:
+                    del pods[i]
+                    break
+            if not pods:
+                del self._nominated[node]
+
+    def add_nominated_pod(self, pod, nominating_info: NominatingInfo | None) -> None:
+        """Record the pod's nomination: the given node (override), or its status.nominatedNodeName."""
+        self._nominator_delete(pod)
+        if nominating_info is not None and nominating_info.mode == "override":
+            node = nominating_info.node_name
+        else:
+            node = pod.nominated_node_name
+        if not node:
+            return
+        if self._pod_lister is not None:
+            live = self._pod_lister(pod.namespace, pod.name)
+            if live is None or live.node_name:
+                return
+        self._nominated_node[pod.uid] = node
+        self._nominated.setdefault(node, []).append(pod)
+
+    def delete_nominated_pod_if_exists(self, pod) -> None:
+        self._nominator_delete(pod)
+
+    def update_nominated_pod(self, old, new) -> None:
+        """Keep a nomination made in memory when an update carries none (and neither did the old pod)."""
+        info = None
+        if not old.nominated_node_name and not new.nominated_node_name:
+            node = self._nominated_node.get(old.uid)
+            if node is not None:
+                info = NominatingInfo("override", node)
+        self._nominator_delete(old)
+        self.add_nominated_pod(new, info)
+
+    def nominated_pods_for_node(self, node_name: str) -> tuple:
+        """Pods nominated to a node (a copy; callers may change the nominations while iterating)."""
+        pods = self._nominated.get(node_name)
+        return tuple(pods) if pods else ()
+
+    def nominated_node_of(self, pod):
+        return self._nominated_node.get(pod.uid)
+
+    # -- introspection -----------------------------------------------------------------------
+    def pending_pods(self) -> tuple:
+        """(pods in activeQ, backoffQ and unschedulablePods, kube's summary string)."""
+        active = [p.pod for p in self._active.items()]
+        backoff = [p.pod for p in self._backoff.items()]
+        unsched = [p.pod for p in self._unsched.values()]
+        return active + backoff + unsched, self.summary()
+
+    def summary(self) -> str:
+        return f"activeQ:{len(self._active)}; backoffQ:{len(self._backoff)}; unschedulablePods:{len(self._unsched)}"
+
+    def num_active(self) -> int:
+        return len(self._active)
+
+    def num_backoff(self) -> int:
+        return len(self._backoff)
+
+    def num_unschedulable(self) -> int:
+        return len(self._unsched)
+
+    def pod_info(self, key: str):
+        """The QueuedPodInfo of a pod (by namespace/name) wherever it is, in flight included."""
+        for store in (self._active, self._backoff):
+            pinfo = store.get(key)
+            if pinfo is not None:
+                return pinfo
+        pinfo = self._unsched.get(key)
+        if pinfo is not None:
+            return pinfo
+        for pinfo in self._in_flight.values():
+            if pinfo.pod.key == key:
+                return pinfo
+        return None
+
+    def describe(self, key: str):
+        """A pod's queue state as a JSON-able dict (times in seconds), or None."""
+        pinfo = self.pod_info(key)
+        if pinfo is None:
+            return None
+        backoff = self.backoff_expiry_ns(pinfo) if pinfo.attempts else None
+        return {"pod": key, "queue": pinfo.queue, "attempts": pinfo.attempts, "gated": pinfo.gated,
+                "timestamp": pinfo.timestamp / NS,
+                "initial_attempt_timestamp": (pinfo.initial_attempt_timestamp / NS
+                                              if pinfo.initial_attempt_timestamp is not None else None),
+                "backoff_expiry": backoff / NS if backoff is not None else None,
+                "unschedulable_plugins": sorted(pinfo.unschedulable_plugins),
+                "pending_plugins": sorted(pinfo.pending_plugins),
+                "last_failure_plugins": list(pinfo.last_failure_plugins), "last_failure": pinfo.last_failure,
+                "nominated_node": self._nominated_node.get(pinfo.pod.uid)}
+
+
+def _strip_for_update(raw: dict) -> dict:
+    meta = dict(raw.get("metadata") or {})
+    for k in ("resourceVersion", "generation", "managedFields", "finalizers"):
+        meta.pop(k, None)
+    out = {k: v for k, v in raw.items() if k not in ("metadata", "status")}
+    out["metadata"] = meta
+    claims = (raw.get("status") or {}).get("resourceClaimStatuses")
+    if claims:
+        out["status"] = {"resourceClaimStatuses": claims}
+    return out
+
+
+def is_pod_updated(old, new) -> bool:
+    """isPodUpdated: a change other than resourceVersion, generation, status, managedFields, finalizers."""
+    return _strip_for_update(old.raw) != _strip_for_update(new.raw)
