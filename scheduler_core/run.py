@@ -20,7 +20,7 @@ from .clock import FakeClock
 from .cluster.simulated import SimulatedCluster
 from .config import default_config, load_config
 from .objects import Node, ParseError, Pod
-from .plugins.registry import in_tree_registry
+from .plugins.registry import build_registry
 from .scenario import ScenarioError, load_scenario
 from .scheduler import Scheduler
 from .schedule_one import num_feasible_nodes_to_find
@@ -125,7 +125,7 @@ class LoopRun:
         self.clock = FakeClock(0.0)
         self.cluster = SimulatedCluster.from_scenario(scenario, clock=self.clock)
         doc = config_doc if config_doc is not None else scenario.config
-        self.registry = registry or in_tree_registry()
+        self.registry = registry or build_registry()
         self.config = load_config(doc, self.registry) if doc else default_config(self.registry)
         self.collector = _Collector(trace_sink or TraceSink())
         self.tie_break = tie_break

@@ -29,7 +29,7 @@ from .objects import tolerates_taint
 from .plugins.nodeaffinity import required_node_affinity_matches
 from .plugins.noderesources.fit import Fit
 from .plugins.nodeports import fits_ports
-from .plugins.registry import in_tree_registry
+from .plugins.registry import build_registry
 from .queue import (ADD, ASSIGNED_POD_DELETE, CLEAR_NOMINATED_NODE, NODE_ADD, NODE_ALLOCATABLE_CHANGE,
                     NODE_ANNOTATION_CHANGE, NODE_CONDITION_CHANGE, NODE_LABEL_CHANGE,
                     NODE_SPEC_UNSCHEDULABLE_CHANGE, NODE_TAINT_CHANGE, STORAGE_CLASS_ADD, STORAGE_CLASS_UPDATE,
@@ -172,7 +172,7 @@ class Scheduler:
                  assumed_pod_ttl: float = 0.0, extenders=None):
         self.cluster = cluster
         self.clock = clock or Clock()
-        self.registry = registry or in_tree_registry()
+        self.registry = registry or build_registry()
         self.config = config or default_config(self.registry)
         self.extenders = build_extenders(self.config.extenders) if extenders is None else list(extenders)
         self.trace_sink = trace_sink or TraceSink()
