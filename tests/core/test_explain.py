@@ -1,0 +1,440 @@
+"""explain: verified counterfactuals for unschedulable pods, one hand-made scenario per kind."""
+import io
+import json
+from contextlib import redirect_stdout
+
+from scheduler_core.cli import main
+from scheduler_core.explain import Suggestion, explain, format_quantity, pod_with_requests
+from scheduler_core.extender import EXTENDER_NAME
+from scheduler_core.framework.status import Code, Status
+from scheduler_core.objects import Pod
+from scheduler_core.scenario import scenario_from_data
+from scheduler_core.simulate import Simulation
+
+ZONE = "topology.kubernetes.io/zone"
+HOST = "kubernetes.io/hostname"
+REQ = "requiredDuringSchedulingIgnoredDuringExecution"
+
+
+def node(name, cpu="4", memory="8Gi", pods="110", labels=None, taints=None, unschedulable=False, **extra):
+    alloc = {"cpu": cpu, "memory": memory, "pods": pods}
+    alloc.update(extra)
+    spec = {}
+    if taints:
+        spec["taints"] = taints
+    if unschedulable:
+        spec["unschedulable"] = True
+    return {"metadata": {"name": name, "labels": dict({HOST: name}, **(labels or {}))}, "spec": spec,
+            "status": {"allocatable": alloc, "capacity": alloc}}
+
+
+def pod(name, cpu=None, memory=None, node_name=None, labels=None, ns="default", **spec_extra):
+    requests = {}
+    if cpu:
+        requests["cpu"] = cpu
+    if memory:
+        requests["memory"] = memory
+    spec = {"containers": [{"name": "c", "resources": {"requests": requests}}]}
+    if node_name:
+        spec["nodeName"] = node_name
+    spec.update(spec_extra)
+    return {"metadata": {"name": name, "namespace": ns, "labels": labels or {}}, "spec": spec}
+
+
+def run(nodes, pending, bound=(), **objects):
+    """Simulate; explain every unschedulable pod right after its attempt. Returns {pod name: suggestions}."""
+    data = {"nodes": list(nodes), "pods": list(bound), "pending": list(pending)}
+    data.update(objects)
+    sim = Simulation(scenario_from_data(data), tie_break="name")
+    out = {}
+    for tr in sim.run():
+        fwk = sim.frameworks[tr.pod.scheduler_name]
+        if tr.unschedulable:
+            handle_snapshot = fwk.handle.snapshot
+            out[tr.pod.name] = explain(fwk, sim.snapshot, tr.pod, tr)
+            assert fwk.handle.snapshot is handle_snapshot
+        else:
+            assert explain(fwk, sim.snapshot, tr.pod, tr) == []
+    return out
+
+
+def by_kind(suggestions, kind):
+    return [s for s in suggestions if s.kind == kind]
+
+
+def texts(suggestions):
+    return [s.text for s in suggestions]
+
+
+# -- resources -----------------------------------------------------------------------------------
+def test_resources_shortfall_per_node_with_free_and_add():
+    got = run([node("n-12", cpu="2", memory="4Gi")],
+              [pod("web", cpu="500m", memory="1Gi")],
+              [pod("hog", cpu="1800m", memory="4Gi", node_name="n-12")])["web"]
+    (s,) = [s for s in got if s.kind == "resources"]
+    assert s.text == "node n-12 lacks 300m cpu and 1Gi memory; freeing it or adding a node like n-12 would fit"
+    assert s.fits == ["n-12"] and s.adds_node and s.num_fits == 2
+    assert s.change == {"nodes": ["n-12"], "free": {"cpu": "300m", "memory": "1Gi"}, "add_node_like": "n-12"}
+    lowered = by_kind(got, "request")
+    # Lowering memory to what is free (0) is impossible, so no lowering suggestion.
+    assert lowered == []
+
+
+def test_lowering_requests_fits_one_then_all():
+    nodes = [node("a", cpu="1"), node("b", cpu="1"), node("c", cpu="1")]
+    bound = [pod("x", cpu="600m", node_name="a"), pod("y", cpu="750m", node_name="b"),
+             pod("z", cpu="700m", node_name="c")]
+    got = run(nodes, [pod("web", cpu="500m")], bound)["web"]
+    lowered = by_kind(got, "request")
+    assert texts(lowered) == [
+        "lowering the pod's cpu request from 500m to 250m would fit 3 nodes (a, b and c)",
+        "lowering the pod's cpu request from 500m to 400m would fit 1 node (a)",
+    ]
+    assert lowered[0].change == {"pod": {"requests": {"cpu": "250m"}}}
+    assert [s.num_fits for s in got] == sorted((s.num_fits for s in got), reverse=True)
+    per_node = by_kind(got, "resources")
+    assert texts(per_node)[0] == "node a lacks 100m cpu; freeing it or adding a node like a would fit"
+    assert [s.nodes for s in per_node] == [["a"], ["c"], ["b"]]   # smallest shortfall first
+
+
+def test_lowering_two_resources_at_once():
+    got = run([node("a", cpu="1", memory="2Gi")], [pod("web", cpu="800m", memory="2Gi")],
+              [pod("x", cpu="500m", memory="1536Mi", node_name="a")])["web"]
+    (s,) = by_kind(got, "request")
+    assert s.text == ("lowering the pod's cpu request from 800m to 500m and memory request from 2Gi to 512Mi "
+                      "would fit 1 node (a)")
+
+
+def test_nodes_with_the_same_shortfall_are_grouped():
+    nodes = [node(f"n{i}", cpu="1") for i in range(4)]
+    bound = [pod(f"x{i}", cpu="900m", node_name=f"n{i}") for i in range(4)]
+    got = run(nodes, [pod("web", cpu="500m")], bound)["web"]
+    (s,) = by_kind(got, "resources")
+    assert s.text == ("nodes n0, n1, n2 and n3 each lack 400m cpu; freeing that on any of them or adding a node "
+                      "like n0 would fit")
+    assert s.fits == ["n0", "n1", "n2", "n3"] and s.num_fits == 5
+
+
+def test_max_per_kind_limits_per_node_suggestions():
+    nodes = [node(f"n{i}", cpu="1") for i in range(8)]
+    bound = [pod(f"x{i}", cpu=f"{900 - 10 * i}m", node_name=f"n{i}") for i in range(8)]
+    data = {"nodes": nodes, "pods": bound, "pending": [pod("web", cpu="500m")]}
+    sim = Simulation(scenario_from_data(data), tie_break="name")
+    (tr,) = list(sim.run())
+    got = explain(sim.frameworks["default-scheduler"], sim.snapshot, tr.pod, tr, max_per_kind=3)
+    assert [s.nodes for s in by_kind(got, "resources")] == [["n7"], ["n6"], ["n5"]]
+
+
+def test_no_node_big_enough_suggests_a_bigger_node():
+    gpu = pod("train", cpu="1")
+    gpu["spec"]["containers"][0]["resources"]["requests"]["nvidia.com/gpu"] = "1"
+    got = run([node("n-1"), node("n-2", cpu="16")], [gpu])["train"]
+    (s,) = by_kind(got, "resources")
+    assert s.text == ("no node has any nvidia.com/gpu allocatable (the pod requests 1); adding a node like n-1 "
+                      "with 1 nvidia.com/gpu would fit")
+    assert s.adds_node and s.fits == [] and s.change == {"add_node_like": "n-1",
+                                                         "allocatable": {"nvidia.com/gpu": "1"}}
+    big = run([node("n-1", cpu="2"), node("n-2", cpu="3")], [pod("big", cpu="6")])["big"]
+    (s,) = by_kind(big, "resources")
+    assert s.text == ("no node has 6 cpu allocatable (the most is 3 on n-2); adding a node like n-1 with 6 cpu "
+                      "would fit")
+
+
+def test_too_many_pods():
+    got = run([node("n-1", pods="2")], [pod("web")], [pod("a", node_name="n-1"), pod("b", node_name="n-1")])["web"]
+    (s,) = by_kind(got, "too-many-pods")
+    assert s.text == "node n-1 is full (2/2 pods); freeing a pod slot or adding a node like n-1 would fit"
+    assert s.fits == ["n-1"] and s.change["free_pod_slots"] == 1
+
+
+# -- node selector and node affinity ---------------------------------------------------------------
+def test_node_selector_label_missing_everywhere():
+    nodes = [node("n-1", labels={"disk": "hdd"}), node("n-2", labels={"disk": "hdd"}), node("n-3")]
+    got = run(nodes, [pod("db", nodeSelector={"disk": "ssd"})])["db"]
+    assert "no node has label disk=ssd (nodes have disk=hdd (2))" in texts(got)
+    (drop,) = [s for s in got if s.change.get("pod") == {"remove_node_selector": "disk"}]
+    assert drop.text == "dropping nodeSelector disk=ssd would fit 3 nodes (n-1, n-2 and n-3)"
+    (label,) = [s for s in got if "label_nodes" in s.change]
+    assert label.text == "labelling n-1, n-2 and n-3 with disk=ssd would fit 3 nodes (n-1, n-2 and n-3)"
+    assert label.change["labels"] == {"disk": "ssd"}
+    got = run(nodes, [pod("ml", nodeSelector={"gpu": "a100"})])["ml"]
+    assert "no node has label gpu=a100 (no node has a gpu label at all)" in texts(got)
+
+
+def test_required_node_affinity_closest_term_and_drops():
+    nodes = [node("n-1", labels={"zone": "a", "disk": "ssd"}), node("n-2", labels={"zone": "b", "disk": "ssd"})]
+    terms = [{"matchExpressions": [{"key": "zone", "operator": "In", "values": ["c"]},
+                                   {"key": "disk", "operator": "In", "values": ["ssd"]}]},
+             {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]},
+                                   {"key": "gpu", "operator": "Exists"}]}]
+    p = pod("db", affinity={"nodeAffinity": {REQ: {"nodeSelectorTerms": terms}}})
+    got = run(nodes, [p])["db"]
+    t = texts(got)
+    assert t[0] == "dropping zone=c from node affinity term 0 would fit 2 nodes (n-1 and n-2)"
+    assert t[1] == "dropping gpu from node affinity term 1 would fit 1 node (n-1)"
+    assert "no node has label zone=c (nodes have zone=a (1), zone=b (1))" in t
+    assert "no node has label gpu" in t
+    assert "node affinity term 0 is the closest: 2 nodes (n-1 and n-2) miss only zone=c" in t
+    assert got[0].change == {"pod": {"remove_node_affinity_requirement": {"term": 0, "matchExpressions": 0}}}
+
+
+def test_matchfields_pin_to_missing_node():
+    terms = [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["gone"]}]}]
+    got = run([node("n-1")], [pod("ds", affinity={"nodeAffinity": {REQ: {"nodeSelectorTerms": terms}}})])["ds"]
+    assert "no node is named gone" in texts(got)
+    assert "dropping metadata.name=gone from node affinity term 0 would fit 1 node (n-1)" in texts(got)
+
+
+# -- taints, cordoned nodes, host ports --------------------------------------------------------------
+def test_taints_toleration_counterfactual():
+    gpu = [{"key": "gpu", "value": "true", "effect": "NoSchedule"}]
+    nodes = [node(f"g-{i}", taints=gpu) for i in (1, 2, 3)]
+    nodes.append(node("d-1", cpu="100m", taints=[{"key": "dedicated", "value": "x", "effect": "NoExecute"}]))
+    got = run(nodes, [pod("web", cpu="500m")])["web"]
+    tol = by_kind(got, "taints")
+    assert texts(tol) == [
+        "3 nodes (g-1, g-2 and g-3) would fit with a toleration for gpu=true:NoSchedule",
+        "tolerating the taints of d-1 would not be enough (still rejected by NodeResourcesFit on 1)",
+    ]
+    assert tol[0].fits == ["g-1", "g-2", "g-3"] and got[0] is tol[0]
+    assert tol[0].change == {"pod": {"add_tolerations": [
+        {"key": "gpu", "operator": "Equal", "value": "true", "effect": "NoSchedule"}]}}
+    assert tol[1].still_blocked == {"NodeResourcesFit": 1}
+
+
+def test_cordoned_nodes():
+    taint = [{"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}]
+    nodes = [node("c-1", unschedulable=True, taints=taint), node("c-2", cpu="100m", unschedulable=True)]
+    got = run(nodes, [pod("web", cpu="500m")])["web"]
+    (s,) = by_kind(got, "cordoned")
+    assert s.text == "uncordoning c-1 would fit it (c-2 would still be rejected by NodeResourcesFit on 1)"
+    assert s.fits == ["c-1"] and s.change == {"uncordon": ["c-1", "c-2"]}
+
+
+def test_host_ports():
+    ports = [{"containerPort": 8080, "hostPort": 8080}]
+    nodes = [node("n-1"), node("n-2"), node("n-3", cpu="100m")]
+    bound = [pod("a", node_name="n-1", containers=[{"name": "c", "ports": ports}]),
+             pod("b", node_name="n-2", containers=[{"name": "c", "ports": ports}]),
+             pod("c", node_name="n-3", containers=[{"name": "c", "ports": ports}])]
+    got = run(nodes, [pod("web", cpu="500m", containers=[
+        {"name": "c", "ports": ports, "resources": {"requests": {"cpu": "500m"}}}])], bound)["web"]
+    (s,) = by_kind(got, "host-ports")
+    assert s.text == ("port 8080/TCP is used on n-1, n-2 and n-3 (by default/a, default/b and default/c); "
+                      "dropping hostPort 8080/TCP would fit 2 nodes (n-1 and n-2)")
+    assert s.still_blocked == {"NodeResourcesFit": 1}
+    assert s.change == {"pod": {"remove_host_port": {"hostIP": "0.0.0.0", "protocol": "TCP", "port": 8080}}}
+
+
+# -- pod affinity, anti-affinity, topology spread --------------------------------------------------
+def _term(labels, key):
+    return {"labelSelector": {"matchLabels": labels}, "topologyKey": key}
+
+
+def test_pod_affinity_met_only_in_a_full_zone():
+    nodes = [node("a-1", cpu="1", labels={"zone": "a"}), node("b-1", labels={"zone": "b"}),
+             node("b-2", labels={"zone": "b"})]
+    bound = [pod("db", cpu="1", node_name="a-1", labels={"app": "db"})]
+    p = pod("api", cpu="500m", affinity={"podAffinity": {REQ: [_term({"app": "db"}, "zone")]}})
+    got = run(nodes, [p], bound)["api"]
+    (s,) = by_kind(got, "pod-affinity")
+    assert s.text == ("pod affinity term 0 (app=db, topologyKey zone) is met only in zone a (1); 2 rejected nodes "
+                      "lie elsewhere; dropping the term would fit 2 nodes (b-1 and b-2)")
+    assert s.change == {"pod": {"remove_pod_affinity_term": 0}}
+
+
+def test_pod_affinity_to_pods_that_do_not_exist():
+    p = pod("api", labels={"app": "api"}, affinity={"podAffinity": {REQ: [_term({"app": "db"}, "zone")]}})
+    got = run([node("a-1", labels={"zone": "a"})], [p])["api"]
+    (s,) = by_kind(got, "pod-affinity")
+    assert s.text == ("pod affinity term 0 (app=db, topologyKey zone) matches no existing pod (nor the pod itself); "
+                      "dropping the term would fit 1 node (a-1)")
+
+
+def test_pod_anti_affinity_term():
+    nodes = [node(f"n-{i}") for i in (1, 2, 3)]
+    bound = [pod(f"web-{i}", node_name=f"n-{i}", labels={"app": "web"}) for i in (1, 2, 3)]
+    p = pod("web-4", labels={"app": "web"}, affinity={"podAntiAffinity": {REQ: [_term({"app": "web"}, HOST)]}})
+    got = run(nodes, [p], bound)["web-4"]
+    (s,) = by_kind(got, "pod-anti-affinity")
+    assert s.text.startswith("pod anti-affinity term 0 (app=web, topologyKey kubernetes.io/hostname): matching "
+                             "pods occupy kubernetes.io/hostname n-1 (default/web-1), n-2 (default/web-2), "
+                             "n-3 (default/web-3), blocking 3 nodes; dropping the term would fit 3 nodes")
+    assert s.num_fits == 3
+
+
+def test_existing_pods_anti_affinity_evictions():
+    nodes = [node("n-1", labels={"zone": "a"}), node("n-2", labels={"zone": "a"}),
+             node("n-3", cpu="100m", labels={"zone": "b"})]
+    guard = pod("guard", node_name="n-1", affinity={"podAntiAffinity": {REQ: [_term({"app": "web"}, "zone")]}})
+    got = run(nodes, [pod("web", cpu="500m", labels={"app": "web"})], [guard])["web"]
+    (s,) = by_kind(got, "existing-anti-affinity")
+    assert s.text == ("existing pod default/guard on n-1 has required anti-affinity against this pod in zone=a, "
+                      "blocking 2 nodes (n-1 and n-2); evicting it would fit 2 nodes (n-1 and n-2)")
+    assert s.change == {"evict": ["default/guard"]}
+
+
+def test_topology_spread_blocked_zones_and_max_skew():
+    nodes = [node("za", labels={"zone": "a"}), node("zb", labels={"zone": "b"}),
+             node("zc", cpu="1", labels={"zone": "c"})]
+    bound = [pod(f"{z}{i}", cpu="100m" if z != "c" else "300m", node_name=f"z{z}", labels={"app": "web"})
+             for z, n in (("a", 5), ("b", 5), ("c", 3)) for i in range(n)]
+    spread = [{"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule",
+               "labelSelector": {"matchLabels": {"app": "web"}}}]
+    p = pod("web", cpu="200m", labels={"app": "web"}, topologySpreadConstraints=spread)
+    got = run(nodes, [p], bound)["web"]
+    (s,) = by_kind(got, "topology-spread")
+    assert s.text == ("topology spread maxSkew 1 on zone blocks a and b (counts a=5 b=5 c=3); "
+                      "raising maxSkew to 3 would fit 2 nodes (za and zb)")
+    assert s.nodes == ["za", "zb"]
+    assert s.change == {"pod": {"topology_spread_constraint": 0, "max_skew": 3}}
+
+
+def test_topology_spread_min_domains_and_missing_label():
+    nodes = [node("za", labels={"zone": "a"}), node("nolabel")]
+    bound = [pod("a0", node_name="za", labels={"app": "web"})]
+    spread = [{"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule", "minDomains": 2,
+               "labelSelector": {"matchLabels": {"app": "web"}}}]
+    got = run(nodes, [pod("web", labels={"app": "web"}, topologySpreadConstraints=spread)], bound)["web"]
+    t = texts(by_kind(got, "topology-spread"))
+    assert "1 node (nolabel) lacks a topology label the spread constraints need (zone)" in t
+    assert ("topology spread maxSkew 1 on zone blocks a (counts a=1; 1 domains < minDomains 2, so the minimum "
+            "counts as 0); raising maxSkew to 2 would fit 1 node (za)") in t
+
+
+# -- preemption, PreFilter, other plugins, passing nodes --------------------------------------------
+def test_preemption_nominated_node_verified():
+    got = run([node("n-1", cpu="1")], [pod("vip", cpu="800m", priorityClassName="x", priority=100)],
+              [pod("low", cpu="500m", node_name="n-1")])["vip"]
+    (s,) = by_kind(got, "preemption")
+    assert s.text == "preemption nominated n-1: evicting default/low makes room"
+    assert s.fits == ["n-1"] and s.change == {"evict": ["default/low"], "node": "n-1"}
+
+
+def test_preemption_policy_never_and_no_victims():
+    got = run([node("n-1", cpu="1")], [pod("p", cpu="2", preemptionPolicy="Never")])["p"]
+    assert "preemption is disabled for this pod (preemptionPolicy: Never)" in texts(got)
+    got = run([node("n-1", cpu="1")], [pod("p", cpu="2")])["p"]
+    (s,) = by_kind(got, "preemption")
+    assert s.text.startswith("preemption cannot help: 0/1 nodes are available: 1 No preemption victims found")
+
+
+def test_prefilter_rejection():
+    vols = [{"name": "data", "persistentVolumeClaim": {"claimName": "missing"}}]
+    got = run([node("n-1")], [pod("db", volumes=vols)])["db"]
+    assert got[0].kind == "prefilter"
+    assert got[0].text == ('PreFilter plugin VolumeRestrictions rejects the pod on every node: '
+                           'persistentvolumeclaim "missing" not found')
+    assert got[0].nodes == ["n-1"]
+
+
+def test_other_plugins_are_reported():
+    pv = {"metadata": {"name": "pv-1", "labels": {ZONE: "z1"}},
+          "spec": {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"], "storageClassName": "",
+                   "claimRef": {"namespace": "default", "name": "data"}},
+          "status": {"phase": "Bound"}}
+    pvc = {"metadata": {"name": "data", "namespace": "default",
+                        "annotations": {"pv.kubernetes.io/bind-completed": "yes"}},
+           "spec": {"volumeName": "pv-1", "accessModes": ["ReadWriteOnce"], "storageClassName": "",
+                    "resources": {"requests": {"storage": "1Gi"}}},
+           "status": {"phase": "Bound"}}
+    vols = [{"name": "data", "persistentVolumeClaim": {"claimName": "data"}}]
+    nodes = [node("n-1", labels={ZONE: "z2"}), node("n-2", labels={ZONE: "z3"})]
+    got = run(nodes, [pod("db", volumes=vols)], persistentvolumes=[pv], persistentvolumeclaims=[pvc])["db"]
+    (s,) = by_kind(got, "plugin")
+    assert s.text.startswith("VolumeZone rejects 2 nodes (n-1 and n-2): node(s) had no available volume zone (2)")
+    assert s.text.endswith("it is the only obstacle on 2 nodes (n-1 and n-2)")
+
+
+def test_nodes_passing_now_are_reported_as_changed():
+    data = {"nodes": [node("n-1", cpu="1")], "pending": [pod("web", cpu="500m")],
+            "pods": [pod("hog", cpu="800m", node_name="n-1")]}
+    sim = Simulation(scenario_from_data(data), tie_break="name")
+    (tr,) = list(sim.run())
+    ni = sim.snapshot.get("n-1")
+    ni.remove_pod(ni.pods[0])
+    got = explain(sim.frameworks["default-scheduler"], sim.snapshot, tr.pod, tr)
+    assert [s.kind for s in got] == ["changed", "preemption"]   # the stale trace row is recomputed
+    assert got[0].fits == ["n-1"]
+    # Without a trace the matrix is computed from the snapshot: nothing rejects the pod.
+    assert texts(explain(sim.frameworks["default-scheduler"], sim.snapshot, tr.pod)) == [
+        "1 node (n-1) passes every Filter plugin in this snapshot: the cluster changed since this attempt"]
+
+
+def test_nodes_rejected_only_by_extenders():
+    data = {"nodes": [node("n-1"), node("n-2", cpu="100m")], "pending": [pod("web", cpu="500m")]}
+    sim = Simulation(scenario_from_data(data), tie_break="name")
+    (tr,) = list(sim.run())
+    assert tr.chosen == "n-1"
+    tr.chosen, tr.unschedulable = None, True   # as if an extender had filtered n-1 out
+    tr.node_statuses["n-1"] = Status(Code.UNSCHEDULABLE, "n-1 is draining", plugin=EXTENDER_NAME)
+    got = explain(sim.frameworks["default-scheduler"], sim.snapshot, tr.pod, tr)
+    (s,) = by_kind(got, "extender")
+    assert s.text == "1 node (n-1) passes every Filter plugin but the extenders reject them: n-1 is draining"
+    assert s.nodes == ["n-1"] and s.fits == []
+
+
+def test_explain_leaves_the_snapshot_untouched():
+    data = {"nodes": [node("n-1", cpu="1", labels={"zone": "a"}), node("n-2", cpu="1", labels={"zone": "b"})],
+            "pods": [pod("hog", cpu="800m", node_name="n-1", labels={"app": "web"}),
+                     pod("hog2", cpu="800m", node_name="n-2")],
+            "pending": [pod("web", cpu="500m", labels={"app": "web"})]}
+    sim = Simulation(scenario_from_data(data), tie_break="name")
+    (tr,) = list(sim.run())
+    before = [(ni.name, ni.index, [p.key for p in ni.pods], dict(ni.requested), ni.node.raw, ni.image_states)
+              for ni in sim.snapshot.node_infos]
+    got = explain(sim.frameworks["default-scheduler"], sim.snapshot, tr.pod, tr)
+    assert got
+    after = [(ni.name, ni.index, [p.key for p in ni.pods], dict(ni.requested), ni.node.raw, ni.image_states)
+             for ni in sim.snapshot.node_infos]
+    assert before == after
+    assert sim.frameworks["default-scheduler"].handle.snapshot is sim.snapshot
+
+
+def test_to_dict_and_json():
+    s = Suggestion("taints", "t", nodes=["a"], change={"pod": {}}, fits=["a", "b"], still_blocked={"X": 1})
+    d = s.to_dict()
+    assert d == {"kind": "taints", "text": "t", "nodes": ["a"], "change": {"pod": {}}, "fits": ["a", "b"],
+                 "adds_node": False, "num_fits": 2, "still_blocked": {"X": 1}}
+    json.dumps(d)
+
+
+def test_pod_with_requests_sets_the_total_exactly():
+    raw = {"metadata": {"name": "p"}, "spec": {
+        "overhead": {"cpu": "100m"},
+        "initContainers": [{"name": "i", "resources": {"requests": {"cpu": "2", "memory": "1Gi"}}},
+                           {"name": "s", "restartPolicy": "Always", "resources": {"requests": {"cpu": "300m"}}}],
+        "containers": [{"name": "a", "resources": {"requests": {"cpu": "500m"}}}, {"name": "b"}]}}
+    p = Pod(raw)
+    assert p.requests["cpu"] == 2100
+    q = pod_with_requests(p, {"cpu": 700})
+    assert q.requests["cpu"] == 700 and q.requests["memory"] == p.requests["memory"]
+    assert p.raw["spec"]["containers"][0]["resources"]["requests"]["cpu"] == "500m"  # original untouched
+    assert pod_with_requests(p, {"cpu": 50}) is None   # below the overhead
+
+
+def test_format_quantity():
+    assert format_quantity("cpu", 300) == "300m"
+    assert format_quantity("cpu", 2000) == "2"
+    assert format_quantity("memory", 2**30) == "1Gi"
+    assert format_quantity("memory", 1536 * 2**20) == "1536Mi"
+    assert format_quantity("memory", 1000) == "1000"
+    assert format_quantity("nvidia.com/gpu", 2) == "2"
+
+
+def test_cli_explain(tmp_path):
+    data = {"nodes": [node("n-12", cpu="2", memory="4Gi")],
+            "pods": [pod("hog", cpu="1800m", memory="4Gi", node_name="n-12")],
+            "pending": [pod("web", cpu="500m", memory="1Gi")]}
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(data))
+    buf = io.StringIO()
+    with redirect_stdout(buf):
+        assert main(["simulate", str(path), "--tie-break", "name", "--explain"]) == 0
+    out = buf.getvalue()
+    assert ("  fix: node n-12 lacks 300m cpu and 1Gi memory; freeing it or adding a node like n-12 would fit\n"
+            in out)
+    buf = io.StringIO()
+    with redirect_stdout(buf):
+        assert main(["simulate", str(path), "--tie-break", "name"]) == 0
+    assert "fix:" not in buf.getvalue()
