@@ -1,7 +1,7 @@
 """Node: parsed once from v1.Node JSON."""
 from __future__ import annotations
 
-from .errors import ParseError, expect
+from .errors import ParseError, expect, object_meta
 from .quantity import QuantityError, resource_amount
 
 
@@ -40,17 +40,9 @@ class Node:
                  "capacity", "images", "conditions", "raw")
 
     def __init__(self, raw: dict):
-        if not isinstance(raw, dict):
-            raise ParseError("", "expected a Node object")
+        meta, self.name, self.labels, self.annotations = object_meta(raw, "Node")
         self.raw = raw
-        meta = expect(raw.get("metadata"), dict, "metadata", "object") or {}
-        name = meta.get("name")
-        if not isinstance(name, str) or not name:
-            raise ParseError("metadata.name", "required value")
-        self.name = name
-        self.uid = meta.get("uid") or name
-        self.labels = dict(expect(meta.get("labels"), dict, "metadata.labels", "object") or {})
-        self.annotations = dict(expect(meta.get("annotations"), dict, "metadata.annotations", "object") or {})
+        self.uid = meta.get("uid") or self.name
         spec = expect(raw.get("spec"), dict, "spec", "object") or {}
         status = expect(raw.get("status"), dict, "status", "object") or {}
         self.unschedulable = bool(spec.get("unschedulable", False))

@@ -1,7 +1,7 @@
 """Pod: parsed once from v1.Pod JSON, with requests computed by kube's rules."""
 from __future__ import annotations
 
-from .errors import ParseError, expect
+from .errors import ParseError, expect, object_meta
 from .node import parse_resource_list
 from .selectors import LabelSelector, NodeSelector, PreferredTerm
 
@@ -164,19 +164,11 @@ class Pod:
                  "spread_constraints", "volumes", "scheduling_gates", "key")
 
     def __init__(self, raw: dict):
-        if not isinstance(raw, dict):
-            raise ParseError("", "expected a Pod object")
+        meta, self.name, self.labels, self.annotations = object_meta(raw, "Pod")
         self.raw = raw
-        meta = expect(raw.get("metadata"), dict, "metadata", "object") or {}
-        name = meta.get("name")
-        if not isinstance(name, str) or not name:
-            raise ParseError("metadata.name", "required value")
-        self.name = name
         self.namespace = meta.get("namespace") or "default"
         self.key = f"{self.namespace}/{self.name}"
         self.uid = meta.get("uid") or self.key
-        self.labels = dict(expect(meta.get("labels"), dict, "metadata.labels", "object") or {})
-        self.annotations = dict(expect(meta.get("annotations"), dict, "metadata.annotations", "object") or {})
         self.owner_references = tuple(meta.get("ownerReferences") or ())
         self.deletion_timestamp = meta.get("deletionTimestamp")
         spec = expect(raw.get("spec"), dict, "spec", "object") or {}
