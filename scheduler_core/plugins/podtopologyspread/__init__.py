@@ -9,14 +9,34 @@ from __future__ import annotations
 
 import re
 
-from ...config.field import aggregate, child, duplicate, forbidden, invalid, not_supported, required
-from ...framework.interface import (FilterPlugin, PreFilterExtensions, PreFilterPlugin, PreScorePlugin,
-                                    ScoreExtensions, ScorePlugin)
+from ...config.field import (
+    aggregate,
+    child,
+    duplicate,
+    forbidden,
+    invalid,
+    not_supported,
+    required,
+)
+from ...config.identifiers import is_qualified_name
+from ...framework.interface import (
+    FilterPlugin,
+    PreFilterExtensions,
+    PreFilterPlugin,
+    PreScorePlugin,
+    ScoreExtensions,
+    ScorePlugin,
+)
 from ...framework.profile import FrameworkError
 from ...framework.status import Code, Status
 from ...objects.pod import TopologySpreadConstraint
 from .. import names
-from .common import DO_NOT_SCHEDULE, SCHEDULE_ANYWAY, SYSTEM_DEFAULT_CONSTRAINTS, get_constraints
+from .common import (
+    DO_NOT_SCHEDULE,
+    SCHEDULE_ANYWAY,
+    SYSTEM_DEFAULT_CONSTRAINTS,
+    get_constraints,
+)
 from .filtering import compute_pre_filter_state
 from .scoring import compute_pre_score_state, normalize
 
@@ -29,15 +49,6 @@ ERR_REASON_NODE_LABEL_NOT_MATCH = ERR_REASON_CONSTRAINTS_NOT_MATCH + " (missing 
 SYSTEM_DEFAULTING = "System"
 LIST_DEFAULTING = "List"
 
-_QNAME_FMT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
-_QNAME = re.compile(_QNAME_FMT)
-_DNS1123_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
-_QNAME_MSG = ("must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
-              f"alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for "
-              f"validation is '{_QNAME_FMT}')")
-_DNS1123_MSG = ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or "
-                "'.', and must start and end with an alphanumeric character (e.g. 'example.com', regex "
-                "used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')")
 
 
 def default_args(args) -> dict:
@@ -46,33 +57,6 @@ def default_args(args) -> dict:
     if not out.get("defaultingType"):
         out["defaultingType"] = SYSTEM_DEFAULTING
     return out
-
-
-def _label_name_errors(value: str) -> list:
-    """validation.IsQualifiedName messages (metav1validation.ValidateLabelName)."""
-    parts = value.split("/")
-    errs = []
-    if len(parts) == 1:
-        name = parts[0]
-    elif len(parts) == 2:
-        prefix, name = parts
-        if not prefix:
-            errs.append("prefix part must be non-empty")
-        else:
-            if len(prefix) > 253:
-                errs.append("prefix part must be no more than 253 characters")
-            if not _DNS1123_SUBDOMAIN.fullmatch(prefix):
-                errs.append("prefix part " + _DNS1123_MSG)
-    else:
-        return ["a qualified name " + _QNAME_MSG
-                + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"]
-    if not name:
-        errs.append("name part must be non-empty")
-    elif len(name) > 63:
-        errs.append("name part must be no more than 63 characters")
-    if not _QNAME.fullmatch(name):
-        errs.append("name part " + _QNAME_MSG)
-    return errs
 
 
 def validate_args(args: dict, path: str = "") -> list:
@@ -95,7 +79,7 @@ def validate_args(args: dict, path: str = "") -> list:
         if not key:
             errs.append(required(f"{p}.topologyKey", "can not be empty"))
         else:
-            errs.extend(invalid(f"{p}.topologyKey", key, msg) for msg in _label_name_errors(key))
+            errs.extend(invalid(f"{p}.topologyKey", key, msg) for msg in is_qualified_name(key))
         when = c.get("whenUnsatisfiable", "") or ""
         if not when:
             errs.append(required(f"{p}.whenUnsatisfiable", "can not be empty"))
