@@ -7,7 +7,6 @@ so Filter and Score cost O(constraints) per node (a hostname score counts that n
 """
 from __future__ import annotations
 
-import re
 
 from ...config.field import (
     aggregate,
