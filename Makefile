@@ -1,0 +1,35 @@
+# Schedscope: `make run` serves the demo on http://127.0.0.1:8000 (embedded: SQLite, in-process scheduler);
+# `make test` runs every test, the Django ones against PostgreSQL, Redis and a real Celery worker.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+HOST ?= 127.0.0.1
+PORT ?= 8000
+TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/schedscope
+TEST_REDIS_URL ?= redis://127.0.0.1:6379/15
+
+.PHONY: run test install migrate demo clean
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[dev]'
+	touch $@
+
+install: $(VENV)/.installed
+
+migrate: install
+	$(PY) manage.py migrate --noinput
+
+demo: migrate
+	$(PY) manage.py demo
+
+run: demo
+	@echo "Schedscope on http://$(HOST):$(PORT)/  (Ctrl-C stops)"
+	$(VENV)/bin/daphne -b $(HOST) -p $(PORT) dashboard.asgi:application
+
+test: install
+	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) $(PY) -m pytest tests -q
+
+clean:
+	rm -rf $(VENV) schedscope.sqlite3* schedscope-test.sqlite3* staticfiles

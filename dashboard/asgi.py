@@ -1,0 +1,21 @@
+"""ASGI entry point (daphne dashboard.asgi:application): HTTP (with static files) and websockets."""
+import os
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "dashboard.settings")
+
+from django.core.asgi import get_asgi_application  # noqa: E402
+
+django_app = get_asgi_application()
+
+from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
+from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
+from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: E402
+
+from .routing import websocket_urlpatterns  # noqa: E402
+from .services.embedded import autostart  # noqa: E402
+
+application = ProtocolTypeRouter({
+    "http": ASGIStaticFilesHandler(django_app),
+    "websocket": AllowedHostsOriginValidator(URLRouter(websocket_urlpatterns)),
+})
+autostart()

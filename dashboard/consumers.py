@@ -1,0 +1,35 @@
+"""Websocket consumers: one Channels group per cluster, fed by the coalescing broadcaster."""
+from __future__ import annotations
+
+import asyncio
+
+from channels.db import database_sync_to_async
+from channels.generic.websocket import AsyncJsonWebsocketConsumer
+
+from .models import Cluster
+from .services import broadcast, queries
+
+
+class ClusterConsumer(AsyncJsonWebsocketConsumer):
+    """ws/clusters/<name>/: a ``hello`` with the current queue counts, then ``update`` messages."""
+
+    async def connect(self):
+        broadcast.attach_loop(asyncio.get_running_loop())
+        name = self.scope["url_route"]["kwargs"]["name"]
+        cluster = await database_sync_to_async(Cluster.objects.filter(name=name).first)()
+        if cluster is None:
+            await self.close(code=4404)
+            return
+        self.group = broadcast.group_name(cluster.id)
+        await self.channel_layer.group_add(self.group, self.channel_name)
+        await self.accept()
+        hello = await database_sync_to_async(queries.live_state)(cluster)
+        await self.send_json({"kind": "hello", **hello})
+
+    async def disconnect(self, code):
+        if hasattr(self, "group"):
+            await self.channel_layer.group_discard(self.group, self.channel_name)
+
+    async def cluster_update(self, event):
+        msg = {k: v for k, v in event.items() if k != "type"}
+        await self.send_json({"kind": "update", **msg})

@@ -1,0 +1,25 @@
+"""manage.py demo: the demo cluster (50 nodes, three zones, tainted GPU nodes) with a live workload."""
+from django.core.management.base import BaseCommand
+
+from dashboard.models import Cluster
+from dashboard.services import clusters as svc
+from dashboard.services.demo import DEMO_WORKLOAD, demo_scenario
+
+
+class Command(BaseCommand):
+    help = "Create (or reset) the demo cluster from the bundled scenario and mark it running."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--name", default="demo")
+        parser.add_argument("--no-workload", action="store_true", help="only the bundled pods, no generator")
+        parser.add_argument("--stopped", action="store_true", help="leave the scheduler stopped")
+
+    def handle(self, *args, **opts):
+        cluster, created = Cluster.objects.get_or_create(name=opts["name"])
+        cluster.workload = None if opts["no_workload"] else DEMO_WORKLOAD
+        cluster.desired_state = Cluster.STOPPED if opts["stopped"] else Cluster.RUNNING
+        cluster.save()
+        counts = svc.load_scenario(cluster, demo_scenario(), "demo")
+        verb = "created" if created else "reset"
+        self.stdout.write(f"demo cluster {cluster.name!r} {verb}: {counts['nodes']} nodes, {counts['bound']} bound "
+                          f"and {counts['pending']} pending pods; scheduler {cluster.desired_state}")

@@ -1,0 +1,201 @@
+"""Stored state of simulated clusters and the history of every scheduling cycle."""
+from __future__ import annotations
+
+from django.db import models
+
+
+class SchedulerProfile(models.Model):
+    """A KubeSchedulerConfiguration document (empty: kube's defaults)."""
+
+    name = models.CharField(max_length=200, unique=True)
+    document = models.JSONField(default=dict, blank=True)
+    created = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self):
+        return self.name
+
+
+class Cluster(models.Model):
+    """A cluster the scheduler drives: simulated (state in this database) or real (kubeconfig)."""
+
+    SIMULATED, REAL = "simulated", "real"
+    KINDS = [(SIMULATED, "Simulated"), (REAL, "Real (kubeconfig)")]
+    STOPPED, RUNNING, PAUSED = "stopped", "running", "paused"
+    STATES = [(STOPPED, "Stopped"), (RUNNING, "Running"), (PAUSED, "Paused")]
+
+    name = models.SlugField(max_length=100, unique=True)
+    kind = models.CharField(max_length=16, choices=KINDS, default=SIMULATED)
+    kubeconfig = models.CharField(max_length=500, blank=True, help_text="path of a kubeconfig file (real clusters)")
+    kube_context = models.CharField(max_length=200, blank=True)
+    profile = models.ForeignKey(SchedulerProfile, null=True, blank=True, on_delete=models.SET_NULL)
+    desired_state = models.CharField(max_length=16, choices=STATES, default=STOPPED)
+    tie_break = models.CharField(max_length=8, choices=[("name", "name"), ("random", "random")], default="random")
+    seed = models.BigIntegerField(null=True, blank=True)
+    workload = models.JSONField(null=True, blank=True, help_text="workload generator settings (demo)")
+    version = models.PositiveIntegerField(default=0, help_text="bumped when a scenario replaces the state")
+    runner = models.CharField(max_length=200, blank=True, help_text="who drives the loop now")
+    heartbeat = models.DateTimeField(null=True, blank=True)
+    created = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self):
+        return self.name
+
+
+class ClusterState(models.Model):
+    """The simulated cluster's objects other than nodes and pods, and where they came from."""
+
+    cluster = models.OneToOneField(Cluster, on_delete=models.CASCADE, related_name="state")
+    source = models.CharField(max_length=300, blank=True)
+    resources = models.JSONField(default=dict, blank=True, help_text="services, namespaces, PVs, PVCs, ... as lists")
+    loaded = models.DateTimeField(auto_now=True)
+
+
+class Node(models.Model):
+    """A node of a simulated cluster (the raw v1.Node plus indexed columns)."""
+
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="nodes")
+    name = models.CharField(max_length=253)
+    zone = models.CharField(max_length=100, blank=True)
+    labels = models.JSONField(default=dict, blank=True)
+    taints = models.JSONField(default=list, blank=True)
+    unschedulable = models.BooleanField(default=False)
+    allocatable = models.JSONField(default=dict, blank=True, help_text="scheduler units: cpu in millicores")
+    raw = models.JSONField()
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["cluster", "name"], name="node_unique_name")]
+        ordering = ["cluster", "id"]
+
+    def __str__(self):
+        return self.name
+
+
+class Pod(models.Model):
+    """A pod of a simulated cluster with its placement and scheduling-queue state."""
+
+    ACTIVE, BACKOFF, UNSCHEDULABLE, GATED, BOUND = "active", "backoff", "unschedulable", "gated", "bound"
+    QUEUES = [(ACTIVE, "activeQ"), (BACKOFF, "backoffQ"), (UNSCHEDULABLE, "unschedulablePods"),
+              (GATED, "gated"), (BOUND, "bound")]
+
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="pods")
+    uid = models.CharField(max_length=300)
+    namespace = models.CharField(max_length=253)
+    name = models.CharField(max_length=253)
+    labels = models.JSONField(default=dict, blank=True)
+    priority = models.IntegerField(default=0)
+    scheduler_name = models.CharField(max_length=200, default="default-scheduler")
+    cpu_m = models.BigIntegerField(default=0, help_text="requested cpu, millicores")
+    memory = models.BigIntegerField(default=0, help_text="requested memory, bytes")
+    node_name = models.CharField(max_length=253, blank=True, db_index=True)
+    queue = models.CharField(max_length=16, choices=QUEUES, default=ACTIVE)
+    attempts = models.IntegerField(default=0)
+    reason = models.TextField(blank=True, help_text="latest FitError message")
+    plugins = models.CharField(max_length=1000, blank=True,
+                               help_text="plugins that rejected it last time, as ,A,B, (searchable)")
+    last_cycle = models.BigIntegerField(null=True, blank=True, help_text="seq of its latest cycle")
+    raw = models.JSONField()
+    created = models.DateTimeField(auto_now_add=True)
+    bound_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["cluster", "uid"], name="pod_unique_uid"),
+                       models.UniqueConstraint(fields=["cluster", "namespace", "name"], name="pod_unique_name")]
+        indexes = [models.Index(fields=["cluster", "queue", "-priority", "created"], name="pod_queue_idx"),
+                   models.Index(fields=["cluster", "node_name"], name="pod_node_idx")]
+        ordering = ["cluster", "id"]
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    @property
+    def plugin_list(self) -> list:
+        return [p for p in self.plugins.split(",") if p]
+
+    @staticmethod
+    def join_plugins(names) -> str:
+        return f",{','.join(sorted(names))}," if names else ""
+
+    def __str__(self):
+        return self.key
+
+
+class SchedulingCycle(models.Model):
+    """One scheduling attempt: summary columns for queries and the full per-node, per-plugin matrix."""
+
+    SCHEDULED, UNSCHEDULABLE, ERROR = "scheduled", "unschedulable", "error"
+    RESULTS = [(SCHEDULED, "Scheduled"), (UNSCHEDULABLE, "Unschedulable"), (ERROR, "Error")]
+
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="cycles")
+    seq = models.BigIntegerField(help_text="cycle number within the cluster")
+    pod_uid = models.CharField(max_length=300)
+    pod_namespace = models.CharField(max_length=253)
+    pod_name = models.CharField(max_length=253)
+    profile = models.CharField(max_length=200)
+    attempt = models.IntegerField(default=1)
+    started = models.DateTimeField()
+    result = models.CharField(max_length=16, choices=RESULTS)
+    node = models.CharField(max_length=253, blank=True)
+    message = models.TextField(blank=True)
+    num_nodes = models.IntegerField(default=0)
+    num_feasible = models.IntegerField(default=0)
+    duration_ms = models.FloatField(default=0)
+    durations = models.JSONField(default=dict, blank=True, help_text="ms per extension point and plugin")
+    failing_plugins = models.JSONField(default=dict, blank=True, help_text="{plugin: nodes rejected}")
+    failing_reasons = models.JSONField(default=dict, blank=True, help_text="{reason: nodes}")
+    matrix = models.JSONField(default=dict, blank=True, help_text="compact filter and score matrices")
+    preemption = models.JSONField(null=True, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["cluster", "seq"], name="cycle_unique_seq")]
+        indexes = [models.Index(fields=["cluster", "pod_uid", "-seq"], name="cycle_pod_idx"),
+                   models.Index(fields=["cluster", "pod_namespace", "pod_name", "-seq"], name="cycle_podname_idx"),
+                   models.Index(fields=["cluster", "-started"], name="cycle_time_idx"),
+                   models.Index(fields=["cluster", "result", "-seq"], name="cycle_result_idx"),
+                   models.Index(fields=["cluster", "node", "-seq"], name="cycle_node_idx")]
+        ordering = ["-seq"]
+
+    @property
+    def pod_key(self) -> str:
+        return f"{self.pod_namespace}/{self.pod_name}"
+
+
+class SchedulingEvent(models.Model):
+    """A Kubernetes-style event the scheduler emitted (Scheduled, FailedScheduling, Preempted, ...)."""
+
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="events")
+    time = models.DateTimeField()
+    type = models.CharField(max_length=16, default="Normal")
+    reason = models.CharField(max_length=64)
+    pod_uid = models.CharField(max_length=300, blank=True)
+    pod_namespace = models.CharField(max_length=253, blank=True)
+    pod_name = models.CharField(max_length=253, blank=True)
+    node = models.CharField(max_length=253, blank=True)
+    message = models.TextField(blank=True)
+    cycle_seq = models.BigIntegerField(null=True, blank=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["cluster", "-time"], name="event_time_idx"),
+                   models.Index(fields=["cluster", "pod_uid", "-time"], name="event_pod_idx"),
+                   models.Index(fields=["cluster", "reason", "-time"], name="event_reason_idx")]
+        ordering = ["-time", "-id"]
+
+
+class QueueSnapshot(models.Model):
+    """Queue sizes and throughput at one moment (for charts and history)."""
+
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="queue_snapshots")
+    time = models.DateTimeField()
+    active = models.IntegerField(default=0)
+    backoff = models.IntegerField(default=0)
+    unschedulable = models.IntegerField(default=0)
+    gated = models.IntegerField(default=0)
+    bound = models.IntegerField(default=0)
+    cycles_per_second = models.FloatField(default=0)
+    p50_ms = models.FloatField(default=0)
+    p99_ms = models.FloatField(default=0)
+
+    class Meta:
+        indexes = [models.Index(fields=["cluster", "-time"], name="queue_time_idx")]
+        ordering = ["-time"]

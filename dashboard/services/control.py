@@ -1,0 +1,91 @@
+"""Commands to a cluster's scheduler loop, and starting the loop where it belongs.
+
+Embedded mode: the loop is a thread of this process and commands go through an in-process queue.
+Celery mode: the loop runs in a worker (task ``run_cluster``) and commands go through a Redis list.
+The database is written first by the caller; a command only tells a running loop to apply the change.
+"""
+from __future__ import annotations
+
+import atexit
+import json
+import queue
+import threading
+
+from django.conf import settings
+
+from . import locks
+
+_queues = {}
+_queues_guard = threading.Lock()
+_threads = {}
+
+
+def _key(cluster_id: int) -> str:
+    return f"schedscope:cluster:{cluster_id}:control"
+
+
+def _celery() -> bool:
+    return settings.SCHEDULER_MODE == "celery"
+
+
+def _local_queue(cluster_id: int) -> queue.Queue:
+    with _queues_guard:
+        return _queues.setdefault(cluster_id, queue.Queue())
+
+
+def send(cluster_id: int, op: str, **args) -> None:
+    """Deliver a command to the cluster's loop (it picks it up on its next turn)."""
+    cmd = dict(args, op=op)
+    if _celery():
+        client = locks.redis_client()
+        client.rpush(_key(cluster_id), json.dumps(cmd))
+        client.expire(_key(cluster_id), 3600)
+    else:
+        _local_queue(cluster_id).put(cmd)
+
+
+def receive(cluster_id: int, timeout: float) -> list:
+    """Commands waiting for the loop; waits up to ``timeout`` seconds for the first one."""
+    out = []
+    if _celery():
+        client = locks.redis_client()
+        if timeout > 0:
+            first = client.blpop([_key(cluster_id)], timeout=max(timeout, 0.01))
+            if first is None:
+                return out
+            out.append(json.loads(first[1]))
+        while True:
+            item = client.lpop(_key(cluster_id))
+            if item is None:
+                return out
+            out.append(json.loads(item))
+    q = _local_queue(cluster_id)
+    try:
+        out.append(q.get(timeout=timeout) if timeout > 0 else q.get_nowait())
+        while True:
+            out.append(q.get_nowait())
+    except queue.Empty:
+        return out
+
+
+def is_driven(cluster_id: int) -> bool:
+    """Whether some loop holds the cluster's lock right now."""
+    return locks.cluster_lock(cluster_id).holder() is not None
+
+
+def ensure_runner(cluster_id: int) -> None:
+    """Make sure a loop drives the cluster (no-op if one does)."""
+    if _celery():
+        from ..tasks import run_cluster
+        run_cluster.delay(cluster_id)
+        return
+    with _queues_guard:
+        t = _threads.get(cluster_id)
+        if t is not None and t.is_alive():
+            return
+        from .runner import Runner, stop_all
+        t = threading.Thread(target=Runner(cluster_id).run, name=f"scheduler-{cluster_id}", daemon=True)
+        if not _threads:
+            atexit.register(stop_all)  # at exit the loops stop and their recorders flush
+        _threads[cluster_id] = t
+        t.start()

@@ -1,0 +1,200 @@
+"""The scheduler of one simulated cluster: scheduler_core's Scheduler over a SimulatedCluster loaded
+from the database, with every decision handed to the recorder.
+
+The cluster's writes (bindings, evictions, events) are journaled during a call and passed to the
+recorder right after the cycles that caused them, so each cycle is committed together with its
+binding. The database stays the source of truth: a loop that restarts rebuilds this from it.
+"""
+from __future__ import annotations
+
+from scheduler_core.cluster.simulated import SimulatedCluster
+from scheduler_core.config import load_config
+from scheduler_core.objects import Node as CoreNode
+from scheduler_core.objects import Pod as CorePod
+from scheduler_core.plugins.registry import in_tree_registry
+from scheduler_core.queue import ACTIVE_Q, BACKOFF_Q, UNSCHEDULABLE_PODS
+from scheduler_core.scheduler import Scheduler
+from scheduler_core.trace import CallbackSink
+
+from ..models import Cluster, ClusterState
+from ..models import Node as NodeRow
+from ..models import Pod as PodRow
+
+QUEUE_NAMES = {ACTIVE_Q: PodRow.ACTIVE, BACKOFF_Q: PodRow.BACKOFF, UNSCHEDULABLE_PODS: PodRow.UNSCHEDULABLE}
+FAILED_CODES = ("Unschedulable", "UnschedulableAndUnresolvable")
+
+
+class RecordedCluster(SimulatedCluster):
+    """A SimulatedCluster whose writes are also journaled for the recorder (and not kept in memory)."""
+
+    def __init__(self, *args, journal: list, **kw):
+        super().__init__(*args, **kw)
+        self.journal = journal
+
+    def bind(self, pod, node_name: str) -> None:
+        super().bind(pod, node_name)
+        self.journal.append(("bind", pod, node_name))
+
+    def evict(self, pod, preemptor_uid: str, node_name: str, scheduler_name: str = "default-scheduler"):
+        err = super().evict(pod, preemptor_uid, node_name, scheduler_name)
+        if err is None:
+            self.evictions.clear()
+            self.journal.append(("delete", pod, ""))
+        return err
+
+    def record_event(self, obj, event_type: str, reason: str, action: str, message: str, related=None) -> None:
+        self.journal.append(("event", obj, (event_type, reason, message)))
+
+
+class Engine:
+    """Scheduler + simulated cluster of one Cluster row; ``schedule_one`` runs one attempt."""
+
+    def __init__(self, cluster: Cluster, recorder):
+        self.recorder = recorder
+        state = ClusterState.objects.filter(cluster=cluster).first()
+        nodes = [CoreNode(row.raw) for row in NodeRow.objects.filter(cluster=cluster).order_by("id")]
+        pods, self.base_attempts = [], {}
+        for row in PodRow.objects.filter(cluster=cluster).order_by("created", "id"):
+            pod = CorePod(row.raw)
+            if row.node_name and pod.node_name != row.node_name:
+                pod = pod.bound_to(row.node_name)
+            pods.append(pod)
+            if row.attempts:
+                self.base_attempts[pod.uid] = row.attempts
+        self.journal = []
+        self._traces = []
+        self.cluster = RecordedCluster(nodes, pods, state.resources if state else {}, journal=self.journal)
+        doc = cluster.profile.document if cluster.profile_id else None
+        config = load_config(doc, in_tree_registry()) if doc else None
+        self.scheduler = Scheduler(self.cluster, config=config, tie_break=cluster.tie_break, seed=cluster.seed,
+                                   trace_sink=CallbackSink(self._traces.append), trace_all_filters=True)
+        self._recorded_queue = {}
+        self._counts = {}
+        self.sync_queue_states()
+
+    # -- mutations (already stored in the database by the caller; applying twice is harmless) ------
+    def add_node(self, raw: dict) -> None:
+        node = CoreNode(raw)
+        if node.name in self.cluster.nodes:
+            self.cluster.update_node(node)
+        else:
+            self.cluster.add_node(node)
+        self._flush()
+
+    def delete_node(self, name: str) -> None:
+        if name in self.cluster.nodes:
+            self.cluster.delete_node(name)
+            for pod in [p for p in self.cluster.list_pods() if p.node_name == name]:
+                self.cluster.delete_pod(pod.key)  # what the pod garbage collector would do
+        self._flush()
+
+    def add_pod(self, raw: dict) -> None:
+        pod = CorePod(raw)
+        if pod.key not in self.cluster.pods:
+            self.cluster.add_pod(pod)
+        self._flush()
+
+    def delete_pod(self, key: str):
+        """Delete a pod by namespace/name; returns its uid, or None if it was not there."""
+        pod = self.cluster.pods.get(key)
+        if pod is None:
+            return None
+        self.cluster.delete_pod(key)
+        self._flush()
+        return pod.uid
+
+    def has_pod(self, key: str) -> bool:
+        return key in self.cluster.pods
+
+    # -- the loop ---------------------------------------------------------------------------------
+    def schedule_one(self):
+        """Timers and queue flushes that are due, then one attempt; its CycleTrace, or None when idle."""
+        sched = self.scheduler
+        sched.process_timers()
+        sched.queue.tick()
+        tr = sched.schedule_one()
+        self._flush()
+        return tr
+
+    def _flush(self) -> None:
+        """Hand the finished attempts and the cluster writes they caused to the recorder, in order."""
+        rec = self.recorder
+        seqs, attempts = {}, {}
+        for tr in self._traces:
+            d = tr.to_dict()
+            d["attempt"] = tr.attempt + self.base_attempts.get(tr.pod.uid, 0)
+            if tr.status_code:
+                d["result"] = "unschedulable" if tr.status_code in FAILED_CODES else "error"
+                d["bound_node"] = None
+                if tr.bind_error and not d.get("error"):
+                    d["error"] = tr.bind_error
+            seqs[tr.pod.uid] = rec.record_cycle(d)
+            attempts[tr.pod.uid] = d["attempt"]
+        for kind, obj, arg in self.journal:
+            uid = getattr(obj, "uid", "")
+            if kind == "bind":
+                rec.record_binding(uid, arg, seqs.get(uid), attempts.get(uid, 1))
+                self._recorded_queue.pop(uid, None)
+            elif kind == "delete":
+                rec.record_deletion(uid)
+                self._recorded_queue.pop(uid, None)
+            else:
+                event_type, reason, message = arg
+                pod = obj if isinstance(obj, CorePod) else None
+                node = (obj.node_name or "") if pod is not None else ""
+                rec.record_event(reason, message, pod=pod, node=node, type_=event_type, cycle_seq=seqs.get(uid))
+        for tr in self._traces:
+            if tr.status_code:
+                self._record_failure(tr, seqs.get(tr.pod.uid), attempts[tr.pod.uid])
+        self._traces.clear()
+        self.journal.clear()
+
+    def _record_failure(self, tr, seq, attempt) -> None:
+        pinfo = self.scheduler.queue.pod_info(tr.pod.key)
+        queue = self._queue_of(pinfo) if pinfo is not None else PodRow.UNSCHEDULABLE
+        self._recorded_queue[tr.pod.uid] = queue
+        self.recorder.record_pod_state(tr.pod.uid, queue=queue, attempts=attempt,
+                                       reason=tr.message or tr.error or tr.bind_error or "",
+                                       plugins=PodRow.join_plugins(tr.unschedulable_plugins), last_cycle=seq)
+
+    @staticmethod
+    def _queue_of(pinfo) -> str:
+        if pinfo.gated:
+            return PodRow.GATED
+        return QUEUE_NAMES.get(pinfo.queue, PodRow.ACTIVE)
+
+    # -- queue state --------------------------------------------------------------------------------
+    def sync_queue_states(self) -> None:
+        """Record where every pending pod waits now (cluster events move pods between queues)."""
+        q = self.scheduler.queue
+        counts = {PodRow.ACTIVE: 0, PodRow.BACKOFF: 0, PodRow.UNSCHEDULABLE: 0, PodRow.GATED: 0}
+        bound = 0
+        for pod in self.cluster.pods.values():
+            if pod.node_name:
+                bound += 1
+                continue
+            pinfo = q.pod_info(pod.key)
+            if pinfo is None:
+                continue
+            queue = self._queue_of(pinfo)
+            counts[queue] += 1
+            if self._recorded_queue.get(pod.uid, PodRow.ACTIVE) != queue:
+                self._recorded_queue[pod.uid] = queue
+                self.recorder.record_pod_state(pod.uid, queue=queue)
+        counts["bound"] = bound
+        self._counts = counts
+
+    def queue_counts(self) -> dict:
+        """Live activeQ/backoffQ sizes; unschedulable/gated/bound as of the last sync."""
+        q = self.scheduler.queue
+        counts = dict(self._counts)
+        counts[PodRow.ACTIVE] = q.num_active()
+        counts[PodRow.BACKOFF] = q.num_backoff()
+        return counts
+
+    def num_pods(self) -> int:
+        return len(self.cluster.pods)
+
+    def num_pending(self) -> int:
+        q = self.scheduler.queue
+        return q.num_active() + q.num_backoff() + q.num_unschedulable()

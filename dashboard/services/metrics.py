@@ -1,0 +1,73 @@
+"""Prometheus metrics with kube-scheduler's names and labels (plus a ``cluster`` label), and the recorder's own."""
+from __future__ import annotations
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+
+
+def exponential_buckets(start: float, factor: float, count: int) -> list:
+    """Prometheus' ExponentialBuckets, as kube-scheduler's metrics define them."""
+    return [start * factor ** i for i in range(count)]
+
+
+REGISTRY = CollectorRegistry(auto_describe=True)
+
+SCHEDULE_ATTEMPTS = Counter(
+    "scheduler_schedule_attempts_total",
+    "Number of attempts to schedule pods, by the result.", ["cluster", "result", "profile"], registry=REGISTRY)
+ATTEMPT_DURATION = Histogram(
+    "scheduler_scheduling_attempt_duration_seconds",
+    "Scheduling attempt latency in seconds (scheduling algorithm + binding)", ["cluster", "result", "profile"],
+    buckets=exponential_buckets(0.001, 2, 15), registry=REGISTRY)
+EXTENSION_POINT_DURATION = Histogram(
+    "scheduler_framework_extension_point_duration_seconds",
+    "Latency for running all plugins of a specific extension point.",
+    ["cluster", "extension_point", "status", "profile"], buckets=exponential_buckets(0.0001, 2, 12),
+    registry=REGISTRY)
+PLUGIN_DURATION = Histogram(
+    "scheduler_plugin_execution_duration_seconds",
+    "Duration for running a plugin at a specific extension point.",
+    ["cluster", "plugin", "extension_point", "status"], buckets=exponential_buckets(0.00001, 1.5, 20),
+    registry=REGISTRY)
+QUEUE_INCOMING = Counter(
+    "scheduler_queue_incoming_pods_total",
+    "Number of pods added to scheduling queues by event and queue type.", ["cluster", "queue", "event"],
+    registry=REGISTRY)
+PENDING_PODS = Gauge(
+    "scheduler_pending_pods",
+    "Number of pending pods, by the queue type.", ["cluster", "queue"], registry=REGISTRY)
+
+RECORDER_BUFFER = Gauge("schedscope_recorder_buffered_records",
+                        "Records waiting to be written to the database.", ["cluster"], registry=REGISTRY)
+RECORDER_LAG = Gauge("schedscope_recorder_lag_seconds",
+                     "Age of the oldest record not yet written.", ["cluster"], registry=REGISTRY)
+RECORDER_WRITTEN = Counter("schedscope_recorder_written_cycles_total",
+                           "Cycles written to the database.", ["cluster"], registry=REGISTRY)
+RECORDER_OVERFLOW = Counter("schedscope_recorder_overflow_cycles_total",
+                            "Cycles dropped because the recorder's buffer was full.", ["cluster"], registry=REGISTRY)
+RECORDER_FAILURES = Counter("schedscope_recorder_write_failures_total",
+                            "Batch writes that failed and will be retried.", ["cluster"], registry=REGISTRY)
+
+POINTS = ("PreFilter", "Filter", "PostFilter", "PreScore", "Score")
+RESULT_STATUS = {"scheduled": "Success", "unschedulable": "Unschedulable", "error": "Error"}
+
+
+def observe_cycle(cluster: str, rec: dict) -> None:
+    """Count one CycleTrace.to_dict() record into the kube metrics."""
+    profile = rec.get("profile") or "default-scheduler"
+    result = rec.get("result") or "unschedulable"
+    durations = rec.get("durations_ms") or {}
+    SCHEDULE_ATTEMPTS.labels(cluster, result, profile).inc()
+    ATTEMPT_DURATION.labels(cluster, result, profile).observe(durations.get("total", 0.0) / 1000)
+    status = RESULT_STATUS.get(result, "Error")
+    filter_plugins = set()
+    for per_plugin in (rec.get("filter") or {}).values():
+        filter_plugins.update(per_plugin)
+        break
+    for key, ms in durations.items():
+        if key in POINTS:
+            EXTENSION_POINT_DURATION.labels(cluster, key, status, profile).observe(ms / 1000)
+        elif key.startswith("PreFilter/"):
+            PLUGIN_DURATION.labels(cluster, key[10:], "PreFilter", "Success").observe(ms / 1000)
+        elif key != "total":
+            point = "Filter" if key in filter_plugins else "Score"
+            PLUGIN_DURATION.labels(cluster, key, point, "Success").observe(ms / 1000)

@@ -1,0 +1,291 @@
+"""The recorder: a TraceSink that writes cycles, events, bindings and pod queue state in batches.
+
+``emit`` only appends to an in-memory buffer; a background thread writes batches with bulk inserts, each
+batch in one transaction, in the order the records were made. A binding is therefore never committed
+before the cycle that decided it. When the database is unreachable the thread keeps the batch, backs off
+and retries; records made meanwhile wait in the buffer. The buffer is bounded for cycles and events
+(``max_buffer``); what does not fit is dropped and counted (``overflow``, also in /metrics). Bindings,
+deletions and pod states are never dropped: they are small, and pod states are coalesced per pod.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from collections import deque
+from datetime import datetime, timezone
+
+from django.db import connection, transaction
+from django.db.utils import DatabaseError, IntegrityError, InterfaceError
+
+from scheduler_core.trace import TraceSink
+
+from ..models import Pod, QueueSnapshot, SchedulingCycle, SchedulingEvent
+from . import metrics
+from .tracecodec import cycle_fields
+
+log = logging.getLogger("dashboard.recorder")
+
+CYCLE, EVENT, BIND, DELETE, SNAPSHOT = "cycle", "event", "bind", "delete", "snapshot"
+BOUNDED = (CYCLE, EVENT)
+
+
+def _first_line(err) -> str:
+    text = str(err).strip()
+    return text.splitlines()[0] if text else type(err).__name__
+
+
+def _now():
+    return datetime.now(timezone.utc)
+
+
+class Recorder(TraceSink):
+    """Batched, non-blocking writer of one cluster's scheduling history."""
+
+    def __init__(self, cluster, *, first_seq: int = 1, batch_size: int = 500, max_buffer: int = 100_000,
+                 flush_interval: float = 0.25, retry_max: float = 5.0, on_commit=None, observe=True):
+        self.cluster_id = cluster.id
+        self.cluster_name = cluster.name
+        self.batch_size = batch_size
+        self.max_buffer = max_buffer
+        self.flush_interval = flush_interval
+        self.retry_max = retry_max
+        self.on_commit = on_commit          # callable(list of committed (kind, payload)) for broadcasts
+        self.observe = observe
+        self.next_seq = first_seq
+        self.overflow = 0
+        self.written_cycles = 0
+        self.failures = 0
+        self.rejected = 0                   # records of batches the database refused as invalid
+        self.last_error = ""
+        self._buf = deque()                 # (kind, payload, monotonic time)
+        self._bounded = 0                   # cycles and events in _buf and in flight
+        self._inflight = 0                  # records taken by the writer, not yet committed
+        self._states = {}                   # pod uid -> {field: value}, coalesced
+        self._lock = threading.Lock()
+        self._wake = threading.Event()
+        self._idle = threading.Event()
+        self._idle.set()
+        self._stop = False
+        self._thread = threading.Thread(target=self._run, name=f"recorder-{cluster.name}", daemon=True)
+        self._thread.start()
+
+    # -- producer side (the scheduling thread) ------------------------------------------------------
+    def emit(self, trace) -> None:
+        """TraceSink: queue the cycle; never blocks on the database."""
+        self.record_cycle(trace.to_dict())
+
+    def record_cycle(self, rec: dict) -> int | None:
+        """Queue one CycleTrace.to_dict() record; returns its seq, or None if it overflowed."""
+        with self._lock:
+            if self._bounded >= self.max_buffer:
+                self.overflow += 1
+                metrics.RECORDER_OVERFLOW.labels(self.cluster_name).inc()
+                return None
+            seq = self.next_seq
+            self.next_seq += 1
+            rec["seq"] = seq
+            self._append(CYCLE, rec)
+        if self.observe:
+            metrics.observe_cycle(self.cluster_name, rec)
+        return seq
+
+    def record_event(self, reason: str, message: str, pod=None, node: str = "", type_: str = "Normal",
+                     cycle_seq=None) -> None:
+        ev = {"time": _now(), "type": type_, "reason": reason, "message": message, "node": node,
+              "cycle_seq": cycle_seq, "pod_uid": "", "pod_namespace": "", "pod_name": ""}
+        if pod is not None:
+            ev.update(pod_uid=pod.uid, pod_namespace=pod.namespace, pod_name=pod.name)
+        with self._lock:
+            if self._bounded >= self.max_buffer:
+                self.overflow += 1
+                return
+            self._append(EVENT, ev)
+
+    def record_binding(self, uid: str, node: str, cycle_seq=None, attempts: int = 1) -> None:
+        with self._lock:
+            self._states.pop(uid, None)
+            self._append(BIND, (uid, node, cycle_seq, attempts, _now()))
+
+    def record_deletion(self, uid: str) -> None:
+        with self._lock:
+            self._states.pop(uid, None)
+            self._append(DELETE, uid)
+
+    def record_pod_state(self, uid: str, **fields) -> None:
+        """Latest queue, attempts, reason, plugins, last_cycle of a pending pod (coalesced)."""
+        with self._lock:
+            self._states.setdefault(uid, {}).update(fields)
+            self._idle.clear()
+
+    def record_queue_snapshot(self, **counts) -> None:
+        with self._lock:
+            self._append(SNAPSHOT, dict(counts, time=_now()))
+
+    def _append(self, kind, payload):
+        self._buf.append((kind, payload, time.monotonic()))
+        if kind in BOUNDED:
+            self._bounded += 1
+        self._idle.clear()
+        if len(self._buf) >= self.batch_size:
+            self._wake.set()
+
+    # -- status ---------------------------------------------------------------------------------
+    @property
+    def buffered(self) -> int:
+        """Records not yet committed (waiting or in flight)."""
+        return len(self._buf) + self._inflight + len(self._states)
+
+    def lag(self) -> float:
+        with self._lock:
+            return time.monotonic() - self._buf[0][2] if self._buf else 0.0
+
+    def flush(self, timeout: float = 30.0) -> bool:
+        """Wait until everything queued so far is written; False on timeout."""
+        self._wake.set()
+        return self._idle.wait(timeout)
+
+    def close(self, timeout: float = 30.0) -> bool:
+        """Flush and stop the writer thread."""
+        ok = self.flush(timeout)
+        self._stop = True
+        self._wake.set()
+        self._thread.join(timeout=5)
+        return ok
+
+    # -- writer thread --------------------------------------------------------------------------
+    def _run(self):
+        delay = 0.0
+        batch, states = [], {}
+        try:
+            while True:
+                if not batch and not states:
+                    if not self._stop:
+                        self._wake.wait(self.flush_interval)
+                    self._wake.clear()
+                    with self._lock:
+                        # A batch ends only before a cycle: a cycle and the binding and events that
+                        # follow it are committed together or not at all.
+                        while self._buf and (len(batch) < self.batch_size or self._buf[0][0] != CYCLE):
+                            batch.append(self._buf.popleft())
+                        if not self._buf:
+                            states, self._states = self._states, {}
+                        if not batch and not states:
+                            self._idle.set()
+                            if self._stop:
+                                return
+                            continue
+                self._inflight = len(batch) + len(states)
+                try:
+                    self._write(batch, states)
+                except IntegrityError as err:
+                    # Retrying cannot help (e.g. the cluster was deleted meanwhile): drop the batch.
+                    self.rejected += len(batch)
+                    self.last_error = _first_line(err)
+                    log.error("recorder %s: batch of %d records rejected: %s", self.cluster_name, len(batch),
+                              self.last_error)
+                    self._release(batch)
+                    batch, states = [], {}
+                    continue
+                except (DatabaseError, InterfaceError) as err:
+                    self.failures += 1
+                    self.last_error = _first_line(err)
+                    metrics.RECORDER_FAILURES.labels(self.cluster_name).inc()
+                    try:
+                        connection.close()
+                    except (DatabaseError, InterfaceError):
+                        pass
+                    if self._stop:
+                        log.error("recorder %s: closing with %d records unwritten (%s)", self.cluster_name,
+                                  self.buffered, self.last_error)
+                        return
+                    delay = min(self.retry_max, delay * 2 or 0.2)
+                    log.warning("recorder %s: write failed (%s); retrying in %.1fs with %d records buffered",
+                                self.cluster_name, self.last_error, delay, self.buffered)
+                    time.sleep(delay)
+                    continue
+                delay = 0.0
+                self._release(batch)
+                ncycles = sum(1 for kind, _p, _t in batch if kind == CYCLE)
+                self.written_cycles += ncycles
+                metrics.RECORDER_WRITTEN.labels(self.cluster_name).inc(ncycles)
+                metrics.RECORDER_BUFFER.labels(self.cluster_name).set(self.buffered)
+                metrics.RECORDER_LAG.labels(self.cluster_name).set(self.lag())
+                if self.on_commit is not None and batch:
+                    try:
+                        self.on_commit([(k, p) for k, p, _t in batch])
+                    except Exception:  # a broadcast problem must never stop the recorder
+                        log.exception("recorder %s: on_commit failed", self.cluster_name)
+                batch, states = [], {}
+        finally:
+            connection.close()
+
+    def _release(self, batch):
+        done = sum(1 for kind, _p, _t in batch if kind in BOUNDED)
+        with self._lock:
+            self._bounded -= done
+        self._inflight = 0
+
+    def _write(self, batch, states):
+        cid = self.cluster_id
+        with transaction.atomic():
+            cycles, events, snaps = [], [], []
+
+            def flush_inserts():
+                if cycles:
+                    insert_cycles(cycles)
+                    cycles.clear()
+                if events:
+                    SchedulingEvent.objects.bulk_create(events)
+                    events.clear()
+                if snaps:
+                    QueueSnapshot.objects.bulk_create(snaps)
+                    snaps.clear()
+
+            for kind, payload, _t in batch:
+                if kind == CYCLE:
+                    cycles.append(dict(cycle_fields(payload), cluster_id=cid, seq=payload["seq"]))
+                elif kind == EVENT:
+                    events.append(SchedulingEvent(cluster_id=cid, **payload))
+                elif kind == SNAPSHOT:
+                    snaps.append(QueueSnapshot(cluster_id=cid, **payload))
+                else:
+                    flush_inserts()  # keep order: the cycle rows before the binding they explain
+                    if kind == BIND:
+                        uid, node, seq, attempts, when = payload
+                        Pod.objects.filter(cluster_id=cid, uid=uid).update(
+                            node_name=node, queue=Pod.BOUND, bound_at=when, reason="", plugins="", last_cycle=seq,
+                            attempts=attempts)
+                    else:
+                        Pod.objects.filter(cluster_id=cid, uid=payload).delete()
+            flush_inserts()
+            for uid, fields in states.items():
+                Pod.objects.filter(cluster_id=cid, uid=uid, node_name="").update(**fields)
+
+
+CYCLE_COLUMNS = [f.column for f in SchedulingCycle._meta.concrete_fields if f.column != "id"]
+JSON_COLUMNS = {f.column for f in SchedulingCycle._meta.concrete_fields if f.get_internal_type() == "JSONField"}
+
+
+def insert_cycles(rows: list) -> None:
+    """Insert cycle rows (dicts of column values); a row whose (cluster, seq) exists is skipped, so a
+    batch retried after a lost commit acknowledgement is not duplicated.
+
+    PostgreSQL: COPY into a temporary table, then one INSERT ... ON CONFLICT DO NOTHING (several times
+    faster than a multi-row INSERT with thousands of bound JSON parameters). Elsewhere: bulk_create.
+    """
+    if connection.vendor != "postgresql":
+        SchedulingCycle.objects.bulk_create([SchedulingCycle(**r) for r in rows], ignore_conflicts=True)
+        return
+    cols = ", ".join(f'"{c}"' for c in CYCLE_COLUMNS)
+    table = SchedulingCycle._meta.db_table
+    with connection.cursor() as cur:
+        cur.execute(f'CREATE TEMP TABLE IF NOT EXISTS _cycle_load ON COMMIT DELETE ROWS AS '
+                    f'SELECT {cols} FROM "{table}" WITH NO DATA')
+        with cur.cursor.copy(f"COPY _cycle_load ({cols}) FROM STDIN") as copy:
+            for r in rows:
+                copy.write_row([json.dumps(r[c]) if c in JSON_COLUMNS and r[c] is not None else r[c]
+                                for c in CYCLE_COLUMNS])
+        cur.execute(f'INSERT INTO "{table}" ({cols}) SELECT {cols} FROM _cycle_load '
+                    f'ON CONFLICT ("cluster_id", "seq") DO NOTHING')

@@ -1,0 +1,254 @@
+"""The loop that drives one cluster: commands, workload, scheduling cycles, heartbeats, broadcasts.
+
+Only the holder of the cluster's lock runs it. The lock is renewed every third of its TTL; a loop that
+loses it (another worker took over after a stall) stops at once without writing further decisions.
+"""
+from __future__ import annotations
+
+import logging
+import random
+import time
+from collections import deque
+from datetime import datetime, timezone
+
+from django.conf import settings
+from django.db import close_old_connections, connection
+from django.db.models import Max
+from django.db.utils import DatabaseError, InterfaceError
+
+from ..models import Cluster, SchedulingCycle
+from . import control, locks, metrics, retention
+from .broadcast import Broadcaster
+from .clusters import ValidationFailed, insert_pods
+from .engine import Engine
+from .recorder import Recorder
+from .workload import WorkloadGenerator
+
+log = logging.getLogger("dashboard.runner")
+DB_ERRORS = (DatabaseError, InterfaceError)
+BURST_SECONDS = 0.05
+
+
+def _conf(key):
+    return settings.SCHEDSCOPE[key]
+
+
+def next_seq(cluster_id: int) -> int:
+    return (SchedulingCycle.objects.filter(cluster_id=cluster_id).aggregate(m=Max("seq"))["m"] or 0) + 1
+
+
+_active = set()
+
+
+def stop_all(timeout: float = 10.0) -> None:
+    """Process shutdown: every loop of this process stops (desired states unchanged) and flushes."""
+    runners = list(_active)
+    for r in runners:
+        r.shutdown = True
+    end = time.monotonic() + timeout
+    while _active and time.monotonic() < end:
+        time.sleep(0.05)
+
+
+class Runner:
+    """Runs a cluster while its desired state is running or paused; ``steps`` runs that many cycles and stops."""
+
+    def __init__(self, cluster_id: int, steps: int | None = None, lock=None):
+        self.cluster_id = cluster_id
+        self.one_shot = steps is not None
+        self.pending_steps = steps or 0
+        self.lock = lock or locks.cluster_lock(cluster_id)
+        self.cycles = 0
+        self.failures = 0
+        self.needs_reload = False
+        self.shutdown = False
+        self._recent = deque()          # (monotonic time, ms) of recent cycles, for rate and latency
+
+    def run(self) -> bool:
+        """Drive the cluster; False if another loop holds it."""
+        if not self.lock.acquire():
+            return False
+        _active.add(self)
+        try:
+            close_old_connections()
+            self._loop()
+        except Exception:
+            log.exception("scheduler loop of cluster %s failed", self.cluster_id)
+            raise
+        finally:
+            _active.discard(self)
+            self.lock.release()
+            connection.close()
+        return True
+
+    def _loop(self):
+        cluster = Cluster.objects.select_related("profile").filter(pk=self.cluster_id).first()
+        if cluster is None:
+            log.warning("cluster %s does not exist (any more)", self.cluster_id)
+            return
+        if cluster.kind != Cluster.SIMULATED:
+            log.error("cluster %s: only simulated clusters can be driven so far", cluster.name)
+            return
+        self.state = cluster.desired_state
+        self.broadcaster = Broadcaster(cluster.id, _conf("BROADCAST_INTERVAL_SECONDS"))
+        self.recorder = Recorder(cluster, first_seq=next_seq(cluster.id), batch_size=_conf("RECORDER_BATCH_SIZE"),
+                                 max_buffer=_conf("RECORDER_MAX_BUFFER"),
+                                 flush_interval=_conf("RECORDER_FLUSH_SECONDS"),
+                                 on_commit=self.broadcaster.committed)
+        self.engine = Engine(cluster, self.recorder)
+        self.workload = WorkloadGenerator(cluster.workload, random.Random()) if cluster.workload else None
+        self.cluster = cluster
+        self.version = cluster.version
+        ttl = self.lock.ttl
+        next_renew = next_snapshot = next_prune = next_sync = 0.0
+        log.info("cluster %s: scheduler loop started (%s)", cluster.name, self.state)
+        try:
+            while True:
+                now = time.monotonic()
+                if now >= next_renew:
+                    if not self.lock.renew():
+                        log.warning("cluster %s: lost the lock; stopping", cluster.name)
+                        return
+                    self._heartbeat()
+                    next_renew = now + ttl / 3
+                busy = self.state == Cluster.RUNNING or self.pending_steps > 0
+                try:
+                    if self.needs_reload:
+                        self._apply({"op": "reload"})
+                        self.needs_reload = False
+                    for cmd in control.receive(cluster.id, 0 if busy else 0.2):
+                        self._apply(cmd)
+                    if self.shutdown or (self.state == Cluster.STOPPED and self.pending_steps == 0):
+                        return
+                    if self.state == Cluster.RUNNING:
+                        if self.workload is not None:
+                            self._workload_tick()
+                        self._burst()
+                    elif self.pending_steps > 0:
+                        self.pending_steps = 0 if self._cycle() is None else self.pending_steps - 1
+                except Exception:
+                    # A bug in a plugin, or the database gone, must not leave the cluster undriven:
+                    # rebuild the scheduler from the stored state (what was committed) and go on, slowly.
+                    self.failures += 1
+                    log.exception("cluster %s: scheduling failed (%d so far); reloading from the database",
+                                  cluster.name, self.failures)
+                    connection.close()
+                    self.needs_reload = True
+                    time.sleep(min(ttl / 3, 0.25 * 2 ** min(self.failures, 6)))
+                    continue
+                if self.one_shot and self.pending_steps == 0:
+                    return
+                if now >= next_sync:
+                    self.engine.sync_queue_states()
+                    next_sync = now + 1.0
+                counts = self.engine.queue_counts()
+                rate, p50, p99 = self._rates()
+                self.broadcaster.queue_state(counts, rate)
+                for q in ("active", "backoff", "unschedulable", "gated"):
+                    metrics.PENDING_PODS.labels(cluster.name, q).set(counts[q])
+                if now >= next_snapshot:
+                    self.recorder.record_queue_snapshot(
+                        active=counts["active"], backoff=counts["backoff"], unschedulable=counts["unschedulable"],
+                        gated=counts["gated"], bound=counts["bound"], cycles_per_second=rate, p50_ms=p50, p99_ms=p99)
+                    next_snapshot = now + _conf("QUEUE_SNAPSHOT_SECONDS")
+                if now >= next_prune:
+                    self._prune()
+                    next_prune = now + 600
+        finally:
+            self.engine.sync_queue_states()
+            self.recorder.close()
+            self.broadcaster.close()
+            log.info("cluster %s: scheduler loop stopped after %d cycles", cluster.name, self.cycles)
+
+    # -- pieces --------------------------------------------------------------------------------
+    def _cycle(self):
+        trace = self.engine.schedule_one()
+        if trace is not None:
+            self.cycles += 1
+            self._recent.append((time.monotonic(), trace.durations.get("total", 0.0) * 1000))
+        return trace
+
+    def _burst(self):
+        """Cycles for up to BURST_SECONDS, so that commands are never kept waiting long."""
+        end = time.monotonic() + BURST_SECONDS
+        while time.monotonic() < end:
+            if self._cycle() is None:
+                time.sleep(0.02)
+                return
+
+    def _rates(self):
+        cutoff = time.monotonic() - 10
+        while self._recent and self._recent[0][0] < cutoff:
+            self._recent.popleft()
+        if not self._recent:
+            return 0.0, 0.0, 0.0
+        span = max(1.0, time.monotonic() - self._recent[0][0])
+        ms = sorted(m for _t, m in self._recent)
+        return len(ms) / span, ms[len(ms) // 2], ms[min(len(ms) - 1, int(len(ms) * 0.99))]
+
+    def _apply(self, cmd: dict):
+        op = cmd["op"]
+        eng = self.engine
+        if op == "state":
+            try:
+                self.state = Cluster.objects.values_list("desired_state", flat=True).get(pk=self.cluster_id)
+            except Cluster.DoesNotExist:
+                self.state = Cluster.STOPPED
+            except DB_ERRORS as err:
+                log.warning("cluster %s: cannot read desired state (%s)", self.cluster_id, err)
+        elif op == "step":
+            self.pending_steps += int(cmd.get("n", 1))
+        elif op == "reload":
+            self.recorder.flush()
+            cluster = Cluster.objects.select_related("profile").get(pk=self.cluster_id)
+            self.version = cluster.version
+            self.engine = Engine(cluster, self.recorder)
+            self.workload = WorkloadGenerator(cluster.workload, random.Random()) if cluster.workload else None
+        elif op == "add_node":
+            eng.add_node(cmd["raw"])
+        elif op == "delete_node":
+            eng.delete_node(cmd["name"])
+        elif op == "add_pod":
+            eng.add_pod(cmd["raw"])
+        elif op == "delete_pod":
+            eng.delete_pod(cmd["key"])
+        else:
+            log.warning("cluster %s: unknown command %r", self.cluster_id, op)
+
+    def _workload_tick(self):
+        add, delete = self.workload.tick(time.monotonic(), self.engine)
+        if add:
+            try:
+                insert_pods(self.cluster, add)
+            except DB_ERRORS + (ValidationFailed,) as err:
+                log.warning("cluster %s: workload pods not created (%s)", self.cluster.name, err)
+                add = []
+        for raw in add:
+            self.engine.add_pod(raw)
+        for key in delete:
+            uid = self.engine.delete_pod(key)
+            if uid is not None:
+                self.recorder.record_deletion(uid)
+
+    def _heartbeat(self):
+        """Mark the cluster as driven; pick up what another process changed (state, a new scenario)."""
+        try:
+            Cluster.objects.filter(pk=self.cluster_id).update(runner=self.lock.token,
+                                                              heartbeat=datetime.now(timezone.utc))
+            row = Cluster.objects.filter(pk=self.cluster_id).values("desired_state", "version").first()
+        except DB_ERRORS:
+            connection.close()
+            return
+        if row is None:
+            self.state = Cluster.STOPPED
+            return
+        if not self.one_shot:
+            self.state = row["desired_state"]
+        if row["version"] != self.version:
+            self._apply({"op": "reload"})
+
+    def _prune(self):
+        try:
+            retention.prune(self.cluster_id)
+        except DB_ERRORS as err:
+            log.warning("cluster %s: pruning history failed (%s)", self.cluster_id, err)

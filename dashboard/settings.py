@@ -1,0 +1,135 @@
+"""Django settings for Schedscope, read from the environment.
+
+DATABASE_URL  default: a SQLite file beside the project (the embedded default)
+REDIS_URL     set: Channels' Redis layer, Celery broker, scheduler loop in Celery workers;
+              unset: in-memory channel layer and an in-process scheduler thread
+SECRET_KEY, ALLOWED_HOSTS (comma separated), DEBUG (1/0)
+"""
+from pathlib import Path
+import os
+
+import dj_database_url
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+
+def _env_bool(name: str, default: bool) -> bool:
+    val = os.environ.get(name)
+    return default if val is None else val.strip().lower() in ("1", "true", "yes", "on")
+
+
+DEBUG = _env_bool("DEBUG", False)
+SECRET_KEY = os.environ.get("SECRET_KEY") or "schedscope-insecure-development-key-change-me-0123456789abcdef"
+ALLOWED_HOSTS = [h.strip() for h in os.environ.get("ALLOWED_HOSTS", "127.0.0.1,localhost,[::1]").split(",")
+                 if h.strip()]
+CSRF_TRUSTED_ORIGINS = [o.strip() for o in os.environ.get("CSRF_TRUSTED_ORIGINS", "").split(",") if o.strip()]
+
+INSTALLED_APPS = [
+    "daphne",
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "drf_spectacular",
+    "channels",
+    "dashboard.apps.DashboardConfig",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "dashboard.urls"
+ASGI_APPLICATION = "dashboard.asgi.application"
+WSGI_APPLICATION = "dashboard.wsgi.application"
+
+TEMPLATES = [{
+    "BACKEND": "django.template.backends.django.DjangoTemplates",
+    "DIRS": [BASE_DIR / "templates"],
+    "APP_DIRS": True,
+    "OPTIONS": {"context_processors": [
+        "django.template.context_processors.request",
+        "django.contrib.auth.context_processors.auth",
+        "django.contrib.messages.context_processors.messages",
+    ]},
+}]
+
+SQLITE_DEFAULT = f"sqlite:///{BASE_DIR / 'schedscope.sqlite3'}"
+DATABASES = {"default": dj_database_url.parse(os.environ.get("DATABASE_URL") or SQLITE_DEFAULT,
+                                              conn_max_age=0)}
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # WAL lets the pages read while the recorder writes; IMMEDIATE avoids upgrade deadlocks.
+    DATABASES["default"]["OPTIONS"] = {"init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+                                       "transaction_mode": "IMMEDIATE", "timeout": 20}
+    DATABASES["default"].setdefault("TEST", {})["NAME"] = str(BASE_DIR / "schedscope-test.sqlite3")
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+REDIS_URL = os.environ.get("REDIS_URL", "")
+if REDIS_URL:
+    CHANNEL_LAYERS = {"default": {"BACKEND": "channels_redis.core.RedisChannelLayer",
+                                  "CONFIG": {"hosts": [REDIS_URL], "prefix": "schedscope"}}}
+    SCHEDULER_MODE = "celery"
+else:
+    CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+    SCHEDULER_MODE = "thread"
+SCHEDULER_MODE = os.environ.get("SCHEDULER_MODE", SCHEDULER_MODE)
+
+CELERY_BROKER_URL = REDIS_URL or "memory://"
+CELERY_RESULT_BACKEND = None
+CELERY_TASK_ALWAYS_EAGER = False
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+
+# The scheduler loop and the recorder.
+SCHEDSCOPE = {
+    "LOCK_TTL_SECONDS": float(os.environ.get("SCHEDSCOPE_LOCK_TTL", "15")),
+    "RECORDER_BATCH_SIZE": int(os.environ.get("SCHEDSCOPE_RECORDER_BATCH", "500")),
+    "RECORDER_MAX_BUFFER": int(os.environ.get("SCHEDSCOPE_RECORDER_BUFFER", "100000")),
+    "RECORDER_FLUSH_SECONDS": float(os.environ.get("SCHEDSCOPE_RECORDER_FLUSH", "0.25")),
+    "RETENTION_DAYS": float(os.environ.get("SCHEDSCOPE_RETENTION_DAYS", "7")),
+    "RETENTION_CYCLES": int(os.environ.get("SCHEDSCOPE_RETENTION_CYCLES", "1000000")),
+    "BROADCAST_INTERVAL_SECONDS": float(os.environ.get("SCHEDSCOPE_BROADCAST_INTERVAL", "0.5")),
+    "QUEUE_SNAPSHOT_SECONDS": float(os.environ.get("SCHEDSCOPE_QUEUE_SNAPSHOT", "5")),
+    # Start the in-process scheduler thread for running clusters when the ASGI app starts (thread mode).
+    "AUTOSTART": _env_bool("SCHEDSCOPE_AUTOSTART", True),
+}
+
+REST_FRAMEWORK = {
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_PAGINATION_CLASS": "dashboard.api.pagination.Pagination",
+    "PAGE_SIZE": 50,
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.AllowAny"],
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Schedscope API",
+    "DESCRIPTION": "Clusters, nodes, pods with queue state, recorded scheduling cycles and events.",
+    "VERSION": "0.1.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+}
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = False
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = BASE_DIR / "staticfiles"
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "loggers": {"dashboard": {"handlers": ["console"], "level": os.environ.get("SCHEDSCOPE_LOG_LEVEL", "INFO")}},
+}

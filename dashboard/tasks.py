@@ -1,0 +1,58 @@
+"""Celery tasks: the scheduler loop of a cluster, single steps, scenario loads, retention."""
+from __future__ import annotations
+
+import logging
+
+from celery import shared_task
+from django.conf import settings
+
+from .models import Cluster
+from .services import clusters, control, locks, retention
+from .services.runner import Runner
+
+log = logging.getLogger("dashboard.tasks")
+
+
+@shared_task(bind=True, max_retries=None, acks_late=True, reject_on_worker_lost=True)
+def run_cluster(self, cluster_id: int):
+    """Drive the cluster until it is stopped. If another worker drives it, stand by: once its lock
+    expires (that worker died), this task takes over. Only one standby is kept per cluster."""
+    if Runner(cluster_id).run():
+        return "stopped"
+    cluster = Cluster.objects.filter(pk=cluster_id).first()
+    if cluster is None or cluster.desired_state == Cluster.STOPPED:
+        return "not needed"
+    ttl = settings.SCHEDSCOPE["LOCK_TTL_SECONDS"]
+    client, key, me = locks.redis_client(), f"schedscope:cluster:{cluster_id}:standby", self.request.id or "-"
+    holder = client.get(key)
+    if holder is not None and holder.decode() != me:
+        return "another task stands by"
+    client.set(key, me, ex=max(1, int(ttl)))
+    raise self.retry(countdown=ttl / 2)
+
+
+@shared_task
+def resume_all():
+    """Start (or stand by for) every cluster whose desired state is running or paused."""
+    for cid in Cluster.objects.exclude(desired_state=Cluster.STOPPED).values_list("id", flat=True):
+        control.ensure_runner(cid)
+
+
+@shared_task
+def set_state(cluster_id: int, state: str):
+    clusters.set_state(Cluster.objects.get(pk=cluster_id), state)
+
+
+@shared_task
+def step_cluster(cluster_id: int, n: int = 1):
+    clusters.step(Cluster.objects.get(pk=cluster_id), n)
+
+
+@shared_task
+def load_scenario(cluster_id: int, data, source: str = "task"):
+    return clusters.load_scenario(Cluster.objects.get(pk=cluster_id), data, source)
+
+
+@shared_task
+def prune_history():
+    return {cid: retention.prune(cid) for cid in Cluster.objects.values_list("id", flat=True)}

@@ -1,0 +1,52 @@
+"""Formatting filters for the pages."""
+from django import template
+
+register = template.Library()
+
+
+@register.filter
+def cores(milli):
+    """Millicores as cores (1500 -> 1.5)."""
+    try:
+        v = int(milli) / 1000
+    except (TypeError, ValueError):
+        return ""
+    return f"{v:g}"
+
+
+@register.filter
+def gib(n):
+    """Bytes as GiB with one decimal."""
+    try:
+        return f"{int(n) / 2**30:.1f}"
+    except (TypeError, ValueError):
+        return ""
+
+
+@register.filter
+def ms(v):
+    try:
+        v = float(v)
+    except (TypeError, ValueError):
+        return ""
+    return f"{v:.2f}" if v < 10 else f"{v:.0f}"
+
+
+@register.filter
+def get(d, key):
+    return d.get(key) if hasattr(d, "get") else None
+
+
+@register.filter
+def level(pct):
+    """A utilisation class: low, mid, high."""
+    pct = pct or 0
+    return "high" if pct >= 90 else "mid" if pct >= 60 else "low"
+
+
+@register.filter
+def get_index(seq, i):
+    try:
+        return seq[i]
+    except (IndexError, TypeError, KeyError):
+        return ""

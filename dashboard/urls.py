@@ -1,0 +1,17 @@
+from django.contrib import admin
+from django.urls import include, path
+
+from . import views
+
+urlpatterns = [
+    path("", views.index, name="index"),
+    path("admin/", admin.site.urls),
+    path("api/", include("dashboard.api.urls")),
+    path("metrics", views.metrics_view, name="metrics"),
+    path("clusters/<slug:name>/", views.overview, name="overview"),
+    path("clusters/<slug:name>/control/<str:op>/", views.control, name="control"),
+    path("clusters/<slug:name>/pending/", views.pending, name="pending"),
+    path("clusters/<slug:name>/pods/<str:namespace>/<str:pod_name>/", views.pod, name="pod"),
+    path("clusters/<slug:name>/nodes/", views.nodes, name="nodes"),
+    path("clusters/<slug:name>/nodes/<str:node_name>/", views.node, name="node"),
+]

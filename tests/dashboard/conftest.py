@@ -1,0 +1,127 @@
+"""Fixtures for the Django tests: they run against real PostgreSQL and Redis (make test sets
+DATABASE_URL and REDIS_URL) and, where they say so, a real Celery worker process."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.db import connection
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="session", autouse=True)
+def services(django_db_setup, django_db_blocker):
+    """Fail fast unless the real services are configured (SCHEDSCOPE_ALLOW_SQLITE=1 relaxes the database)."""
+    with django_db_blocker.unblock():
+        vendor = connection.vendor
+    if vendor != "postgresql" and os.environ.get("SCHEDSCOPE_ALLOW_SQLITE") != "1":
+        pytest.exit("tests/dashboard need PostgreSQL: run them with `make test` (DATABASE_URL, REDIS_URL)", 2)
+    if not settings.REDIS_URL:
+        pytest.exit("tests/dashboard need Redis: run them with `make test` (REDIS_URL)", 2)
+    import redis
+    redis.Redis.from_url(settings.REDIS_URL).flushdb()
+    yield
+
+
+def wait_for(predicate, timeout: float = 30.0, interval: float = 0.05, what: str = "condition"):
+    """Poll until predicate() is truthy; returns its value or fails the test."""
+    end = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > end:
+            pytest.fail(f"timed out after {timeout}s waiting for {what}")
+        time.sleep(interval)
+
+
+def database_url() -> str:
+    """The URL of the test database (the one pytest-django created), for other processes."""
+    d = connection.settings_dict
+    auth = d["USER"] or "postgres"
+    if d.get("PASSWORD"):
+        auth += f":{d['PASSWORD']}"
+    return f"postgres://{auth}@{d['HOST'] or '127.0.0.1'}:{d['PORT'] or 5432}/{d['NAME']}"
+
+
+class WorkerProcess:
+    """A real `celery -A dashboard worker` subprocess against the test database and Redis."""
+
+    count = 0
+
+    def __init__(self, tmp_path, lock_ttl: float = 3.0):
+        WorkerProcess.count += 1
+        self.log_path = tmp_path / f"worker{WorkerProcess.count}.log"
+        env = dict(os.environ, DATABASE_URL=database_url(), REDIS_URL=settings.REDIS_URL,
+                   SCHEDSCOPE_LOCK_TTL=str(lock_ttl), SCHEDSCOPE_RECORDER_FLUSH="0.1",
+                   SCHEDSCOPE_BROADCAST_INTERVAL="0.2", DJANGO_SETTINGS_MODULE="dashboard.settings")
+        self.log = open(self.log_path, "w")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "celery", "-A", "dashboard", "worker", "--pool=threads", "--concurrency=4",
+             "-l", "info", "--without-gossip", "--without-mingle", "--without-heartbeat",
+             "-n", f"test{WorkerProcess.count}-{os.getpid()}@%h"],
+            cwd=ROOT, env=env, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
+        wait_for(lambda: "ready." in self.text() or self.proc.poll() is not None, 60, 0.1, "the Celery worker")
+        if self.proc.poll() is not None:
+            pytest.fail(f"Celery worker exited:\n{self.text()}")
+
+    def text(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def kill(self):
+        """SIGKILL, as a crash: no cleanup, locks are left to expire."""
+        os.killpg(self.proc.pid, signal.SIGKILL)
+        self.proc.wait(10)
+        self.log.close()
+
+    def stop(self):
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(20)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait(10)
+        self.log.close()
+
+
+@pytest.fixture
+def worker_factory(tmp_path):
+    started = []
+
+    def start(**kw):
+        w = WorkerProcess(tmp_path, **kw)
+        started.append(w)
+        return w
+    yield start
+    for w in started:
+        w.stop()
+
+
+def small_scenario(pending_web: int = 12) -> dict:
+    """6 nodes in two zones (one tainted), a few fitting pods and three that never fit."""
+    def node(name, zone, cpu="4", taints=None, labels=None):
+        lab = {"kubernetes.io/hostname": name, "topology.kubernetes.io/zone": zone}
+        lab.update(labels or {})
+        alloc = {"cpu": cpu, "memory": "16Gi", "pods": "110"}
+        return {"metadata": {"name": name, "labels": lab}, "spec": {"taints": taints or []},
+                "status": {"capacity": alloc, "allocatable": alloc}}
+
+    def pod(name, cpu="500m", selector=None, ns="default"):
+        spec = {"containers": [{"name": "c", "resources": {"requests": {"cpu": cpu, "memory": "256Mi"}}}]}
+        if selector:
+            spec["nodeSelector"] = selector
+        return {"metadata": {"name": name, "namespace": ns, "uid": f"{ns}-{name}"}, "spec": spec}
+
+    nodes = [node(f"n-{i}", "a" if i % 2 else "b") for i in range(5)]
+    nodes.append(node("gpu-0", "a", taints=[{"key": "gpu", "value": "true", "effect": "NoSchedule"}]))
+    pending = [pod(f"web-{i}") for i in range(pending_web)]
+    pending += [pod("too-big", cpu="64"), pod("wants-ssd", selector={"disk": "ssd"}), pod("also-big", cpu="32")]
+    return {"name": "small", "nodes": nodes, "pods": [], "pending": pending}

@@ -1,0 +1,159 @@
+"""REST API, pages, metrics and management commands (PostgreSQL; cycles made by an in-process loop)."""
+from __future__ import annotations
+
+import json
+from io import StringIO
+
+import pytest
+from django.core.management import call_command
+from rest_framework.test import APIClient
+
+from dashboard.models import Cluster, Node, Pod, SchedulingCycle
+from dashboard.services.runner import Runner
+
+from .conftest import small_scenario
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def api():
+    return APIClient()
+
+
+@pytest.fixture
+def loaded(api):
+    assert api.post("/api/clusters/", {"name": "small", "tie_break": "name"}, format="json").status_code == 201
+    r = api.post("/api/clusters/small/scenario/", {"scenario": small_scenario()}, format="json")
+    assert r.status_code == 201, r.content
+    assert r.json() == {"nodes": 6, "bound": 0, "pending": 15}
+    cluster = Cluster.objects.get(name="small")
+    assert Runner(cluster.id, steps=20).run()
+    return cluster
+
+
+def test_invalid_scenario_is_400_and_writes_nothing(api, loaded):
+    bad = small_scenario()
+    bad["nodes"][2]["status"]["allocatable"]["cpu"] = "four"
+    r = api.post("/api/clusters/small/scenario/", {"scenario": bad}, format="json")
+    assert r.status_code == 400
+    assert r.json()["scenario"][0].startswith("scenario: nodes[2] (n-2): status.") and '"four"' in r.json()["scenario"][0]
+    assert Node.objects.filter(cluster=loaded).count() == 6
+    assert api.post("/api/clusters/small/scenario/", {}, format="json").status_code == 400
+    dup = small_scenario()
+    dup["pending"].append(dup["pending"][0])
+    r = api.post("/api/clusters/small/scenario/", {"scenario": dup}, format="json")
+    assert r.status_code == 400 and "duplicate" in r.json()["scenario"][0]
+    assert Pod.objects.filter(cluster=loaded).count() == 15
+
+
+def test_yaml_upload(api, loaded):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+    text = "nodes:\n- metadata: {name: y1}\n  status: {allocatable: {cpu: '2', memory: 4Gi, pods: '10'}}\n" \
+           "pending:\n- metadata: {name: p1}\n  spec: {containers: [{name: c}]}\n"
+    r = api.post("/api/clusters/small/scenario/", {"file": SimpleUploadedFile("s.yaml", text.encode())},
+                 format="multipart")
+    assert r.status_code == 201, r.content
+    assert r.json() == {"nodes": 1, "bound": 0, "pending": 1}
+    r = api.post("/api/clusters/small/scenario/", {"file": SimpleUploadedFile("s.yaml", b"nodes: [a: &x 1, *x]")},
+                 format="multipart")
+    assert r.status_code == 400
+
+
+def test_nodes_and_pods_crud_with_field_errors(api, loaded):
+    r = api.post("/api/clusters/small/nodes/", {"manifest": {"metadata": {"name": "x"},
+                                                             "spec": {"taints": [{"effect": "NoSchedule"}]}}},
+                 format="json")
+    assert r.status_code == 400 and r.json() == {"spec.taints[0].key": ["required value"]}
+    r = api.post("/api/clusters/small/nodes/", {"manifest": {"metadata": {"name": "n-0"}}}, format="json")
+    assert r.status_code == 400 and "already exists" in r.json()["metadata.name"][0]
+    node = {"metadata": {"name": "n-9", "labels": {"disk": "ssd"}},
+            "status": {"allocatable": {"cpu": "8", "memory": "8Gi", "pods": "10"}}}
+    assert api.post("/api/clusters/small/nodes/", {"manifest": node}, format="json").status_code == 201
+    assert api.get("/api/clusters/small/nodes/n-9/").json()["labels"] == {"disk": "ssd"}
+    assert api.delete("/api/clusters/small/nodes/n-9/").status_code == 204
+    assert api.delete("/api/clusters/small/nodes/n-9/").status_code == 404
+    pod = {"metadata": {"name": "late", "namespace": "ops"}, "spec": {"containers": [{"name": "c"}]}}
+    assert api.post("/api/clusters/small/pods/", {"manifest": pod}, format="json").status_code == 201
+    bad = {"metadata": {"name": "late2"}, "spec": {"priority": "high"}}
+    r = api.post("/api/clusters/small/pods/", {"manifest": bad}, format="json")
+    assert r.status_code == 400 and r.json() == {"spec.priority": ["expected integer"]}
+    got = api.get("/api/clusters/small/pods/ops/late/").json()
+    assert got["queue"] == "active" and got["node_name"] == ""
+    assert api.delete("/api/clusters/small/pods/ops/late/").status_code == 204
+
+
+def test_pods_cycles_events_filters_and_pagination(api, loaded):
+    pods = api.get("/api/clusters/small/pods/?queue=unschedulable").json()
+    assert sorted(p["name"] for p in pods["results"]) == ["also-big", "too-big", "wants-ssd"]
+    assert api.get("/api/clusters/small/pods/?queue=bound").json()["count"] == 12
+    assert api.get("/api/clusters/small/pods/?plugin=NodeAffinity").json()["results"][0]["name"] == "wants-ssd"
+
+    cycles = api.get("/api/clusters/small/cycles/?page_size=5").json()
+    assert cycles["count"] == 15 and len(cycles["results"]) == 5 and cycles["next"]
+    assert api.get("/api/clusters/small/cycles/?result=unschedulable").json()["count"] == 3
+    by_plugin = api.get("/api/clusters/small/cycles/?plugin=NodeAffinity").json()
+    assert [c["pod"] for c in by_plugin["results"]] == ["default/wants-ssd"]
+    one = api.get("/api/clusters/small/cycles/?pod=default/too-big").json()["results"][0]
+    assert one["failing_plugins"] == {"NodeResourcesFit": 5, "TaintToleration": 1}
+    detail = api.get(f"/api/clusters/small/cycles/{one['seq']}/").json()
+    assert detail["matrix"]["stop_plugins"] and "durations" in detail
+    node = SchedulingCycle.objects.filter(cluster=loaded, result="scheduled").first().node
+    assert all(c["node"] == node for c in api.get(f"/api/clusters/small/cycles/?node={node}").json()["results"])
+    assert api.get("/api/clusters/small/cycles/?since=not-a-date").status_code == 400
+    assert api.get("/api/clusters/small/cycles/?since=2000-01-01T00:00:00Z").json()["count"] == 15
+
+    events = api.get("/api/clusters/small/events/?reason=FailedScheduling").json()
+    assert events["count"] == 3 and events["results"][0]["type"] == "Warning"
+    sched = api.get("/api/clusters/small/events/?pod=default/web-0").json()["results"]
+    assert sched[0]["reason"] == "Scheduled" and sched[0]["message"].startswith("Successfully assigned default/web-0 to ")
+
+
+def test_profiles_validate_the_configuration(api):
+    bad = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+           "percentageOfNodesToScore": 200}
+    r = api.post("/api/profiles/", {"name": "bad", "document": bad}, format="json")
+    assert r.status_code == 400 and "document" in r.json()
+    assert api.post("/api/profiles/", {"name": "default", "document": {}}, format="json").status_code == 201
+
+
+def test_schema_metrics_pages_and_commands(api, loaded, client):
+    schema = api.get("/api/schema/", HTTP_ACCEPT="application/json")
+    assert schema.status_code == 200
+    paths = json.loads(schema.content)["paths"]
+    assert "/api/clusters/{cluster_name}/cycles/" in paths and "/api/clusters/{name}/start/" in paths
+    text = client.get("/metrics").content.decode()
+    assert 'scheduler_pending_pods{cluster="small",queue="unschedulable"} 3.0' in text
+    assert "scheduler_schedule_attempts_total{" in text and "scheduler_framework_extension_point_duration_seconds" in text
+    for url in ("/clusters/small/", "/clusters/small/pending/?q=big", "/clusters/small/nodes/",
+                "/clusters/small/nodes/gpu-0/", "/clusters/small/pods/default/too-big/",
+                "/clusters/small/pods/default/web-1/"):
+        assert client.get(url).status_code == 200, url
+    page = client.get("/clusters/small/pods/default/too-big/").content.decode()
+    assert "0/6 nodes are available" in page and 'class="cell fail stopped"' in page
+    pending = client.get("/clusters/small/pending/?plugin=NodeResourcesFit").content.decode()
+    assert "default/too-big" in pending and "default/wants-ssd" not in pending
+    out = StringIO()
+    call_command("explain", "default/too-big", "--cluster", "small", stdout=out)
+    assert "unschedulable: 0/6 nodes are available" in out.getvalue()
+    assert "gpu-0   TaintToleration: node(s) had untolerated taint {gpu: true}" in out.getvalue()
+
+
+def test_loop_survives_a_failing_cycle(api, monkeypatch):
+    from dashboard.services.engine import Engine
+    assert api.post("/api/clusters/", {"name": "flaky", "tie_break": "name"}, format="json").status_code == 201
+    assert api.post("/api/clusters/flaky/scenario/", {"scenario": small_scenario(3)}, format="json").status_code == 201
+    real, calls = Engine.schedule_one, []
+
+    def flaky(self):
+        calls.append(1)
+        if len(calls) == 2:
+            raise RuntimeError("plugin bug")
+        return real(self)
+    monkeypatch.setattr(Engine, "schedule_one", flaky)
+    runner = Runner(Cluster.objects.get(name="flaky").id, steps=10)
+    assert runner.run()
+    assert runner.failures == 1
+    # the failed attempt left nothing behind; after the reload every pod got its cycle
+    assert Pod.objects.filter(cluster__name="flaky", queue="bound").count() == 3
+    assert SchedulingCycle.objects.filter(cluster__name="flaky").count() == 6

@@ -1,0 +1,120 @@
+"""End to end in headless Chromium (Debian's /usr/bin/chromium driven by Playwright): the embedded
+server as `make run` starts it, the demo cluster, the why-pending trace of an unschedulable pod, and a
+pod that becomes bound live (no reload) once a node it fits on is added."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from .conftest import ROOT, wait_for
+
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+ARGS = ["--no-sandbox", "--headless", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-dev-shm-usage"]
+
+pytestmark = pytest.mark.skipif(not shutil.which(CHROMIUM), reason=f"{CHROMIUM} is not installed")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def server(tmp_path):
+    """`make run` in miniature: SQLite, in-memory channel layer, the scheduler as a thread of daphne."""
+    env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "DATABASE_URL")}
+    env.update(DATABASE_URL=f"sqlite:///{tmp_path / 'e2e.sqlite3'}", DJANGO_SETTINGS_MODULE="dashboard.settings",
+               SCHEDSCOPE_BROADCAST_INTERVAL="0.2")
+    manage = [sys.executable, str(ROOT / "manage.py")]
+    subprocess.run(manage + ["migrate", "--noinput", "-v0"], cwd=ROOT, env=env, check=True)
+    subprocess.run(manage + ["demo", "--no-workload"], cwd=ROOT, env=env, check=True, capture_output=True)
+    port = _free_port()
+    log = open(tmp_path / "daphne.log", "w")
+    proc = subprocess.Popen([sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port),
+                             "dashboard.asgi:application"], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+
+    def up():
+        try:
+            return urllib.request.urlopen(base + "/api/clusters/", timeout=2).status == 200
+        except OSError:
+            return False
+    try:
+        wait_for(up, 30, 0.2, "daphne")
+        yield base
+    finally:
+        proc.terminate()
+        proc.wait(15)
+        log.close()
+
+
+def _shot(page, tmp_path, name):
+    path = tmp_path / f"{name}.png"
+    page.screenshot(path=str(path), full_page=True)
+    out = os.environ.get("SCHEDSCOPE_SCREENSHOTS")
+    if out:
+        Path(out).mkdir(parents=True, exist_ok=True)
+        shutil.copy(path, Path(out) / f"{name}.png")
+
+
+def _post_json(url, data):
+    req = urllib.request.Request(url, data=json.dumps(data).encode(), method="POST",
+                                 headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=10) as r:
+        return r.status
+
+
+def test_demo_why_pending_and_live_binding(server, tmp_path):
+    from playwright.sync_api import expect, sync_playwright
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
+        page = browser.new_page(viewport={"width": 1440, "height": 1000})
+        page.goto(server + "/")
+        expect(page).to_have_url(server + "/clusters/demo/")
+        expect(page.locator("#live-dot")).to_have_text("live", timeout=15000)
+        # the embedded scheduler works through the demo's pending pods; the count arrives live
+        expect(page.locator('[data-live="queue.unschedulable"]')).not_to_have_text("0", timeout=30000)
+        page.reload()
+        expect(page.locator("#blocking-plugins")).to_contain_text("TaintToleration")
+        _shot(page, tmp_path, "overview")
+
+        page.click("text=Pending pods")
+        page.fill('input[name="q"]', "inference")
+        page.press('input[name="q"]', "Enter")
+        expect(page.locator("#pending-table")).to_contain_text("ml/inference-no-toleration")
+        _shot(page, tmp_path, "pending")
+        page.click("text=ml/inference-no-toleration")
+        expect(page.locator("#verdict")).to_contain_text("0/50 nodes are available:")
+        expect(page.locator("#verdict")).to_contain_text("6 node(s) had untolerated taint {nvidia.com/gpu: true}")
+        stopped = page.locator("#filter-matrix td.cell.stopped")
+        expect(stopped.filter(has_text="untolerated taint {nvidia.com/gpu: true}")).to_have_count(1)
+        expect(stopped.filter(has_text="Insufficient nvidia.com/gpu")).to_have_count(1)
+        headers = page.locator("#filter-matrix thead th").all_inner_texts()
+        assert "TaintToleration" in [h.strip() for h in headers]
+        _shot(page, tmp_path, "pod-unschedulable")
+
+        page.goto(server + "/clusters/demo/pods/data/postgres-nvme/")
+        expect(page.locator("#verdict")).to_contain_text("didn't match Pod's node affinity/selector")
+        expect(page.locator("#live-dot")).to_have_text("live", timeout=15000)
+        node = {"metadata": {"name": "nvme-1", "labels": {"disk": "nvme", "topology.kubernetes.io/zone": "zone-a"}},
+                "status": {"allocatable": {"cpu": "16", "memory": "64Gi", "pods": "110"}}}
+        assert _post_json(server + "/api/clusters/demo/nodes/", {"manifest": node}) == 201
+        expect(page.locator("#attempts li").first).to_contain_text("scheduled → nvme-1", timeout=30000)
+        expect(page.locator("#pod-queue")).to_contain_text("bound to nvme-1")
+        page.reload()
+        expect(page.locator("#verdict")).to_contain_text("Scheduled on nvme-1")
+        _shot(page, tmp_path, "pod-scheduled")
+        page.goto(server + "/clusters/demo/nodes/")
+        expect(page.locator("#node-table")).to_contain_text("nvme-1")
+        _shot(page, tmp_path, "nodes")
+        browser.close()
