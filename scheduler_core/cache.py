@@ -118,6 +118,7 @@ def _copy_into(dst: NodeInfo, src: NodeInfo) -> None:
     dst.image_states = {name: (s.size, len(s.nodes)) for name, s in src.image_states.items()}
     dst.pvc_ref_counts = dict(src.pvc_ref_counts)
     dst.generation = src.generation
+    dst.mark_changed()
 
 
 class Cache:

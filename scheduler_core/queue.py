@@ -625,6 +625,10 @@ class PriorityQueue:
         pods = self._nominated.get(node_name)
         return tuple(pods) if pods else ()
 
+    def nominated_node_names(self):
+        """Names of the nodes that have nominated pods."""
+        return self._nominated.keys()
+
     def nominated_node_of(self, pod):
         return self._nominated_node.get(pod.uid)
 

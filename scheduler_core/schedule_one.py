@@ -8,6 +8,8 @@ from __future__ import annotations
 import random
 import time
 
+import numpy as np
+
 from .framework.cycle_state import CycleState
 from .framework.runtime import PREFILTER_RESULT_MSG
 from .framework.status import Code, Status
@@ -55,29 +57,34 @@ class SchedulerContext:
     """State shared by all profiles of one scheduler: start index, randomness, extenders, nominator."""
 
     def __init__(self, tie_break: str = "random", seed=None, percentage_of_nodes_to_score=0,
-                 extenders=(), nominated_pods_for_node=None, trace_all_filters: bool = True):
+                 extenders=(), nominated_pods_for_node=None, trace_all_filters: bool = True,
+                 nominated_node_names=None, batch: bool = True):
         self.next_start_node_index = 0
         self.rng = random.Random(seed)
         self.tie_break = tie_break
         self.percentage_of_nodes_to_score = percentage_of_nodes_to_score
         self.extenders = list(extenders)
         self.nominated_pods_for_node = nominated_pods_for_node
+        # () -> names of the nodes that have nominated pods; without it (when nominated_pods_for_node is
+        # set) the Filter search stays on the per-node path.
+        self.nominated_node_names = nominated_node_names
         self.trace_all_filters = trace_all_filters
+        # NumPy batch paths (NodeTable) for Filter in kube mode and for Score; False: per node only.
+        self.batch = batch
         self.cycle = 0
 
 
 def select_host(names, totals, ctx: SchedulerContext):
-    """selectHost: uniform random among the best totals (reservoir sampling), or the smallest name."""
-    best_total = max(totals)
-    top = [n for n, t in zip(names, totals) if t == best_total]
+    """selectHost: uniform random among the best totals, or the smallest name. ``totals`` is a list or an
+    int64 array. kube's reservoir sampling picks uniformly among the best; one draw does the same."""
+    if isinstance(totals, np.ndarray):
+        top = [names[i] for i in np.flatnonzero(totals == totals.max()).tolist()]
+    else:
+        best_total = max(totals)
+        top = [n for n, t in zip(names, totals) if t == best_total]
     if ctx.tie_break == "name":
         return min(top), top
-    chosen, cnt = None, 0
-    for n in top:
-        cnt += 1
-        if ctx.rng.randrange(cnt) == 0:
-            chosen = n
-    return chosen, top
+    return top[ctx.rng.randrange(len(top))], top
 
 
 def schedule_pod(fwk, ctx: SchedulerContext, pod, snapshot, state: CycleState | None = None,
@@ -122,7 +129,7 @@ def schedule_pod(fwk, ctx: SchedulerContext, pod, snapshot, state: CycleState | 
     tr.scoring_run_by_scheduler = len(feasible) > 1
     if len(feasible) > 1 or score_single_node:
         t0 = time.perf_counter()
-        totals = _prioritize(fwk, ctx, state, pod, feasible, tr)
+        totals = _prioritize(fwk, ctx, state, pod, feasible, tr, snapshot)
         tr.durations["Score"] = time.perf_counter() - t0
         if tr.error:
             tr.durations["total"] = time.perf_counter() - t_start
@@ -189,7 +196,7 @@ def _find_nodes_that_fit(fwk, ctx, state, pod, snapshot, tr):
             else:
                 tr.node_statuses[ni.name] = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, PREFILTER_RESULT_MSG)
     tr.start_index = ctx.next_start_node_index
-    feasible = _find_nodes_that_pass_filters(fwk, ctx, state, pod, nodes, tr)
+    feasible = _find_nodes_that_pass_filters(fwk, ctx, state, pod, nodes, tr, snapshot)
     tr.processed_nodes = len(feasible) + len(tr.node_statuses)
     if nodes:
         ctx.next_start_node_index = (ctx.next_start_node_index + tr.processed_nodes) % len(nodes)
@@ -212,7 +219,7 @@ def _find_nodes_that_fit(fwk, ctx, state, pod, snapshot, tr):
     return feasible
 
 
-def _find_nodes_that_pass_filters(fwk, ctx, state, pod, nodes, tr):
+def _find_nodes_that_pass_filters(fwk, ctx, state, pod, nodes, tr, snapshot=None):
     n = len(nodes)
     if n == 0:
         return []
@@ -225,6 +232,9 @@ def _find_nodes_that_pass_filters(fwk, ctx, state, pod, nodes, tr):
     start = ctx.next_start_node_index
     if not fwk.filter:
         return [nodes[(start + i) % n] for i in range(min(num_to_find, n))]
+    if ctx.batch and not ctx.trace_all_filters and snapshot is not None and \
+            (ctx.nominated_pods_for_node is None or ctx.nominated_node_names is not None):
+        return _pass_filters_batch(fwk, ctx, state, pod, nodes, tr, snapshot, start, num_to_find)
     feasible = []
     statuses = tr.node_statuses
     nominated = ctx.nominated_pods_for_node
@@ -258,6 +268,32 @@ def _find_nodes_that_pass_filters(fwk, ctx, state, pod, nodes, tr):
     return feasible
 
 
+def _pass_filters_batch(fwk, ctx, state, pod, nodes, tr, snapshot, start, num_to_find):
+    """The same search on NodeTable rows (Framework.run_filter_batch); the trace gets the same fields."""
+    table = snapshot.table()
+    all_nodes = snapshot.node_infos
+    rows_all = None if nodes is all_nodes else np.fromiter((ni.index for ni in nodes), np.int64, len(nodes))
+    nominated_rows = None
+    if ctx.nominated_pods_for_node is not None:
+        names = ctx.nominated_node_names()
+        if names:
+            nominated_rows = np.array([table.row_of(name) for name in names], dtype=np.int64)
+    feasible, rejected, visited, err = fwk.run_filter_batch(
+        state, pod, nodes, rows_all, start, num_to_find, table, nominated_rows, ctx.nominated_pods_for_node)
+    n = len(nodes)
+    tr.evaluated_nodes.extend(nodes[(start + i) % n].name for i in range(visited))
+    statuses = tr.node_statuses
+    stopped = tr.kube_stopped_at
+    for ni, st in rejected:
+        statuses[ni.name] = st
+        if st.plugin:
+            stopped[ni.name] = st.plugin
+    if err is not None:
+        tr.error = err.as_error()
+        return []
+    return feasible
+
+
 def _run_extender_filters(ctx, pod, feasible, tr):
     """Filter extenders run after the Filter plugins, each on the survivors of the previous one."""
     for ext in ctx.extenders:
@@ -269,7 +305,7 @@ def _run_extender_filters(ctx, pod, feasible, tr):
     return feasible
 
 
-def _prioritize(fwk, ctx, state, pod, feasible, tr):
+def _prioritize(fwk, ctx, state, pod, feasible, tr, snapshot=None):
     t0 = time.perf_counter()
     if not fwk.score and not ctx.extenders:
         totals = [1] * len(feasible)
@@ -281,15 +317,16 @@ def _prioritize(fwk, ctx, state, pod, feasible, tr):
     if st is not None:
         tr.error = st.as_error()
         return None
-    per_plugin, totals, st = fwk.run_score(state, pod, feasible, tr.durations)
+    table = snapshot.table() if ctx.batch and snapshot is not None else None
+    per_plugin, totals, st = fwk.run_score(state, pod, feasible, tr.durations, table=table)
     if st is not None:
         tr.error = st.as_error()
         return None
-    names = [ni.name for ni in feasible]
-    for plugin, (raw, normalized) in per_plugin.items():
-        tr.scores[plugin] = (fwk.score_weights[plugin],
-                             {n: (r, s) for n, r, s in zip(names, raw, normalized)})
+    names = tr.feasible
+    if ctx.extenders and isinstance(totals, np.ndarray):
+        totals = totals.tolist()
     for ext in ctx.extenders:
         ext.prioritize_into_trace(pod, feasible, totals, tr)
-    tr.totals = dict(zip(names, totals))
+    tr.set_scores(names, {plugin: (fwk.score_weights[plugin], raw, normalized)
+                          for plugin, (raw, normalized) in per_plugin.items()}, totals)
     return totals

@@ -204,6 +204,7 @@ class Scheduler:
             events={name: enqueue_registrations(fwk, bool(self.extenders)) for name, fwk in self.profiles.items()},
             pod_lister=cluster.get_pod, namespace_labels=lambda: cluster.objects.namespace_labels)
         self.ctx.nominated_pods_for_node = self.queue.nominated_pods_for_node
+        self.ctx.nominated_node_names = self.queue.nominated_node_names
         for h in handles:
             h.nominated_pods_for_node = self.queue.nominated_pods_for_node
         self._fit = Fit(None)

@@ -12,6 +12,11 @@ def _status_dict(st, with_plugin=False):
     return st.to_dict(with_plugin=with_plugin)
 
 
+def _ints(values) -> list:
+    """A list of Python ints from a list or a NumPy array."""
+    return values.tolist() if hasattr(values, "tolist") else list(values)
+
+
 class CycleTrace:
     """The record of one scheduling cycle (one pod, one attempt)."""
 
@@ -32,8 +37,9 @@ class CycleTrace:
         self.kube_stopped_at = {}        # node -> plugin kube's short-circuit stopped at
         self.feasible = []
         self.prescore_skip_plugins = []
-        self.scores = {}                 # plugin -> (weight, {node: (raw, normalized)})
-        self.totals = {}                 # node -> total
+        self._scores = {}                # plugin -> (weight, {node: (raw, normalized)})   (see scores)
+        self._totals = {}                # node -> total
+        self._score_arrays = None        # (names, {plugin: (weight, raw, normalized)}, totals) until read
         self.extender_scores = {}        # extender -> {node: score}
         self.extender_filter = []        # [(extender name, {node: reason or None}, skipped_reason)]
         self.scoring_run_by_scheduler = False
@@ -61,6 +67,44 @@ class CycleTrace:
         self.victims = []                # pods deleted (preempted) during the attempt
         self.permit_wait = {}            # Permit plugins that made the pod wait: {plugin: timeout seconds}
         self.bind_error = None           # why the binding cycle failed
+
+    # -- scores: kept as the runtime's lists or arrays, turned into per-node dicts when first read ------
+    def set_scores(self, names, per_plugin: dict, totals) -> None:
+        """Record the Score phase: names of the scored nodes, {plugin: (weight, raw, normalized)} and the
+        totals, each a list or an int64 array in the order of ``names``."""
+        self._score_arrays = (names, per_plugin, totals)
+
+    def _materialize_scores(self):
+        names, per_plugin, totals = self._score_arrays
+        self._score_arrays = None
+        self._scores = {plugin: (weight, dict(zip(names, zip(_ints(raw), _ints(normalized)))))
+                        for plugin, (weight, raw, normalized) in per_plugin.items()}
+        self._totals = dict(zip(names, _ints(totals)))
+
+    @property
+    def scores(self) -> dict:
+        """{plugin: (weight, {node: (raw, normalized)})}."""
+        if self._score_arrays is not None:
+            self._materialize_scores()
+        return self._scores
+
+    @scores.setter
+    def scores(self, value):
+        self._score_arrays = None
+        self._scores = value
+
+    @property
+    def totals(self) -> dict:
+        """{node: total score}."""
+        if self._score_arrays is not None:
+            self._materialize_scores()
+        return self._totals
+
+    @totals.setter
+    def totals(self, value):
+        if self._score_arrays is not None:
+            self._materialize_scores()
+        self._totals = value
 
     @property
     def result(self) -> str:

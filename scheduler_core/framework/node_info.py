@@ -16,7 +16,7 @@ class NodeInfo:
 
     __slots__ = ("node", "name", "pods", "pods_with_affinity", "pods_with_required_anti_affinity",
                  "requested", "nonzero_cpu", "nonzero_memory", "used_ports", "image_states",
-                 "pvc_ref_counts", "generation", "index")
+                 "pvc_ref_counts", "generation", "index", "dirty")
 
     def __init__(self, node=None):
         self.node = node
@@ -32,6 +32,12 @@ class NodeInfo:
         self.pvc_ref_counts = {}
         self.generation = 0
         self.index = -1
+        self.dirty = None  # the owning snapshot's set of changed rows (None on clones and cache entries)
+
+    def mark_changed(self) -> None:
+        """Tell the owning snapshot that this row of its NodeTable is stale."""
+        if self.dirty is not None:
+            self.dirty.add(self.index)
 
     @property
     def allocatable(self) -> dict:
@@ -82,6 +88,8 @@ class NodeInfo:
                 else:
                     self.pvc_ref_counts.pop(key, None)
         self.generation = next_generation()
+        if self.dirty is not None:
+            self.dirty.add(self.index)
 
     def clone(self) -> "NodeInfo":
         c = NodeInfo.__new__(NodeInfo)
@@ -98,6 +106,7 @@ class NodeInfo:
         c.pvc_ref_counts = dict(self.pvc_ref_counts)
         c.generation = self.generation
         c.index = self.index
+        c.dirty = None
         return c
 
     def __repr__(self):

@@ -3,11 +3,21 @@ from __future__ import annotations
 
 import time
 
+import numpy as np
+
 from .interface import MAX_NODE_SCORE, MIN_NODE_SCORE, POINT_INTERFACES
 from .status import Code, Status
 
 PREFILTER_RESULT_MSG = "node is filtered out by the prefilter result"
 MAX_PERMIT_TIMEOUT = 15 * 60.0
+
+
+def _int_array(values):
+    """An int64 array of Python ints, or None when one does not fit (the list path then decides)."""
+    try:
+        return np.array(values, dtype=np.int64)
+    except (OverflowError, TypeError, ValueError):
+        return None
 
 
 class Framework:
@@ -150,6 +160,110 @@ class Framework:
             per_plugin[pl.name] = st
         return first, per_plugin
 
+    def run_filter_batch(self, state, pod, nodes, rows_all, start: int, num_to_find: int, table,
+                         nominated_rows=None, nominated_pods_for_node=None):
+        """The Filter search of findNodesThatPassFilters (one worker) over NodeTable rows.
+
+        ``nodes`` are searched in kube's rotating order from ``start``; ``rows_all[i]`` is the table row of
+        ``nodes[i]`` (None: the same index). Windows of that order are taken until ``num_to_find``
+        feasible nodes and one more are found (kube's one-extra rule) or the nodes run out. In a window,
+        the plugins run in order on the nodes still alive: a plugin's ``filter_batch(state, pod, table,
+        rows)`` gives the rows that fail (or None: then its ``filter`` runs per node). Rows in
+        ``nominated_rows`` take the per-node path with nominated pods. A processed node that a batch
+        rejected gets its exact Status from that plugin's ``filter``, or, when the plugin's
+        ``filter_batch_status(state, pod)`` gives the (code, reasons) of every rejection for this pod,
+        a new Status with those.
+
+        Returns (feasible NodeInfos, [(NodeInfo, Status)] of the processed rejected nodes in visiting
+        order, number of nodes visited, error Status or None); like the sequential search, the visited
+        nodes include the extra feasible node that ended it.
+        """
+        n = len(nodes)
+        start %= n
+        skip = state.skip_filter_plugins
+        plugins = [pl for pl in self.filter if pl.name not in skip]
+        batch = [getattr(pl, "filter_batch", None) for pl in plugins]
+        feasible, rejected = [], []
+        same = {}  # plugin position -> (code, reasons) every row it rejects gets, or None
+        found = visited = pos = 0
+        ratio = 1.0
+        while pos < n:
+            need = num_to_find + 1 - found
+            w = min(n - pos, max(need + 8, int(need / max(ratio, 0.02) * 1.15) + 8))
+            idx = np.arange(start + pos, start + pos + w, dtype=np.int64)
+            idx[idx >= n] -= n
+            rows = idx if rows_all is None else rows_all[idx]
+            alive = np.ones(w, bool)
+            failed_by = np.full(w, -1, np.int64)
+            status_of = {}
+            special = ()
+            if nominated_rows is not None and len(nominated_rows):
+                special = np.flatnonzero(np.isin(rows, nominated_rows))
+                alive[special] = False
+            for p, pl in enumerate(plugins):
+                cand = np.flatnonzero(alive)
+                if not len(cand):
+                    break
+                fb = batch[p]
+                m = fb(state, pod, table, rows[cand]) if fb is not None else None
+                if m is not None:
+                    f = cand[m]
+                    alive[f] = False
+                    failed_by[f] = p
+                    continue
+                for j in cand.tolist():
+                    st = pl.filter(state, pod, nodes[idx[j]])
+                    if st is not None and st.code != Code.SUCCESS:
+                        st.plugin = pl.name
+                        if not st.is_rejected():
+                            st = Status.error(f'running "{pl.name}" filter plugin: {st.as_error()}', plugin=pl.name)
+                        status_of[j] = st
+                        alive[j] = False
+            passed = alive
+            for j in special:
+                st = self.run_filter_with_nominated_pods(state, pod, nodes[idx[j]], nominated_pods_for_node)
+                if st is None:
+                    passed[j] = True
+                else:
+                    status_of[j] = st
+            pass_pos = np.flatnonzero(passed)
+            keep = num_to_find - found
+            cut = int(pass_pos[keep]) if len(pass_pos) > keep else w
+            errors = [j for j, st in status_of.items() if j < cut and st.code == Code.ERROR]
+            if errors:
+                return [], [], visited + min(errors) + 1, status_of[min(errors)]
+            take = pass_pos[:keep].tolist()
+            feasible.extend(nodes[idx[j]] for j in take)
+            for j in np.flatnonzero(~passed[:cut]).tolist():
+                ni = nodes[idx[j]]
+                st = status_of.get(j)
+                if st is None:
+                    p = int(failed_by[j])
+                    pl = plugins[p]
+                    if p not in same:
+                        fs = getattr(pl, "filter_batch_status", None)
+                        same[p] = fs(state, pod) if fs is not None else None
+                    if same[p] is not None:
+                        code, reasons = same[p]
+                        rejected.append((ni, Status(code, *reasons, plugin=pl.name)))
+                        continue
+                    st = pl.filter(state, pod, ni)
+                    if st is None or st.code == Code.SUCCESS:
+                        raise RuntimeError(f"{pl.name}: filter_batch rejected node {ni.name} but filter passes it")
+                    st.plugin = pl.name
+                    if not st.is_rejected():
+                        return [], [], visited + j + 1, Status.error(
+                            f'running "{pl.name}" filter plugin: {st.as_error()}', plugin=pl.name)
+                rejected.append((ni, st))
+            found += len(take)
+            if cut < w:
+                visited += cut + 1
+                break
+            visited += w
+            pos += w
+            ratio = max(found, 1) / (pos + 1)
+        return feasible, rejected, visited, None
+
     def run_pre_filter_extension_add_pod(self, state, pod, pod_to_add, node_info):
         for name, ext in self._pre_filter_ext:
             if name in state.skip_filter_plugins:
@@ -222,9 +336,14 @@ class Framework:
                 return Status.error(f'running PreScore plugin "{pl.name}": {st.as_error()}', plugin=pl.name)
         return None
 
-    def run_score(self, state, pod, node_infos, durations=None):
+    def run_score(self, state, pod, node_infos, durations=None, table=None):
         """RunScorePlugins: all plugins score all nodes, then NormalizeScore, then the weights are applied;
-        an error of an earlier phase wins. Returns ({plugin: (raw list, normalized list)}, totals list, status)."""
+        an error of an earlier phase wins. Returns ({plugin: (raw list, normalized list)}, totals list, status).
+
+        With a NodeTable (whose rows are the NodeInfos' ``index``), plugins with ``score_batch`` /
+        ``normalize_score_batch`` score all nodes at once and the lists are int64 arrays."""
+        if table is not None:
+            return self._run_score_batch(state, pod, node_infos, durations, table)
         plugins = [pl for pl in self.score if pl.name not in state.skip_score_plugins]
         raws = []
         for pl in plugins:
@@ -274,6 +393,73 @@ class Framework:
                         f'score {s}, it should in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after '
                         f'normalizing', plugin=pl.name)
                 totals[i] += s * weight
+        return per_plugin, totals, None
+
+    def _run_score_batch(self, state, pod, node_infos, durations, table):
+        plugins = [pl for pl in self.score if pl.name not in state.skip_score_plugins]
+        rows = np.fromiter((ni.index for ni in node_infos), dtype=np.int64, count=len(node_infos))
+        raws = []
+        for pl in plugins:
+            t0 = time.perf_counter()
+            sb = getattr(pl, "score_batch", None)
+            raw = sb(state, pod, table, rows) if sb is not None else None
+            if raw is None:
+                per_node = getattr(pl, "score_nodes", None)
+                if per_node is not None:
+                    raw, st = per_node(state, pod, node_infos)
+                    if st is not None and st.code != Code.SUCCESS:
+                        return None, None, Status.error(
+                            f'running Score plugins: plugin "{pl.name}" failed with: {st.as_error()}', plugin=pl.name)
+                else:
+                    raw = []
+                    for ni in node_infos:
+                        s, st = pl.score(state, pod, ni)
+                        if st is not None and st.code != Code.SUCCESS:
+                            return None, None, Status.error(
+                                f'running Score plugins: plugin "{pl.name}" failed with: {st.as_error()}',
+                                plugin=pl.name)
+                        raw.append(s)
+                raw = _int_array(raw)
+                if raw is None:
+                    return self.run_score(state, pod, node_infos, durations)
+            raws.append(raw)
+            if durations is not None:
+                durations[pl.name] = durations.get(pl.name, 0.0) + time.perf_counter() - t0
+        per_plugin = {}
+        for pl, raw in zip(plugins, raws):
+            ext = pl.score_extensions()
+            if ext is not None:
+                t0 = time.perf_counter()
+                nb = getattr(ext, "normalize_score_batch", None)
+                if nb is not None:
+                    normalized = nb(state, pod, raw)
+                else:
+                    pairs = [[ni.name, s] for ni, s in zip(node_infos, raw.tolist())]
+                    st = ext.normalize_score(state, pod, pairs)
+                    if st is not None and st.code != Code.SUCCESS:
+                        return None, None, Status.error(
+                            f'running Normalize on Score plugins: plugin "{pl.name}" failed with: {st.as_error()}',
+                            plugin=pl.name)
+                    normalized = _int_array([s for _, s in pairs])
+                    if normalized is None:
+                        return self.run_score(state, pod, node_infos, durations)
+                if durations is not None:
+                    durations[pl.name] += time.perf_counter() - t0
+            else:
+                normalized = raw
+            per_plugin[pl.name] = (raw, normalized)
+        totals = np.zeros(len(node_infos), np.int64)
+        for pl in plugins:
+            weight = self.score_weights[pl.name]
+            normalized = per_plugin[pl.name][1]
+            bad = np.flatnonzero((normalized > MAX_NODE_SCORE) | (normalized < MIN_NODE_SCORE))
+            if len(bad):
+                s = int(normalized[bad[0]])
+                return None, None, Status.error(
+                    f'applying score defaultWeights on Score plugins: plugin "{pl.name}" returns an invalid '
+                    f'score {s}, it should in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after '
+                    f'normalizing', plugin=pl.name)
+            totals += normalized * weight
         return per_plugin, totals, None
 
     # -- reserve, permit, binding ------------------------------------------------------------

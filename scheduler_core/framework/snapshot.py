@@ -1,6 +1,8 @@
 """Snapshot of the cluster a cycle sees: NodeInfos in node-tree order, and the other objects."""
 from __future__ import annotations
 
+from .node_table import NodeTable
+
 
 class ClusterObjects:
     """Non-node, non-pod objects that plugins read (the informers' listers), as raw API dicts."""
@@ -40,6 +42,9 @@ class Snapshot:
         self.node_infos = list(node_infos)
         self.objects = objects or ClusterObjects()
         self.generation = 0
+        self._table = None
+        self._dirty = set()
+        self._owner = id(self)  # a copy.copy() of the snapshot does not own its NodeInfos' change hooks
         self.refresh()
 
     def refresh(self):
@@ -52,6 +57,7 @@ class Snapshot:
         """Install a new ordered node list (when given); recompute the affinity lists and the used PVCs."""
         if node_infos is not None:
             self.node_infos = node_infos
+            self._table = None
             for i, ni in enumerate(node_infos):
                 ni.index = i
         infos = self.node_infos
@@ -75,6 +81,27 @@ class Snapshot:
                 for name in names:
                     states[name] = (size, counts[name])
             ni.image_states = states
+
+    def table(self) -> NodeTable:
+        """The NodeTable of node_infos, with the rows changed since the last call re-read.
+
+        The snapshot's NodeInfos report their changes (``NodeInfo.dirty``); a shallow copy of a snapshot
+        (which shares NodeInfos with the original) builds a fresh table on every call instead.
+        """
+        t = self._table
+        if self._owner != id(self):
+            return NodeTable(self.node_infos)
+        dirty = self._dirty
+        if t is None:
+            t = self._table = NodeTable(self.node_infos)
+            for ni in self.node_infos:
+                ni.dirty = dirty
+            dirty.clear()
+        elif dirty:
+            n = t.n
+            t.refresh([i for i in dirty if i < n])
+            dirty.clear()
+        return t
 
     def get(self, name: str):
         ni = self.by_name.get(name)

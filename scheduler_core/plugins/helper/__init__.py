@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 
 def default_normalize_score(max_priority: int, reverse: bool, scores) -> None:
     """helper.DefaultNormalizeScore, in place on [[node, score], ...]."""
@@ -19,6 +21,15 @@ def default_normalize_score(max_priority: int, reverse: bool, scores) -> None:
         s = max_priority * pair[1] // max_count
         pair[1] = max_priority - s if reverse else s
     return None
+
+
+def default_normalize_score_array(max_priority: int, reverse: bool, scores):
+    """default_normalize_score over an int64 array; returns the normalized array."""
+    max_count = max(0, int(scores.max())) if len(scores) else 0
+    if max_count == 0:
+        return np.full(len(scores), max_priority, np.int64) if reverse else scores.copy()
+    s = max_priority * scores // max_count
+    return max_priority - s if reverse else s
 
 
 def go_round(x: float) -> int:

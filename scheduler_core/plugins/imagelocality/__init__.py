@@ -1,6 +1,8 @@
 """ImageLocality: favour nodes that already have the pod's container images."""
 from __future__ import annotations
 
+import numpy as np
+
 from ...framework.interface import MAX_NODE_SCORE, ScorePlugin
 from .. import names
 
@@ -40,11 +42,24 @@ class ImageLocality(ScorePlugin):
     def new(cls, args, handle):
         return cls(handle)
 
-    def score(self, state, pod, node_info):
+    def _images(self, state, pod):
         images = state.get(STATE_KEY)
         if images is None:  # once per cycle: normalized names of init containers, then containers
             images = tuple(normalized_image_name(c.image) for c in pod.init_containers + pod.containers)
             state.write(STATE_KEY, images)
+        return images
+
+    def score_batch(self, state, pod, table, rows):
+        """Score over NodeTable rows: nodes without images all get the score of no image present."""
+        images = self._images(state, pod)
+        out = np.full(len(rows), calculate_priority(0, len(images)), np.int64)
+        infos = table.infos
+        for j in np.flatnonzero(table.has_images[rows]):
+            out[j] = self.score(state, pod, infos[rows[j]])[0]
+        return out
+
+    def score(self, state, pod, node_info):
+        images = self._images(state, pod)
         total_nodes = len(self.handle.snapshot.node_infos)
         image_states = node_info.image_states
         total = 0

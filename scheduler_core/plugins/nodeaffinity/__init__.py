@@ -1,13 +1,16 @@
 """NodeAffinity: nodeSelector / required node affinity filter, preferred node affinity score."""
 from __future__ import annotations
 
+import numpy as np
+
+from ...framework.node_table import node_selector_mask, node_selector_term_mask, requirement_mask
 from ...framework.interface import FilterPlugin, PreFilterPlugin, PreScorePlugin, ScoreExtensions, ScorePlugin
 from ...framework.profile import FrameworkError
 from ...framework.status import Code, Status
 from ...objects.errors import ParseError
 from ...objects.selectors import NodeSelector, PreferredTerm
 from .. import names
-from ..helper import default_normalize_score
+from ..helper import default_normalize_score, default_normalize_score_array
 
 PRE_SCORE_KEY = "PreScore" + names.NODE_AFFINITY
 ERR_REASON_POD = "node(s) didn't match Pod's node affinity/selector"
@@ -114,6 +117,31 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, S
             return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_POD)
         return None
 
+    def filter_batch(self, state, pod, table, rows):
+        """Filter over NodeTable rows (label code columns), or None for Gt/Lt requirements."""
+        ok = np.ones(len(rows), bool)
+        if self.added_selector is not None:
+            m = node_selector_mask(table, rows, self.added_selector)
+            if m is None:
+                return None
+            ok &= m
+        for key, value in pod.node_selector:
+            m = requirement_mask(table, rows, key, "In", (value,))
+            ok &= m
+        required = pod.required_node_affinity
+        if required is not None:
+            m = node_selector_mask(table, rows, required)
+            if m is None:
+                return None
+            ok &= m
+        return ~ok
+
+    def filter_batch_status(self, state, pod):
+        """Without addedAffinity every rejection has the same status."""
+        if self.added_selector is not None:
+            return None
+        return Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (ERR_REASON_POD,)
+
     def _pod_terms(self, pod):
         """The pod's preferred terms: (None, None) when the field is unset, else scoring_terms()."""
         if _raw_node_affinity(pod).get("preferredDuringSchedulingIgnoredDuringExecution") is None:
@@ -144,11 +172,28 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, S
                 count += weight
         return count, None
 
+    def score_batch(self, state, pod, table, rows):
+        """Score over NodeTable rows, or None (no PreScore state, or Gt/Lt requirements)."""
+        terms = state.get(PRE_SCORE_KEY)
+        if terms is None:
+            return None
+        out = np.zeros(len(rows), np.int64)
+        for weight, term in terms:
+            m = node_selector_term_mask(table, rows, term)
+            if m is None:
+                return None
+            out += np.where(m, weight, 0)
+        return out
+
     def score_extensions(self):
         return self
 
     def normalize_score(self, state, pod, scores):
         return default_normalize_score(100, False, scores)
+
+    def normalize_score_batch(self, state, pod, scores):
+        """NormalizeScore over an int64 array (returns the normalized array)."""
+        return default_normalize_score_array(100, False, scores)
 
     def events_to_register(self):
         return (("Node", ("Add", "Update")),)

@@ -1,4 +1,6 @@
 """NodeName: a pod with spec.nodeName fits only that node."""
+import numpy as np
+
 from ...framework.interface import FilterPlugin
 from ...framework.status import Code, Status
 from .. import names
@@ -13,6 +15,16 @@ class NodeName(FilterPlugin):
         if pod.node_name and pod.node_name != node_info.name:
             return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON)
         return None
+
+    def filter_batch(self, state, pod, table, rows):
+        """Filter over NodeTable rows: every row but spec.nodeName's fails."""
+        if not pod.node_name:
+            return np.zeros(len(rows), bool)
+        return rows != table.row_of(pod.node_name)
+
+    def filter_batch_status(self, state, pod):
+        """Every rejection has the same status."""
+        return Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (ERR_REASON,)
 
     def events_to_register(self):
         return (("Node", ("Add", "Update")),)

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from ...framework.interface import PreScorePlugin, ScorePlugin
 from .. import names
 from .resource_allocation import ResourceAllocationScorer
@@ -28,13 +30,52 @@ def balanced_score(requested, allocatable, _weights) -> int:
     return int((1 - std) * 100)
 
 
+def balanced_score_batch(requested, allocatable, _weights):
+    """balanced_score over columns (float64 in Go's operation order); a column of alloc 0 is skipped."""
+    n = len(requested[0]) if requested else 0
+    count = np.zeros(n, np.int64)
+    total = np.zeros(n, np.float64)
+    fractions, valid = [], []
+    for req, alloc in zip(requested, allocatable):
+        ok = alloc != 0
+        f = req.astype(np.float64) / np.where(ok, alloc, 1).astype(np.float64)
+        f = np.where(f > 1, 1.0, f)
+        f = np.where(ok, f, 0.0)
+        total += f
+        count += ok
+        fractions.append(f)
+        valid.append(ok)
+    std = np.zeros(n, np.float64)
+    two = count == 2
+    if two.any():
+        # the first and the second valid fraction of each row
+        first = np.zeros(n, np.float64)
+        second = np.zeros(n, np.float64)
+        seen = np.zeros(n, np.int64)
+        for f, ok in zip(fractions, valid):
+            first = np.where(ok & (seen == 0), f, first)
+            second = np.where(ok & (seen == 1), f, second)
+            seen += ok
+        std = np.where(two, np.abs((first - second) / 2), std)
+    many = count > 2
+    if many.any():
+        mean = total / np.where(many, count, 1)
+        ssum = np.zeros(n, np.float64)
+        for f, ok in zip(fractions, valid):
+            d = f - mean
+            ssum += np.where(ok, d * d, 0.0)
+        std = np.where(many, np.sqrt(ssum / np.where(many, count, 1)), std)
+    return ((1 - std) * 100).astype(np.int64)
+
+
 class BalancedAllocation(PreScorePlugin, ScorePlugin):
     name = names.NODE_RESOURCES_BALANCED_ALLOCATION
 
     def __init__(self, args: dict):
         resources = (args or {}).get("resources") or [{"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1}]
         self.scorer = ResourceAllocationScorer(self.name, [(r["name"], r.get("weight") or 1) for r in resources],
-                                               balanced_score, use_requested=True)
+                                               balanced_score, use_requested=True,
+                                               batch=balanced_score_batch)
 
     @classmethod
     def new(cls, args, handle):
@@ -49,6 +90,13 @@ class BalancedAllocation(PreScorePlugin, ScorePlugin):
         if reqs is None:
             reqs = self.scorer.pod_requests(pod)
         return self.scorer.score(pod, node_info, reqs), None
+
+    def score_batch(self, state, pod, table, rows):
+        """Score over NodeTable rows (int64 array), or None when the per-node path must decide."""
+        reqs = state.get(PRE_SCORE_KEY)
+        if reqs is None:
+            reqs = self.scorer.pod_requests(pod)
+        return self.scorer.score_batch(table, rows, reqs)
 
     def score_extensions(self):
         return None

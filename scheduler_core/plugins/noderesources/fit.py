@@ -6,6 +6,7 @@ from ...framework.interface import FilterPlugin, PreFilterPlugin, PreScorePlugin
 from ...framework.profile import FrameworkError
 from ...framework.status import Code, Status
 from .. import names
+from ...framework.node_table import EXACT_LIMIT
 from .resource_allocation import ResourceAllocationScorer, is_extended_resource, is_scalar_resource
 from .strategies import least_allocated, most_allocated, requested_to_capacity_ratio
 
@@ -138,6 +139,27 @@ class Fit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin):
                 reasons.append(f"Insufficient {res}")
         return reasons
 
+    def filter_batch(self, state, pod, table, rows):
+        """Filter over NodeTable rows: a mask of the rows that fail, or None (scalar resources)."""
+        req = state.get(PRE_FILTER_KEY)
+        if req is None:
+            req = pod.requests
+        if not table.exact:
+            return None
+        for k, v in req.items():
+            if k not in BASIC and is_scalar_resource(k) and v != 0:
+                return None
+            if v >= EXACT_LIMIT:
+                return None
+        fail = table.pod_count[rows] + 1 > table.alloc_pods[rows]
+        for res, alloc, used in (("cpu", table.alloc_cpu, table.req_cpu),
+                                 ("memory", table.alloc_memory, table.req_memory),
+                                 ("ephemeral-storage", table.alloc_ephemeral, table.req_ephemeral)):
+            v = req.get(res, 0)
+            if v > 0:
+                fail |= v > alloc[rows] - used[rows]
+        return fail
+
     def pre_score(self, state, pod, node_infos):
         state.write(PRE_SCORE_KEY, self.scorer.pod_requests(pod))
         return None
@@ -147,6 +169,13 @@ class Fit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin):
         if reqs is None:
             reqs = self.scorer.pod_requests(pod)
         return self.scorer.score(pod, node_info, reqs), None
+
+    def score_batch(self, state, pod, table, rows):
+        """Score over NodeTable rows (int64 array), or None when the per-node path must decide."""
+        reqs = state.get(PRE_SCORE_KEY)
+        if reqs is None:
+            reqs = self.scorer.pod_requests(pod)
+        return self.scorer.score_batch(table, rows, reqs)
 
     def score_extensions(self):
         return None

@@ -1,6 +1,10 @@
 """The shared resource-allocation scorer (noderesources/resource_allocation.go)."""
 from __future__ import annotations
 
+import numpy as np
+
+from ...framework.node_table import EXACT_LIMIT
+
 
 def is_scalar_resource(name: str) -> bool:
     """schedutil.IsScalarResourceName: extended, prefixed-native, hugepages-* and attachable-volumes-*."""
@@ -43,11 +47,13 @@ def allocatable_and_requested(node_info, resource: str, pod_req: int, use_reques
 class ResourceAllocationScorer:
     """Scores a node from (requested, allocatable) per configured resource."""
 
-    def __init__(self, name: str, resources, scorer, use_requested: bool):
+    def __init__(self, name: str, resources, scorer, use_requested: bool, batch=None):
         self.name = name
         self.resources = list(resources)          # [(name, weight)]
         self.scorer = scorer                      # f(requested list, allocatable list, weights) -> int
         self.use_requested = use_requested
+        # f(requested columns, allocatable columns, weights) -> int64 array; a column's alloc 0 = skipped
+        self.batch = batch if batch is not None else getattr(scorer, "batch", None)
 
     def pod_requests(self, pod):
         return [pod_request(pod, r, self.use_requested) for r, _w in self.resources]
@@ -62,3 +68,30 @@ class ResourceAllocationScorer:
             requested.append(req)
             weights.append(w)
         return self.scorer(requested, allocatable, weights)
+
+    def score_batch(self, table, rows, pod_requests):
+        """score() over NodeTable rows, or None when a resource has no column (scalar resources)."""
+        if self.batch is None or not table.exact:
+            return None
+        requested, allocatable, weights = [], [], []
+        for (res, w), preq in zip(self.resources, pod_requests):
+            if res == "cpu":
+                alloc = table.alloc_cpu
+                used = table.req_cpu if self.use_requested else table.nonzero_cpu
+            elif res == "memory":
+                alloc = table.alloc_memory
+                used = table.req_memory if self.use_requested else table.nonzero_memory
+            elif res == "ephemeral-storage":
+                alloc, used = table.alloc_ephemeral, table.req_ephemeral
+            elif not is_scalar_resource(res) or preq == 0:
+                continue  # allocatable_and_requested gives (0, 0): the resource is skipped
+            else:
+                return None
+            if preq >= EXACT_LIMIT or preq < 0:
+                return None
+            allocatable.append(alloc[rows])
+            requested.append(used[rows] + preq)
+            weights.append(w)
+        if not requested:
+            return np.zeros(len(rows), np.int64) + self.scorer([], [], [])
+        return self.batch(requested, allocatable, weights)

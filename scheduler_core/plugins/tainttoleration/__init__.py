@@ -1,8 +1,10 @@
 """TaintToleration: NoSchedule/NoExecute taints filter, PreferNoSchedule taints score."""
+import numpy as np
+
 from ...framework.interface import FilterPlugin, PreScorePlugin, ScoreExtensions, ScorePlugin
 from ...framework.status import Code, Status
 from .. import names
-from ..helper import default_normalize_score
+from ..helper import default_normalize_score, default_normalize_score_array
 
 PRE_SCORE_KEY = "PreScore" + names.TAINT_TOLERATION
 
@@ -22,6 +24,14 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin, ScoreExtensions
                 return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
                               f"node(s) had untolerated taint {{{taint.key}: {taint.value}}}")
         return None
+
+    def filter_batch(self, state, pod, table, rows):
+        """Filter over NodeTable rows: only rows with NoSchedule/NoExecute taints are looked at."""
+        fail = np.zeros(len(rows), bool)
+        infos = table.infos
+        for j in np.flatnonzero(table.hard_taints[rows]):
+            fail[j] = self.filter(state, pod, infos[rows[j]]) is not None
+        return fail
 
     def pre_score(self, state, pod, node_infos):
         if not node_infos:
@@ -45,11 +55,25 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin, ScoreExtensions
                 count += 1
         return count, None
 
+    def score_batch(self, state, pod, table, rows):
+        """Score over NodeTable rows: only rows with PreferNoSchedule taints are looked at."""
+        out = np.zeros(len(rows), np.int64)
+        infos = table.infos
+        for j in np.flatnonzero(table.prefer_taints[rows]):
+            out[j], st = self.score(state, pod, infos[rows[j]])
+            if st is not None:
+                return None
+        return out
+
     def score_extensions(self):
         return self
 
     def normalize_score(self, state, pod, scores):
         return default_normalize_score(100, True, scores)
+
+    def normalize_score_batch(self, state, pod, scores):
+        """NormalizeScore over an int64 array (returns the normalized array)."""
+        return default_normalize_score_array(100, True, scores)
 
     def events_to_register(self):
         return (("Node", ("Add", "Update")),)
