@@ -1,6 +1,6 @@
 """Scheduler throughput on the scheduler_perf workloads of ../shared/docs/bench-workloads.md.
 
-    python bench/run.py WORKLOAD [--nodes N] [--pods M] [--record none|memory] [--runs 3] [--json]
+    python bench/run.py WORKLOAD [--nodes N] [--pods M] [--record none|memory|db] [--runs 3] [--json]
     python bench/run.py all --json
 
 Each run happens in a fresh process: the cluster is built, the init pods are queued and scheduled
@@ -9,12 +9,18 @@ the end of the last pod's bind. A ScheduleOne here is the queue pop, the schedul
 this loop binds synchronously, the (no-op) binding cycle too, so the latencies are slightly pessimistic.
 The figure reported is the median pods/s of ``--runs`` runs, with that run's p50/p99 latency and peak RSS.
 
-``--record memory`` keeps every CycleTrace in a list. (Recording into PostgreSQL through the dashboard's
-Recorder is not offered yet: its models and migrations are still being written.)
+``--record memory`` keeps every CycleTrace in a list. ``--record db`` records every cycle through the
+dashboard's Recorder (a TraceSink that writes batches with COPY) into a fresh PostgreSQL database made for
+the run (``schedscope_bench_<pid>`` on the server of $BENCH_DATABASE_URL, default
+postgres://postgres@127.0.0.1:5432, migrated, dropped at the end). The init cycles are recorded and
+committed before the measured phase starts. ``recorder_lag_s`` is the time from the end of the last
+measured cycle to the commit of its row; ``rows_per_s`` is the measured cycles committed per second, from
+the first measured cycle to that commit. The child runs under the project's .venv (Django) when it exists.
 """
 from __future__ import annotations
 
 import argparse
+import atexit
 import json
 import os
 import resource
@@ -55,6 +61,50 @@ class _ListSink(TraceSink):
         pass
 
 
+class _BenchDatabase:
+    """--record db: a fresh PostgreSQL database for one run, Django set up on it, the dashboard's Recorder."""
+
+    def __init__(self, workload: str):
+        from urllib.parse import urlparse
+        server = urlparse(os.environ.get("BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432"))
+        self.name = f"schedscope_bench_{os.getpid()}"
+        self.server = {"host": server.hostname or "127.0.0.1", "port": server.port or 5432,
+                       "user": server.username or "postgres", "password": server.password}
+        self._admin("DROP DATABASE IF EXISTS {}", "CREATE DATABASE {}")
+        self.dropped = False
+        atexit.register(self.drop)  # also when the run fails
+        auth = server.username or "postgres"
+        if server.password:
+            auth += f":{server.password}"
+        os.environ["DATABASE_URL"] = f"postgres://{auth}@{self.server['host']}:{self.server['port']}/{self.name}"
+        os.environ.pop("REDIS_URL", None)
+        os.environ.setdefault("DJANGO_SETTINGS_MODULE", "dashboard.settings")
+        import django
+        django.setup()
+        from django.core.management import call_command
+
+        from dashboard.models import Cluster
+        from dashboard.services.recorder import Recorder
+        call_command("migrate", verbosity=0)
+        cluster = Cluster.objects.create(name=workload)
+        self.recorder = Recorder(cluster, max_buffer=1_000_000, observe=False)
+
+    def _admin(self, *statements):
+        import psycopg
+        with psycopg.connect(dbname="postgres", autocommit=True, **self.server) as conn:
+            for sql in statements:
+                conn.execute(sql.format(f'"{self.name}"'))
+
+    def drop(self):
+        """Drop the run's database (once)."""
+        if self.dropped:
+            return
+        self.dropped = True
+        from django.db import connections
+        connections.close_all()
+        self._admin("DROP DATABASE IF EXISTS {} WITH (FORCE)")
+
+
 def run_once(name: str, nodes: int | None, pods: int | None, record: str) -> dict:
     """One measured run in this process. Returns the figures as a dict."""
     from scheduler_core.cluster.simulated import SimulatedCluster
@@ -63,14 +113,20 @@ def run_once(name: str, nodes: int | None, pods: int | None, record: str) -> dic
 
     node_objs, init, measured = build(name, nodes, pods)
     sink = TraceSink()
+    db = None
     if record == "memory":
         sink = _ListSink()
+    elif record == "db":
+        db = _BenchDatabase(name)
+        sink = db.recorder
     cluster = SimulatedCluster([Node(n) for n in node_objs])
     sched = Scheduler(cluster, tie_break="random", seed=1, trace_sink=sink)
     t_setup = time.perf_counter()
     for p in init:
         cluster.add_pod(Pod(p))
     sched.run_until_idle()
+    if db is not None and not db.recorder.flush(3600):
+        raise SystemExit("the recorder did not commit the init cycles within an hour")
     t_init = time.perf_counter() - t_setup
     measured_pods = [Pod(p) for p in measured]
     for p in measured_pods:
@@ -85,6 +141,18 @@ def run_once(name: str, nodes: int | None, pods: int | None, record: str) -> dic
         schedule_one()
         lat.append(clock() - s)
     wall = clock() - t0
+    if db is not None:
+        rec = db.recorder
+        before = rec.written_cycles
+        t_last = clock()
+        flushed = rec.flush(3600)
+        t_commit = clock()
+        rec.close()
+        recorded = {"recorder_lag_s": round(t_commit - t_last, 3), "recorder_flushed": flushed,
+                    "rows": rec.written_cycles, "rows_per_s": round(len(lat) / (t_commit - t0), 1),
+                    "recorder_failures": rec.failures, "recorder_overflow": rec.overflow,
+                    "rows_written_after_last_cycle": rec.written_cycles - before}
+        db.drop()
     bound = sum(1 for p in measured_pods if cluster.get_pod(p.namespace, p.name).node_name)
     out = {"workload": name, "nodes": len(node_objs), "init_pods": len(init), "measured_pods": len(measured),
            "bound": bound, "attempts": len(lat), "record": record,
@@ -95,6 +163,8 @@ def run_once(name: str, nodes: int | None, pods: int | None, record: str) -> dic
     out["p99_ms"] = round(lat[min(len(lat) - 1, int(len(lat) * 0.99))] * 1000, 3) if lat else 0.0
     if record == "memory":
         out["traces"] = len(sink.traces)
+    if db is not None:
+        out.update(recorded)
     out["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
     return out
 
@@ -103,7 +173,11 @@ def run_median(name: str, nodes, pods, record: str, runs: int) -> dict:
     """``runs`` runs, each in a fresh process; the one with the median pods/s, plus all figures."""
     results = []
     for _ in range(runs):
-        cmd = [sys.executable, os.path.abspath(__file__), name, "--child", "--record", record]
+        python = sys.executable
+        venv = os.path.join(ROOT, ".venv", "bin", "python")
+        if record == "db" and os.path.exists(venv):
+            python = venv
+        cmd = [python, os.path.abspath(__file__), name, "--child", "--record", record]
         if nodes:
             cmd += ["--nodes", str(nodes)]
         if pods:
@@ -125,6 +199,8 @@ def run_median(name: str, nodes, pods, record: str, runs: int) -> dict:
 def _text(r: dict) -> str:
     line = (f"{r['workload']}: {r['pods_per_s']} pods/s  p50 {r['p50_ms']} ms  p99 {r['p99_ms']} ms  "
             f"peak RSS {r['peak_rss_mb']} MB  ({r['bound']}/{r['measured_pods']} bound, record={r['record']})")
+    if "recorder_lag_s" in r:
+        line += f"  recorder lag {r['recorder_lag_s']} s, {r['rows_per_s']} rows/s"
     if "kube_pods_per_s" in r:
         line += f"  [kube {r['kube_pods_per_s']} pods/s, floor {r['kube_floor']}]"
     return line
@@ -135,7 +211,7 @@ def main(argv=None) -> int:
     ap.add_argument("workload", help="a workload name, or 'all'", choices=["all", *WORKLOADS])
     ap.add_argument("--nodes", type=int)
     ap.add_argument("--pods", type=int, help="measured pods")
-    ap.add_argument("--record", choices=["none", "memory"], default="none")
+    ap.add_argument("--record", choices=["none", "memory", "db"], default="none")
     ap.add_argument("--runs", type=int, default=3, help="runs per workload, each in a fresh process")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)

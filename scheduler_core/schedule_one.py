@@ -13,6 +13,7 @@ import numpy as np
 from .framework.cycle_state import CycleState
 from .framework.runtime import PREFILTER_RESULT_MSG
 from .framework.status import Code, Status
+from .lazy import LazyDict, LazyList
 from .trace import CycleTrace
 
 MIN_FEASIBLE_NODES_TO_FIND = 100
@@ -212,7 +213,8 @@ def _find_nodes_that_fit(fwk, ctx, state, pod, snapshot, tr):
     feasible = _run_extender_filters(ctx, pod, feasible, tr)
     tr.durations["Filter"] = time.perf_counter() - t0
     plugins = set(tr.unschedulable_plugins)
-    for s in tr.node_statuses.values():
+    statuses = tr.node_statuses
+    for s in (statuses.distinct_values() if isinstance(statuses, LazyDict) else statuses.values()):
         if s.plugin and s.is_rejected():
             plugins.add(s.plugin)
     tr.unschedulable_plugins = sorted(plugins)
@@ -281,13 +283,21 @@ def _pass_filters_batch(fwk, ctx, state, pod, nodes, tr, snapshot, start, num_to
     feasible, rejected, visited, err = fwk.run_filter_batch(
         state, pod, nodes, rows_all, start, num_to_find, table, nominated_rows, ctx.nominated_pods_for_node)
     n = len(nodes)
-    tr.evaluated_nodes.extend(nodes[(start + i) % n].name for i in range(visited))
-    statuses = tr.node_statuses
-    stopped = tr.kube_stopped_at
-    for ni, st in rejected:
-        statuses[ni.name] = st
-        if st.plugin:
-            stopped[ni.name] = st.plugin
+    if tr.evaluated_nodes:
+        tr.evaluated_nodes.extend(nodes[(start + i) % n].name for i in range(visited))
+    else:
+        tr.evaluated_nodes = LazyList(lambda: [nodes[(start + i) % n].name for i in range(visited)], visited)
+    if rejected is not None and len(rejected):
+        # Built when read: kube-mode cycles on big clusters reject thousands of nodes that nothing reads
+        # unless the pod fails or a recorder asks.
+        if tr.node_statuses:
+            tr.node_statuses.update(rejected.as_dict())
+        else:
+            tr.node_statuses = LazyDict(rejected.as_dict, len(rejected), rejected.statuses)
+        if tr.kube_stopped_at:
+            tr.kube_stopped_at.update(rejected.stopped_at())
+        else:
+            tr.kube_stopped_at = LazyDict(rejected.stopped_at)
     if err is not None:
         tr.error = err.as_error()
         return []

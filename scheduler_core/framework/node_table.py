@@ -160,3 +160,18 @@ def node_selector_mask(table: NodeTable, rows, selector):
             return None
         mask |= m
     return mask
+
+
+def counts_by_code(codes: dict, per_value: dict):
+    """``{label value: count}`` as an int64 array indexed by the label column's codes, one slot longer.
+
+    The last slot is 0, so gathering with a code column (where -1 marks a missing label) gives 0 for
+    nodes without the label; values no node carries are dropped.
+    """
+    n = len(codes)
+    out = np.zeros(n + 1, np.int64)
+    if per_value:
+        idx = np.fromiter((codes.get(v, n) for v in per_value), np.int64, len(per_value))
+        out[idx] = np.fromiter(per_value.values(), np.int64, len(per_value))
+        out[n] = 0
+    return out

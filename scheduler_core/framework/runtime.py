@@ -20,6 +20,38 @@ def _int_array(values):
         return None
 
 
+class Rejections:
+    """The rejected nodes of a batch Filter search, in visiting order, without per-node objects:
+    positions in the searched node list and, per node, the index of its Status in ``statuses``."""
+
+    __slots__ = ("nodes", "positions", "groups", "statuses")
+
+    def __init__(self, nodes, positions, groups, statuses):
+        self.nodes = nodes
+        self.positions = np.concatenate(positions) if positions else np.zeros(0, np.int64)
+        self.groups = np.concatenate(groups) if groups else np.zeros(0, np.int64)
+        self.statuses = statuses
+
+    def __len__(self):
+        return len(self.positions)
+
+    def names(self) -> list:
+        nodes = self.nodes
+        return [nodes[i].name for i in self.positions.tolist()]
+
+    def status_list(self) -> list:
+        statuses = self.statuses
+        return [statuses[g] for g in self.groups.tolist()]
+
+    def as_dict(self) -> dict:
+        """{node name: Status} in visiting order."""
+        return dict(zip(self.names(), self.status_list()))
+
+    def stopped_at(self) -> dict:
+        """{node name: plugin} for the rejected nodes whose Status names a plugin."""
+        return {name: st.plugin for name, st in zip(self.names(), self.status_list()) if st.plugin}
+
+
 class Framework:
     """One scheduling profile: ordered plugins per extension point, score weights, and how to run them."""
 
@@ -168,23 +200,38 @@ class Framework:
         ``nodes[i]`` (None: the same index). Windows of that order are taken until ``num_to_find``
         feasible nodes and one more are found (kube's one-extra rule) or the nodes run out. In a window,
         the plugins run in order on the nodes still alive: a plugin's ``filter_batch(state, pod, table,
-        rows)`` gives the rows that fail (or None: then its ``filter`` runs per node). Rows in
+        rows)`` gives the rows that fail (or None: then its ``filter`` runs per node). A plugin with
+        ``filter_batch_statuses(state, pod, table, rows)`` gives instead ``(kinds, statuses)``: per row
+        -1 (passes) or the index in ``statuses`` of the (code, reasons) it rejects the row with. Rows in
         ``nominated_rows`` take the per-node path with nominated pods. A processed node that a batch
         rejected gets its exact Status from that plugin's ``filter``, or, when the plugin's
-        ``filter_batch_status(state, pod)`` gives the (code, reasons) of every rejection for this pod,
-        a new Status with those.
+        ``filter_batch_status(state, pod)`` gives the (code, reasons) of every rejection for this pod
+        (or its row's kind does), a new Status with those.
 
-        Returns (feasible NodeInfos, [(NodeInfo, Status)] of the processed rejected nodes in visiting
-        order, number of nodes visited, error Status or None); like the sequential search, the visited
-        nodes include the extra feasible node that ended it.
+        Returns (feasible NodeInfos, the processed rejected nodes as Rejections (None after an error),
+        number of nodes visited, error Status or None); like the sequential search, the visited nodes
+        include the extra feasible node that ended it. Rejected nodes that a plugin rejects for the same
+        reasons share one Status object.
         """
         n = len(nodes)
         start %= n
         skip = state.skip_filter_plugins
         plugins = [pl for pl in self.filter if pl.name not in skip]
         batch = [getattr(pl, "filter_batch", None) for pl in plugins]
-        feasible, rejected = [], []
+        kinds_of = [getattr(pl, "filter_batch_statuses", None) for pl in plugins]
+        feasible = []
         same = {}  # plugin position -> (code, reasons) every row it rejects gets, or None
+        statuses = []  # the distinct Statuses of the rejected nodes
+        rej_pos, rej_gid = [], []  # per window: positions in nodes, index in statuses
+        group_of = {}
+
+        def shared(p, name, code_reasons):
+            """The index of the one Status of every row plugin ``p`` rejects with ``code_reasons``."""
+            g = group_of.get((p, code_reasons))
+            if g is None:
+                g = group_of[(p, code_reasons)] = len(statuses)
+                statuses.append(Status(code_reasons[0], *code_reasons[1], plugin=name))
+            return g
         found = visited = pos = 0
         ratio = 1.0
         while pos < n:
@@ -195,6 +242,8 @@ class Framework:
             rows = idx if rows_all is None else rows_all[idx]
             alive = np.ones(w, bool)
             failed_by = np.full(w, -1, np.int64)
+            kind = None
+            kind_statuses = {}
             status_of = {}
             special = ()
             if nominated_rows is not None and len(nominated_rows):
@@ -204,6 +253,18 @@ class Framework:
                 cand = np.flatnonzero(alive)
                 if not len(cand):
                     break
+                kf = kinds_of[p]
+                res = kf(state, pod, table, rows[cand]) if kf is not None else None
+                if res is not None:
+                    kinds, kind_statuses[p] = res
+                    m = kinds >= 0
+                    f = cand[m]
+                    alive[f] = False
+                    failed_by[f] = p
+                    if kind is None:
+                        kind = np.full(w, -1, np.int64)
+                    kind[f] = kinds[m]
+                    continue
                 fb = batch[p]
                 m = fb(state, pod, table, rows[cand]) if fb is not None else None
                 if m is not None:
@@ -231,30 +292,51 @@ class Framework:
             cut = int(pass_pos[keep]) if len(pass_pos) > keep else w
             errors = [j for j, st in status_of.items() if j < cut and st.code == Code.ERROR]
             if errors:
-                return [], [], visited + min(errors) + 1, status_of[min(errors)]
+                return [], None, visited + min(errors) + 1, status_of[min(errors)]
             take = pass_pos[:keep].tolist()
             feasible.extend(nodes[idx[j]] for j in take)
-            for j in np.flatnonzero(~passed[:cut]).tolist():
-                ni = nodes[idx[j]]
-                st = status_of.get(j)
-                if st is None:
-                    p = int(failed_by[j])
+            rej = np.flatnonzero(~passed[:cut])
+            if len(rej):
+                gid = np.empty(len(rej), np.int64)
+                by = failed_by[rej]
+                errors = []
+                for p in np.unique(by).tolist():
+                    sel = np.flatnonzero(by == p)
+                    if p < 0:  # decided per node: the statuses status_of holds
+                        for i in sel.tolist():
+                            gid[i] = len(statuses)
+                            statuses.append(status_of[int(rej[i])])
+                        continue
                     pl = plugins[p]
+                    if p in kind_statuses:
+                        ks = kind[rej[sel]]
+                        for k in np.unique(ks).tolist():
+                            gid[sel[ks == k]] = shared(p, pl.name, kind_statuses[p][k])
+                        continue
                     if p not in same:
                         fs = getattr(pl, "filter_batch_status", None)
                         same[p] = fs(state, pod) if fs is not None else None
                     if same[p] is not None:
-                        code, reasons = same[p]
-                        rejected.append((ni, Status(code, *reasons, plugin=pl.name)))
+                        gid[sel] = shared(p, pl.name, same[p])
                         continue
-                    st = pl.filter(state, pod, ni)
-                    if st is None or st.code == Code.SUCCESS:
-                        raise RuntimeError(f"{pl.name}: filter_batch rejected node {ni.name} but filter passes it")
-                    st.plugin = pl.name
-                    if not st.is_rejected():
-                        return [], [], visited + j + 1, Status.error(
-                            f'running "{pl.name}" filter plugin: {st.as_error()}', plugin=pl.name)
-                rejected.append((ni, st))
+                    for i in sel.tolist():
+                        j = int(rej[i])
+                        ni = nodes[idx[j]]
+                        st = pl.filter(state, pod, ni)
+                        if st is None or st.code == Code.SUCCESS:
+                            raise RuntimeError(f"{pl.name}: filter_batch rejected node {ni.name} but filter passes it")
+                        st.plugin = pl.name
+                        if not st.is_rejected():
+                            errors.append((j, Status.error(f'running "{pl.name}" filter plugin: {st.as_error()}',
+                                                           plugin=pl.name)))
+                            continue
+                        gid[i] = len(statuses)
+                        statuses.append(st)
+                if errors:
+                    j, st = min(errors, key=lambda e: e[0])
+                    return [], None, visited + j + 1, st
+                rej_pos.append(idx[rej])
+                rej_gid.append(gid)
             found += len(take)
             if cut < w:
                 visited += cut + 1
@@ -262,7 +344,7 @@ class Framework:
             visited += w
             pos += w
             ratio = max(found, 1) / (pos + 1)
-        return feasible, rejected, visited, None
+        return feasible, Rejections(nodes, rej_pos, rej_gid, statuses), visited, None
 
     def run_pre_filter_extension_add_pod(self, state, pod, pod_to_add, node_info):
         for name, ext in self._pre_filter_ext:
@@ -431,9 +513,8 @@ class Framework:
             if ext is not None:
                 t0 = time.perf_counter()
                 nb = getattr(ext, "normalize_score_batch", None)
-                if nb is not None:
-                    normalized = nb(state, pod, raw)
-                else:
+                normalized = nb(state, pod, raw) if nb is not None else None
+                if normalized is None:
                     pairs = [[ni.name, s] for ni, s in zip(node_infos, raw.tolist())]
                     st = ext.normalize_score(state, pod, pairs)
                     if st is not None and st.code != Code.SUCCESS:

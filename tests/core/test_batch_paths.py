@@ -16,10 +16,12 @@ from scheduler_core.framework.node_info import NodeInfo
 from scheduler_core.framework.snapshot import Snapshot
 from scheduler_core.objects import Node, Pod
 from scheduler_core.plugins.imagelocality import ImageLocality
+from scheduler_core.plugins.interpodaffinity import InterPodAffinity
 from scheduler_core.plugins.nodeaffinity import NodeAffinity
 from scheduler_core.plugins.nodename import NodeName
 from scheduler_core.plugins.noderesources import BalancedAllocation, Fit
 from scheduler_core.plugins.nodeunschedulable import NodeUnschedulable
+from scheduler_core.plugins.podtopologyspread import PodTopologySpread
 from scheduler_core.plugins.tainttoleration import TaintToleration
 from scheduler_core.scenario import load_scenario, scenario_from_data
 from scheduler_core.scheduler import Scheduler
@@ -109,6 +111,60 @@ def rand_pod(rng, name, node_names=()):
             "spec": spec, "status": {"phase": "Pending"}}
 
 
+COLORS = ["red", "blue", "green"]
+TOPOLOGY_KEYS = ["kubernetes.io/hostname", "topology.kubernetes.io/zone", "disk"]
+
+
+def rand_pod_selector(rng):
+    if rng.random() < 0.8:
+        return {"matchLabels": {"color": rng.choice(COLORS)}}
+    return {"matchExpressions": [{"key": "color", "operator": rng.choice(["In", "NotIn"]),
+                                  "values": rng.sample(COLORS, rng.randint(1, 2))}]}
+
+
+def rand_pod_term(rng):
+    term = {"labelSelector": rand_pod_selector(rng), "topologyKey": rng.choice(TOPOLOGY_KEYS)}
+    r = rng.random()
+    if r < 0.2:
+        term["namespaces"] = ["default", "other"]
+    elif r < 0.3:
+        term["namespaceSelector"] = {}
+    return term
+
+
+def add_inter_pod_terms(rng, pod):
+    """Labels, namespaces, topology spread constraints and pod (anti-)affinity terms on a rand_pod."""
+    meta, spec = pod["metadata"], pod["spec"]
+    if rng.random() < 0.8:
+        meta["labels"] = {"color": rng.choice(COLORS)}
+    if rng.random() < 0.15:
+        meta["namespace"] = "other"
+    if rng.random() < 0.4:
+        spec["topologySpreadConstraints"] = [
+            {"maxSkew": rng.randint(1, 3), "topologyKey": rng.choice(TOPOLOGY_KEYS),
+             "whenUnsatisfiable": rng.choice(["DoNotSchedule", "ScheduleAnyway"]),
+             "labelSelector": rand_pod_selector(rng),
+             **({"minDomains": rng.randint(2, 4)} if rng.random() < 0.2 else {}),
+             **({"nodeAffinityPolicy": "Honor"} if rng.random() < 0.2 else {}),
+             **({"nodeTaintsPolicy": "Honor"} if rng.random() < 0.2 else {})}
+            for _ in range(rng.randint(1, 2))]
+    pod_aff = {}
+    for kind in ("podAffinity", "podAntiAffinity"):
+        terms = {}
+        if rng.random() < 0.3:
+            terms["requiredDuringSchedulingIgnoredDuringExecution"] = [rand_pod_term(rng)
+                                                                        for _ in range(rng.randint(1, 2))]
+        if rng.random() < 0.3:
+            terms["preferredDuringSchedulingIgnoredDuringExecution"] = [
+                {"weight": rng.randint(1, 100), "podAffinityTerm": rand_pod_term(rng)}
+                for _ in range(rng.randint(1, 2))]
+        if terms:
+            pod_aff[kind] = terms
+    if pod_aff:
+        spec.setdefault("affinity", {}).update(pod_aff)
+    return pod
+
+
 def rand_config(rng):
     strategy = rng.choice([
         None,
@@ -142,6 +198,8 @@ def comparable(tr) -> dict:
     d = tr.to_dict()
     for k in ("durations_ms", "started_at"):
         d.pop(k, None)
+    d["kube_stopped_at"] = list(tr.kube_stopped_at.items())  # built on demand in the batch path
+    d["node_statuses_order"] = list(tr.node_statuses)
     return d
 
 
@@ -179,6 +237,32 @@ def test_random_clusters_batch_equals_per_node(seed):
         assert x == y
 
 
+@pytest.mark.parametrize("seed", range(30))
+def test_random_clusters_with_spread_and_pod_affinity_batch_equals_per_node(seed):
+    """PodTopologySpread and InterPodAffinity batch paths: spread constraints, pod (anti-)affinity terms on
+    the incoming and on the bound pods, two namespaces."""
+    rng = random.Random(1000 + seed)
+    n = rng.choice([6, 40, 130, 260])
+    nodes = [rand_node(rng, i) for i in range(n)]
+    names = [nd["metadata"]["name"] for nd in nodes]
+    bound = []
+    for i in range(rng.randint(0, 2 * n)):
+        p = add_inter_pod_terms(rng, rand_pod(rng, f"b{i}"))
+        p["spec"]["nodeName"] = rng.choice(names)
+        p["spec"].pop("topologySpreadConstraints", None)
+        p["status"] = {"phase": "Running"}
+        bound.append(p)
+    pending = [add_inter_pod_terms(rng, rand_pod(rng, f"p{i}", names)) for i in range(25)]
+    data = {"nodes": nodes, "pods": bound, "pending": pending}
+    config = rand_config(rng)
+    start = rng.randrange(n)
+    a = run_sim(data, config, True, start)
+    b = run_sim(data, config, False, start)
+    assert len(a) == len(b)
+    for x, y in zip(a, b):
+        assert x == y
+
+
 def _golden_scenarios():
     out = []
     for d in ("core", "config"):
@@ -203,7 +287,7 @@ def test_golden_scenarios_kube_mode_batch_equals_per_node(path):
 
 def _loop_run(data, batch: bool, seed=None, tie_break="name"):
     from scheduler_core.scenario import scenario_from_data as sfd
-    sc = sfd(data)
+    sc = sfd(data) if isinstance(data, dict) else data
     cluster = SimulatedCluster.from_scenario(sc)
     traces = []
     sched = Scheduler(cluster, tie_break=tie_break, seed=seed, trace_sink=CallbackSink(lambda t: traces.append(
@@ -234,6 +318,15 @@ def test_scheduling_loop_batch_equals_per_node(seed):
     assert len(a[0]) == len(b[0])
     for x, y in zip(a[0], b[0]):
         assert x == y
+
+
+@pytest.mark.parametrize("path", sorted(glob.glob(os.path.join(ROOT, "tests", "golden", "loop", "*.scenario.json"))),
+                         ids=lambda p: os.path.basename(p).split(".")[0])
+def test_golden_loop_scenarios_batch_equals_per_node(path):
+    scenario = load_scenario(path)
+    a = _loop_run(scenario, True)
+    b = _loop_run(scenario, False)
+    assert a == b
 
 
 def test_nominated_pods_take_the_two_pass_path():
@@ -370,3 +463,116 @@ def test_filter_batch_status_matches_filter():
             for j in np.flatnonzero(mask):
                 st = pl.filter(state, pod, snap.node_infos[j])
                 assert (st.code, tuple(st.reasons)) == pl.filter_batch_status(state, pod)
+
+
+def _inter_pod_snapshot(rng, n=60):
+    nodes = [Node(rand_node(rng, i)) for i in range(n)]
+    infos = []
+    for nd in nodes:
+        ni = NodeInfo(nd)
+        for j in range(rng.randint(0, 4)):
+            raw = add_inter_pod_terms(rng, rand_pod(rng, f"{nd.name}-b{j}"))
+            raw["spec"]["nodeName"] = nd.name
+            ni.add_pod(Pod(raw))
+        infos.append(ni)
+    return Snapshot(infos)
+
+
+class _SnapshotHandle:
+    def __init__(self, snapshot):
+        self.snapshot = snapshot
+        self.objects = snapshot.objects
+
+
+@pytest.mark.parametrize("seed", range(15))
+def test_spread_and_inter_pod_affinity_batch_equal_per_node(seed):
+    """filter_batch_statuses gives each row the status ``filter`` gives; score_batch and
+    normalize_score_batch give the per-node scores, also after AddPod / RemovePod."""
+    rng = random.Random(300 + seed)
+    snap = _inter_pod_snapshot(rng)
+    table = snap.table()
+    handle = _SnapshotHandle(snap)
+    rows = np.array(rng.sample(range(snap.num_nodes()), 45), dtype=np.int64)
+    infos = [snap.node_infos[r] for r in rows]
+    plugins = [PodTopologySpread(None, handle), InterPodAffinity(None, handle),
+               InterPodAffinity({"hardPodAffinityWeight": 0, "ignorePreferredTermsOfExistingPods": True}, handle)]
+    checked = 0
+    for i in range(25):
+        pod = Pod(add_inter_pod_terms(rng, rand_pod(rng, f"p{i}")))
+        for pl in plugins:
+            state = CycleState()
+            _res, st = pl.pre_filter(state, pod)
+            if st is None:
+                for step in range(2):
+                    kinds, statuses = pl.filter_batch_statuses(state, pod, table, rows)
+                    for k, ni in zip(kinds.tolist(), infos):
+                        got = pl.filter(state, pod, ni)
+                        want = None if got is None else (got.code, tuple(got.reasons))
+                        assert (None if k < 0 else statuses[k]) == want, pl.name
+                        checked += k >= 0
+                    other = snap.node_infos[rng.randrange(snap.num_nodes())]
+                    extra = Pod(add_inter_pod_terms(rng, rand_pod(rng, f"x{i}"))).bound_to(other.name)
+                    pl.add_pod(state, pod, extra, other)  # the counts change: the batch follows
+            state = CycleState()
+            if pl.pre_score(state, pod, infos) is not None:
+                continue
+            got = pl.score_batch(state, pod, table, rows)
+            expect = [pl.score(state, pod, ni)[0] for ni in infos]
+            assert got.tolist() == expect, pl.name
+            pairs = [[ni.name, s] for ni, s in zip(infos, expect)]
+            pl.normalize_score(state, pod, pairs)
+            assert pl.normalize_score_batch(state, pod, got).tolist() == [s for _, s in pairs], pl.name
+    assert checked
+
+
+def test_lazy_statuses_are_built_on_demand_only():
+    from scheduler_core.lazy import LazyDict, LazyList
+    calls = []
+
+    def build():
+        calls.append(1)
+        return {"a": 1, "b": 2}
+    d = LazyDict(build, 2, [1, 2])
+    assert len(d) == 2 and list(d.distinct_values()) == [1, 2] and not calls
+    assert d.get("a") == 1 and dict(d) == {"a": 1, "b": 2} and calls == [1]
+    d["c"] = 3
+    assert len(d) == 3 and sorted(d.distinct_values()) == [1, 2, 3]
+    lst = LazyList(lambda: ["x", "y"], 2)
+    assert len(lst) == 2 and lst == ["x", "y"] and list(lst) == ["x", "y"] and "y" in lst
+
+
+def test_rejected_nodes_kept_lazily_in_kube_mode():
+    """A cycle rejecting most nodes: the statuses are shared and built on demand, equal to the per-node path."""
+    rng = random.Random(3)
+    nodes = [rand_node(rng, i) for i in range(300)]
+    for i, nd in enumerate(nodes):
+        nd["spec"] = {}
+        nd["metadata"]["labels"]["topology.kubernetes.io/zone"] = ZONES[i % 3]
+        nd["status"]["allocatable"] = nd["status"]["capacity"] = {"cpu": "4", "memory": "8Gi", "pods": "110"}
+    pending = []
+    for i in range(10):
+        p = rand_pod(rng, f"p{i}")
+        p["spec"].pop("nodeName", None)
+        p["spec"].pop("tolerations", None)
+        p["spec"]["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": [{"matchExpressions": [{"key": "topology.kubernetes.io/zone", "operator": "In",
+                                                         "values": ["z9" if i == 9 else "z1"]}]}]}}}
+        p["spec"].pop("nodeSelector", None)
+        pending.append(p)
+    data = {"nodes": nodes, "pods": [], "pending": pending}
+    traces = {}
+    for batch in (True, False):
+        config = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+                  "percentageOfNodesToScore": 20}
+        sim = Simulation(scenario_from_data(data), config_doc=config, tie_break="name", trace_all_filters=False)
+        sim.ctx.batch = batch
+        traces[batch] = list(sim.run())
+    lazy = traces[True][0]
+    assert lazy.node_statuses._data is None and len(lazy.node_statuses) == len(traces[False][0].node_statuses)
+    assert len({id(st) for st in lazy.node_statuses.values()}) == 1
+    for a, b in zip(traces[True], traces[False]):
+        assert [(n, st.code, st.reasons, st.plugin) for n, st in a.node_statuses.items()] == \
+            [(n, st.code, st.reasons, st.plugin) for n, st in b.node_statuses.items()]
+        assert dict(a.kube_stopped_at) == b.kube_stopped_at and list(a.evaluated_nodes) == b.evaluated_nodes
+        assert a.message == b.message and a.processed_nodes == b.processed_nodes
+    assert traces[True][-1].message.startswith("0/300 nodes are available")

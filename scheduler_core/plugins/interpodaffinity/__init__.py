@@ -5,9 +5,18 @@ kube's ``len(map) == 0`` checks are ``not counts`` and Filter is one dict lookup
 """
 from __future__ import annotations
 
+import numpy as np
+
 from ...config.field import invalid
-from ...framework.interface import (FilterPlugin, PreFilterExtensions, PreFilterPlugin, PreScorePlugin,
-                                    ScoreExtensions, ScorePlugin)
+from ...framework.interface import (
+    FilterPlugin,
+    PreFilterExtensions,
+    PreFilterPlugin,
+    PreScorePlugin,
+    ScoreExtensions,
+    ScorePlugin,
+)
+from ...framework.node_table import EXACT_LIMIT, counts_by_code
 from ...framework.profile import FrameworkError
 from ...framework.status import Code, Status
 from .. import names
@@ -18,6 +27,11 @@ PRE_SCORE_KEY = "PreScore" + names.INTER_POD_AFFINITY
 ERR_REASON_EXISTING_ANTI_AFFINITY = "node(s) didn't satisfy existing pods anti-affinity rules"
 ERR_REASON_AFFINITY = "node(s) didn't match pod affinity rules"
 ERR_REASON_ANTI_AFFINITY = "node(s) didn't match pod anti-affinity rules"
+
+# The Filter rejections, as indexed by filter_batch_statuses' kinds.
+_BATCH_STATUSES = ((Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (ERR_REASON_AFFINITY,)),
+                   (Code.UNSCHEDULABLE, (ERR_REASON_ANTI_AFFINITY,)),
+                   (Code.UNSCHEDULABLE, (ERR_REASON_EXISTING_ANTI_AFFINITY,)))
 
 MIN_HARD_POD_AFFINITY_WEIGHT = 0
 MAX_HARD_POD_AFFINITY_WEIGHT = 100
@@ -302,6 +316,48 @@ class InterPodAffinity(PreFilterPlugin, PreFilterExtensions, FilterPlugin, PreSc
                 return Status(Code.UNSCHEDULABLE, ERR_REASON_EXISTING_ANTI_AFFINITY)
         return None
 
+    def filter_batch_statuses(self, state, pod, table, rows):
+        """Filter over NodeTable rows: per row -1 (passes), 0 (affinity), 1 (anti-affinity) or 2 (existing
+        pods' anti-affinity), the first check that fails, as in ``filter``."""
+        s = state.get(PRE_FILTER_KEY)
+        if s is None:
+            return None
+        n = len(rows)
+        kinds = np.full(n, -1, np.int8)
+        undecided = np.ones(n, bool)
+
+        def hits(key, per_value):
+            codes, column = table.label_column(key)
+            return counts_by_code(codes, per_value)[column[rows]] > 0
+
+        terms = s.affinity_terms
+        if terms:
+            counts = s.affinity_counts
+            missing = np.zeros(n, bool)
+            pods_exist = np.ones(n, bool)
+            for t in terms:
+                key = t.topology_key
+                codes, column = table.label_column(key)
+                col = column[rows]
+                missing |= col < 0
+                pods_exist &= counts_by_code(codes, counts.get(key))[col] > 0
+            fail = missing
+            if counts or not s.matches_own_terms:
+                fail = missing | ~pods_exist
+            kinds[fail] = 0
+            undecided &= ~fail
+        counts = s.anti_affinity_counts
+        if counts:
+            for t in s.anti_affinity_terms:
+                fail = undecided & hits(t.topology_key, counts.get(t.topology_key))
+                kinds[fail] = 1
+                undecided &= ~fail
+        for key, per_value in s.existing_anti_affinity_counts.items():
+            fail = undecided & hits(key, per_value)
+            kinds[fail] = 2
+            undecided &= ~fail
+        return kinds, _BATCH_STATUSES
+
     # -- PreScore / Score ----------------------------------------------------------------------
     def pre_score(self, state, pod, node_infos):
         if not node_infos:
@@ -376,6 +432,19 @@ class InterPodAffinity(PreFilterPlugin, PreFilterExtensions, FilterPlugin, PreSc
             out.append(total)
         return out, None
 
+    def score_batch(self, state, pod, table, rows):
+        """Score over NodeTable rows: the topology score map gathered through the label columns."""
+        s = state.get(PRE_SCORE_KEY)
+        if s is None:
+            return None
+        out = np.zeros(len(rows), np.int64)
+        for key, per_value in s.topology_score.items():
+            if any(v >= EXACT_LIMIT or v <= -EXACT_LIMIT for v in per_value.values()):
+                return None
+            codes, column = table.label_column(key)
+            out += counts_by_code(codes, per_value)[column[rows]]
+        return out
+
     def score_extensions(self):
         return self
 
@@ -391,6 +460,22 @@ class InterPodAffinity(PreFilterPlugin, PreFilterExtensions, FilterPlugin, PreSc
         for pair in scores:
             pair[1] = int(100.0 * ((pair[1] - lo) / diff)) if diff > 0 else 0
         return None
+
+    def normalize_score_batch(self, state, pod, scores):
+        """NormalizeScore over an int64 array (None: take the per-node path)."""
+        s = state.get(PRE_SCORE_KEY)
+        if s is None:
+            return None
+        if not s.topology_score or not len(scores):
+            return scores
+        lo = int(scores.min())
+        diff = int(scores.max()) - lo
+        if diff <= 0:
+            return np.zeros(len(scores), np.int64)
+        if diff >= EXACT_LIMIT:
+            return None
+        # (s - lo) and diff are exact in float64, so the division rounds as Python's int / int.
+        return np.trunc(100.0 * ((scores - lo).astype(np.float64) / float(diff))).astype(np.int64)
 
     def events_to_register(self):
         return (("Pod", ("Add", "Update", "Delete")), ("Node", ("Add", "UpdateNodeLabel")))

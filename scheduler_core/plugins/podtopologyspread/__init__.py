@@ -7,6 +7,7 @@ so Filter and Score cost O(constraints) per node (a hostname score counts that n
 """
 from __future__ import annotations
 
+import numpy as np
 
 from ...config.field import (
     aggregate,
@@ -26,6 +27,7 @@ from ...framework.interface import (
     ScoreExtensions,
     ScorePlugin,
 )
+from ...framework.node_table import counts_by_code
 from ...framework.profile import FrameworkError
 from ...framework.status import Code, Status
 from ...objects.pod import TopologySpreadConstraint
@@ -34,10 +36,11 @@ from .common import (
     DO_NOT_SCHEDULE,
     SCHEDULE_ANYWAY,
     SYSTEM_DEFAULT_CONSTRAINTS,
+    count_matching,
     get_constraints,
 )
 from .filtering import compute_pre_filter_state
-from .scoring import compute_pre_score_state, normalize
+from .scoring import compute_pre_score_state, normalize, normalize_array
 
 PRE_FILTER_KEY = "PreFilter" + names.POD_TOPOLOGY_SPREAD
 PRE_SCORE_KEY = "PreScore" + names.POD_TOPOLOGY_SPREAD
@@ -48,6 +51,9 @@ ERR_REASON_NODE_LABEL_NOT_MATCH = ERR_REASON_CONSTRAINTS_NOT_MATCH + " (missing 
 SYSTEM_DEFAULTING = "System"
 LIST_DEFAULTING = "List"
 
+# The Filter rejections, as indexed by filter_batch_statuses' kinds.
+_BATCH_STATUSES = ((Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (ERR_REASON_NODE_LABEL_NOT_MATCH,)),
+                   (Code.UNSCHEDULABLE, (ERR_REASON_CONSTRAINTS_NOT_MATCH,)))
 
 
 def default_args(args) -> dict:
@@ -163,6 +169,30 @@ class PodTopologySpread(PreFilterPlugin, PreFilterExtensions, FilterPlugin, PreS
                 return Status(Code.UNSCHEDULABLE, ERR_REASON_CONSTRAINTS_NOT_MATCH)
         return None
 
+    def filter_batch_statuses(self, state, pod, table, rows):
+        """Filter over NodeTable rows: per row -1 (passes), 0 (missing label) or 1 (skew too large)."""
+        s = state.get(PRE_FILTER_KEY)
+        if s is None:
+            return None
+        kinds = np.full(len(rows), -1, np.int8)
+        undecided = np.ones(len(rows), bool)
+        for c, self_match in zip(s.constraints, s.self_match):
+            key = c.topology_key
+            codes, column = table.label_column(key)
+            col = column[rows]
+            missing = undecided & (col < 0)
+            kinds[missing] = 0
+            undecided &= ~missing
+            domains = s.domains_num.get(key)
+            if domains is None:
+                continue
+            min_match = 0 if domains < c.min_domains else s.critical_paths[key][1]
+            counts = s.counts_by_code(key, codes)
+            over = undecided & (counts[col] + (self_match - min_match) > c.max_skew)
+            kinds[over] = 1
+            undecided &= ~over
+        return kinds, _BATCH_STATUSES
+
     # -- PreScore / Score / NormalizeScore ---------------------------------------------------
     def pre_score(self, state, pod, node_infos):
         all_nodes = self.handle.snapshot.node_infos
@@ -189,6 +219,33 @@ class PodTopologySpread(PreFilterPlugin, PreFilterExtensions, FilterPlugin, PreS
         score = s.score
         return [score(ni) for ni in node_infos], None
 
+    def score_batch(self, state, pod, table, rows):
+        """Score over NodeTable rows (same float64 operations as ``score``); remembers the ignored rows
+        for ``normalize_score_batch``."""
+        s = state.get(PRE_SCORE_KEY)
+        if s is None:
+            return None
+        n = len(rows)
+        total = np.zeros(n, np.float64)
+        infos = table.infos
+        for key, is_hostname, weight, skew_term, c in s.terms:
+            codes, column = table.label_column(key)
+            col = column[rows]
+            if is_hostname:
+                ns = s.namespace
+                cnt = np.fromiter((count_matching(infos[r].pods, c, ns) for r in rows.tolist()), np.int64, n)
+            else:
+                cnt = counts_by_code(codes, s.counts[key])[col]
+            total += np.where(col >= 0, cnt * weight + skew_term, 0.0)
+        out = np.where(total >= 0, np.floor(total + 0.5), -np.floor(-total + 0.5)).astype(np.int64)
+        if s.ignored_nodes:
+            ignored = np.isin(rows, [table.row_of(name) for name in s.ignored_nodes])
+            out[ignored] = 0
+        else:
+            ignored = np.zeros(n, bool)
+        s.batch_ignored = ignored
+        return out
+
     def score_extensions(self):
         return self
 
@@ -198,6 +255,13 @@ class PodTopologySpread(PreFilterPlugin, PreFilterExtensions, FilterPlugin, PreS
             return Status.error(f'error reading "{PRE_SCORE_KEY}" from cycleState: not found')
         normalize(s.ignored_nodes, scores)
         return None
+
+    def normalize_score_batch(self, state, pod, scores):
+        """NormalizeScore over the array ``score_batch`` returned (None: take the per-node path)."""
+        s = state.get(PRE_SCORE_KEY)
+        if s is None or s.batch_ignored is None or len(s.batch_ignored) != len(scores):
+            return None
+        return normalize_array(s.batch_ignored, scores)
 
     def events_to_register(self):
         return (("Pod", ("Add", "Update", "Delete")),

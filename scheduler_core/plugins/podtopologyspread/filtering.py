@@ -5,6 +5,7 @@ domains and critical paths.
 """
 from __future__ import annotations
 
+from ...framework.node_table import counts_by_code
 from .common import InclusionCheck, count_matching
 
 MAX_INT32 = 2**31 - 1
@@ -38,7 +39,7 @@ class PreFilterState:
     A key without any eligible domain has no entry in ``counts`` (kube's TpKeyToDomainsNum miss).
     """
 
-    __slots__ = ("constraints", "self_match", "critical_paths", "counts", "domains_num")
+    __slots__ = ("constraints", "self_match", "critical_paths", "counts", "domains_num", "_by_code")
 
     def __init__(self, constraints, self_match, critical_paths, counts, domains_num):
         self.constraints = constraints
@@ -46,6 +47,15 @@ class PreFilterState:
         self.critical_paths = critical_paths
         self.counts = counts
         self.domains_num = domains_num
+        self._by_code = {}
+
+    def counts_by_code(self, key: str, codes: dict):
+        """``counts[key]`` indexed by a NodeTable label column's codes (node_table.counts_by_code), cached
+        until the counts change."""
+        hit = self._by_code.get(key)
+        if hit is None or hit[0] is not codes or hit[1] != len(codes):
+            hit = self._by_code[key] = (codes, len(codes), counts_by_code(codes, self.counts.get(key)))
+        return hit[2]
 
     def clone(self) -> "PreFilterState":
         """Copy for preemption dry runs; constraints and domain numbers do not change, so they are shared."""
@@ -72,6 +82,7 @@ class PreFilterState:
                 per_value = self.counts[key] = {}
             n = per_value.get(value, 0) + delta
             per_value[value] = n
+            self._by_code.pop(key, None)
             update_critical_paths(self.critical_paths[key], value, n)
 
 

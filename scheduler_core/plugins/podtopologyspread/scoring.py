@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from ...framework.interface import MAX_NODE_SCORE
 from ..helper import go_round, tdiv
 from .common import HOSTNAME, InclusionCheck, count_matching
@@ -14,9 +16,10 @@ class PreScoreState:
     """Soft constraints, nodes ignored for missing keys, ``{value: matching pods}`` per non-hostname key,
     and per constraint ``(topologyKey, is_hostname, weight, maxSkew - 1, constraint)`` in ``terms``."""
 
-    __slots__ = ("constraints", "ignored_nodes", "counts", "terms", "namespace")
+    __slots__ = ("constraints", "ignored_nodes", "counts", "terms", "namespace", "batch_ignored")
 
     def __init__(self, constraints, ignored_nodes, counts, weights, namespace):
+        self.batch_ignored = None  # the ignored-row mask of the last score_batch
         self.constraints = constraints
         self.ignored_nodes = ignored_nodes
         self.counts = counts
@@ -146,3 +149,21 @@ def normalize(ignored_nodes, scores) -> None:
             pair[1] = MAX_NODE_SCORE
         else:
             pair[1] = tdiv(MAX_NODE_SCORE * (max_score + min_score - pair[1]), max_score)
+
+
+def normalize_array(ignored, scores):
+    """``normalize`` over an int64 array; ``ignored`` is a bool mask of the ignored rows."""
+    valid = ~ignored
+    out = np.zeros(len(scores), np.int64)
+    if not valid.any():
+        return out
+    vals = scores[valid]
+    min_score = min(int(vals.min()), 2**63 - 1)
+    max_score = max(int(vals.max()), 0)
+    keep = valid & (scores != INVALID_SCORE)
+    if max_score == 0:
+        out[keep] = MAX_NODE_SCORE
+    else:
+        num = MAX_NODE_SCORE * (max_score + min_score - scores[keep])
+        out[keep] = np.where(num >= 0, num // max_score, -((-num) // max_score))
+    return out
