@@ -8,7 +8,7 @@ PORT ?= 8000
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/schedscope
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/15
 
-.PHONY: run test install migrate demo clean
+.PHONY: run test faults install migrate demo clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -30,6 +30,10 @@ run: demo
 
 test: install
 	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) $(PY) -m pytest tests -q
+
+# Fault tests: real Celery workers killed, a private PostgreSQL and Redis stopped and restarted (never the shared ones).
+faults: install
+	$(PY) tests/faults/harness.py -- $(PY) -m pytest tests/faults -q -s -p no:cacheprovider
 
 clean:
 	rm -rf $(VENV) schedscope.sqlite3* schedscope-test.sqlite3* staticfiles

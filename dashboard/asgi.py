@@ -9,13 +9,16 @@ django_app = get_asgi_application()
 
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
+from django.conf import settings  # noqa: E402
 from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: E402
+
+from .bodylimit import BodySizeLimit  # noqa: E402
 
 from .routing import websocket_urlpatterns  # noqa: E402
 from .services.embedded import autostart  # noqa: E402
 
 application = ProtocolTypeRouter({
-    "http": ASGIStaticFilesHandler(django_app),
+    "http": BodySizeLimit(ASGIStaticFilesHandler(django_app), settings.SCHEDSCOPE["MAX_BODY_BYTES"]),
     "websocket": AllowedHostsOriginValidator(URLRouter(websocket_urlpatterns)),
 })
 autostart()

@@ -1,5 +1,8 @@
 """The Celery app: ``celery -A dashboard worker``. Broker: REDIS_URL."""
+import logging
 import os
+import threading
+import time
 
 from celery import Celery
 from celery.signals import worker_ready, worker_shutting_down
@@ -16,6 +19,29 @@ def resume_clusters(sender=None, **_kw):
     """A (re)started worker picks up every cluster that should be running."""
     from dashboard.tasks import resume_all
     resume_all.delay()
+    threading.Thread(target=_watchdog, name="cluster-watchdog", daemon=True).start()
+
+
+def _watchdog():
+    """Every lock TTL: a cluster that should run but whose lock nobody holds (its worker died, and its
+    task died with it) gets a new loop task, which any worker may pick up."""
+    from django.conf import settings
+    from django.db import connection
+
+    from dashboard.models import Cluster
+    from dashboard.services import control
+    log = logging.getLogger("dashboard.watchdog")
+    interval = settings.SCHEDSCOPE["LOCK_TTL_SECONDS"]
+    while True:
+        time.sleep(interval)
+        try:
+            for cid in Cluster.objects.exclude(desired_state=Cluster.STOPPED).values_list("id", flat=True):
+                if not control.is_driven(cid):
+                    control.ensure_runner(cid)
+        except Exception as err:  # database or Redis away: try again next time
+            log.warning("watchdog: %s", err)
+        finally:
+            connection.close()
 
 
 @worker_shutting_down.connect

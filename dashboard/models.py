@@ -102,7 +102,11 @@ class Pod(models.Model):
         constraints = [models.UniqueConstraint(fields=["cluster", "uid"], name="pod_unique_uid"),
                        models.UniqueConstraint(fields=["cluster", "namespace", "name"], name="pod_unique_name")]
         indexes = [models.Index(fields=["cluster", "queue", "-priority", "created"], name="pod_queue_idx"),
-                   models.Index(fields=["cluster", "node_name"], name="pod_node_idx")]
+                   models.Index(fields=["cluster", "node_name"], name="pod_node_idx"),
+                   models.Index(fields=["cluster", "node_name", "created", "id"], name="pod_pending_age_idx"),
+                   models.Index(fields=["cluster", "node_name", "-attempts", "created"], name="pod_pending_attempts_idx"),
+                   models.Index(fields=["cluster", "node_name", "-priority", "created"], name="pod_pending_prio_idx"),
+                   models.Index(fields=["cluster", "node_name", "namespace", "name"], name="pod_pending_name_idx")]
         ordering = ["cluster", "id"]
 
     @property

@@ -36,6 +36,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "channels",
     "dashboard.apps.DashboardConfig",
+    "dashboard.profiles.apps.ProfilesConfig",
 ]
 
 MIDDLEWARE = [
@@ -90,6 +91,11 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# kombu 5.7's ack emulation crashes the worker when the Redis broker goes away ("Unrecoverable error:
+# AttributeError ... 'hostname'" while restoring unacked messages), so the worker could not reconnect.
+# Without it the worker rides out a Redis outage; loops lost with a dead worker are picked up anyway
+# (resume_all on worker start, standby tasks, the lock's expiry).
+CELERY_BROKER_TRANSPORT_OPTIONS = {"ack_emulation": False}
 
 # The scheduler loop and the recorder.
 SCHEDSCOPE = {
@@ -101,9 +107,16 @@ SCHEDSCOPE = {
     "RETENTION_CYCLES": int(os.environ.get("SCHEDSCOPE_RETENTION_CYCLES", "1000000")),
     "BROADCAST_INTERVAL_SECONDS": float(os.environ.get("SCHEDSCOPE_BROADCAST_INTERVAL", "0.5")),
     "QUEUE_SNAPSHOT_SECONDS": float(os.environ.get("SCHEDSCOPE_QUEUE_SNAPSHOT", "5")),
+    # Hostile input: request bodies (uploads included) over this are refused with 413 before they are read;
+    # a simulated cluster holds at most this many nodes and pods (scenarios, API adds, the workload).
+    "MAX_BODY_BYTES": int(os.environ.get("SCHEDSCOPE_MAX_BODY_MB", "64")) * 1024 * 1024,
+    "MAX_NODES": int(os.environ.get("SCHEDSCOPE_MAX_NODES", "10000")),
+    "MAX_PODS": int(os.environ.get("SCHEDSCOPE_MAX_PODS", "200000")),
     # Start the in-process scheduler thread for running clusters when the ASGI app starts (thread mode).
     "AUTOSTART": _env_bool("SCHEDSCOPE_AUTOSTART", True),
 }
+
+DATA_UPLOAD_MAX_MEMORY_SIZE = SCHEDSCOPE["MAX_BODY_BYTES"]
 
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",

@@ -16,12 +16,12 @@ log = logging.getLogger("dashboard.tasks")
 @shared_task(bind=True, max_retries=None, acks_late=True, reject_on_worker_lost=True)
 def run_cluster(self, cluster_id: int):
     """Drive the cluster until it is stopped. If another worker drives it, stand by: once its lock
-    expires (that worker died), this task takes over. Only one standby is kept per cluster."""
-    if Runner(cluster_id).run():
-        return "stopped"
+    expires (that worker died), this task takes over. Only one standby is kept per cluster. A loop that
+    ended while the cluster should still run (it lost its lock after a stall) stands by as well."""
+    drove = Runner(cluster_id).run()
     cluster = Cluster.objects.filter(pk=cluster_id).first()
     if cluster is None or cluster.desired_state == Cluster.STOPPED:
-        return "not needed"
+        return "stopped" if drove else "not needed"
     ttl = settings.SCHEDSCOPE["LOCK_TTL_SECONDS"]
     client, key, me = locks.redis_client(), f"schedscope:cluster:{cluster_id}:standby", self.request.id or "-"
     holder = client.get(key)

@@ -14,4 +14,7 @@ urlpatterns = [
     path("clusters/<slug:name>/pods/<str:namespace>/<str:pod_name>/", views.pod, name="pod"),
     path("clusters/<slug:name>/nodes/", views.nodes, name="nodes"),
     path("clusters/<slug:name>/nodes/<str:node_name>/", views.node, name="node"),
+    path("clusters/<slug:name>/events/", views.events, name="events"),
+    path("clusters/<slug:name>/k8s/", include("dashboard.k8sapi.urls")),
+    path("profiles/", include("dashboard.profiles.urls")),
 ]

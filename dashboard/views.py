@@ -9,9 +9,9 @@ from django.views.decorators.http import require_POST
 from prometheus_client import generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
-from .models import Cluster, Node, Pod, SchedulingCycle, SchedulingEvent
+from .models import Cluster, Node, Pod, SchedulingEvent
 from .services import clusters as svc
-from .services import metrics, queries, traceview
+from .services import metrics, podview, queries
 
 
 def index(request):
@@ -26,10 +26,11 @@ def overview(request, name):
     return render(request, "dashboard/overview.html", {
         "cluster": cluster, "live": queries.live_state(cluster),
         "plugins": queries.blocking_plugins(cluster), "reasons": queries.blocking_reasons(cluster),
-        "nodes": queries.node_usage(cluster)[:15],
+        "nodes": queries.node_usage(cluster, limit=15),
         "events": SchedulingEvent.objects.filter(cluster=cluster).order_by("-time", "-id")[:15],
         "snapshot_data": [{"t": s.time.isoformat(), "active": s.active, "backoff": s.backoff,
-                           "unschedulable": s.unschedulable, "rate": s.cycles_per_second}
+                           "unschedulable": s.unschedulable, "rate": s.cycles_per_second,
+                           "p50": s.p50_ms, "p99": s.p99_ms}
                           for s in reversed(cluster.queue_snapshots.order_by("-time")[:120])],
     })
 
@@ -47,72 +48,80 @@ def control(request, name, op):
     return redirect(request.POST.get("next") or reverse("overview", args=[name]))
 
 
+AGES = [("60", "1 min"), ("600", "10 min"), ("3600", "1 h"), ("86400", "1 day")]
+
+
 def pending(request, name):
     cluster = get_object_or_404(Cluster, name=name)
     p = request.GET
     page = queries.pending_pods(cluster, q=p.get("q", ""), queue=p.get("queue", ""), plugin=p.get("plugin", ""),
-                                reason=p.get("reason", ""), sort=p.get("sort", "age"), page=p.get("page", 1))
+                                reason=p.get("reason", ""), sort=p.get("sort", "age"), page=p.get("page", 1),
+                                namespace=p.get("namespace", ""), labels=p.get("labels", ""),
+                                min_attempts=p.get("attempts"), min_priority=p.get("priority"),
+                                older_than=p.get("age"))
     params = p.copy()
     params.pop("page", None)
     return render(request, "dashboard/pending.html", {
         "cluster": cluster, "page": page, "params": params.urlencode(), "f": p,
         "queues": queries.PENDING_QUEUES, "plugins": queries.blocking_plugins(cluster, 30),
-        "reasons": queries.blocking_reasons(cluster, 8), "counts": queries.queue_counts(cluster)})
+        "reasons": queries.blocking_reasons(cluster, 8), "counts": queries.queue_counts(cluster),
+        "namespaces": queries.pending_namespaces(cluster), "ages": AGES,
+        "filtered": any(p.get(k) for k in ("q", "queue", "plugin", "reason", "namespace", "labels", "attempts",
+                                             "priority", "age"))})
 
 
 def pod(request, name, namespace, pod_name):
     cluster = get_object_or_404(Cluster, name=name)
-    pod_row = Pod.objects.filter(cluster=cluster, namespace=namespace, name=pod_name).first()
-    cycles = queries.cycles_of_pod(cluster, namespace, pod_name)
-    if pod_row is None and not cycles:
+    ctx = podview.pod_context(cluster, namespace, pod_name, request.GET)
+    if ctx is None:
         raise Http404(f"{namespace}/{pod_name}")
-    seq = request.GET.get("cycle")
-    chosen = None
-    if seq and seq.isdigit():
-        chosen = SchedulingCycle.objects.filter(cluster=cluster, seq=int(seq), pod_namespace=namespace,
-                                                pod_name=pod_name).first()
-    elif cycles:
-        chosen = SchedulingCycle.objects.get(pk=cycles[0].pk)
-    ctx = {"cluster": cluster, "pod": pod_row, "key": f"{namespace}/{pod_name}", "cycles": cycles, "cycle": chosen,
-           "events": SchedulingEvent.objects.filter(cluster=cluster, pod_namespace=namespace,
-                                                    pod_name=pod_name).order_by("-time", "-id")[:50]}
-    if chosen is not None:
-        ctx["filter"] = traceview.filter_matrix(chosen.matrix, group=request.GET.get("group", "1") != "0")
-        ctx["score"] = traceview.score_table(chosen.matrix, chosen.node)
-        ctx["durations"] = traceview.durations(chosen.durations)
-        ctx["prefilter"] = (chosen.matrix.get("prefilter") or {}).get("plugins") or {}
+    params = request.GET.copy()
+    for k in ("fpage", "spage"):
+        params.pop(k, None)
+    ctx.update(cluster=cluster, params=params.urlencode())
     return render(request, "dashboard/pod.html", ctx)
+
+
+NODES_PAGE = 100
 
 
 def nodes(request, name):
     cluster = get_object_or_404(Cluster, name=name)
-    rows = queries.node_usage(cluster, order=request.GET.get("sort", "util"), q=request.GET.get("q", ""))
-    return render(request, "dashboard/nodes.html", {"cluster": cluster, "rows": rows, "f": request.GET})
+    q = request.GET.get("q", "")
+    total = queries.count_nodes(cluster, q)
+    pages = max(1, -(-total // NODES_PAGE))
+    try:
+        page = min(max(1, int(request.GET.get("page", 1))), pages)
+    except ValueError:
+        page = 1
+    rows = queries.node_usage(cluster, order=request.GET.get("sort", "util"), q=q, offset=(page - 1) * NODES_PAGE,
+                              limit=NODES_PAGE)
+    params = request.GET.copy()
+    params.pop("page", None)
+    return render(request, "dashboard/nodes.html", {"cluster": cluster, "rows": rows, "f": request.GET, "total": total,
+                                                    "page": page, "pages": pages, "params": params.urlencode()})
 
 
 def node(request, name, node_name):
     cluster = get_object_or_404(Cluster, name=name)
     node_row = get_object_or_404(Node, cluster=cluster, name=node_name)
-    usage = next(r for r in queries.node_usage(cluster, q=node_name) if r["node"].pk == node_row.pk)
+    usage = next(r for r in queries.node_usage(cluster, q=node_name) if r["pk"] == node_row.pk)
     pods = Pod.objects.filter(cluster=cluster, node_name=node_name).order_by("namespace", "name")[:500]
-    rejects = (SchedulingCycle.objects.filter(cluster=cluster, result="unschedulable")
-               .order_by("-seq").defer("durations")[:200])
-    rejected = []
-    for c in rejects:
-        m = c.matrix
-        if node_name in (m.get("nodes") or ()):
-            i = m["nodes"].index(node_name)
-            fi = m["final"][i]
-            if fi > 0:
-                st = m["statuses"][fi - 1]
-                stop = m["stop_plugins"][m["stopped"][i]] if m["stopped"][i] >= 0 else ""
-                rejected.append({"cycle": c, "plugin": stop, "reason": ", ".join(st["reasons"])})
-    by_plugin = {}
-    for r in rejected:
-        by_plugin[r["plugin"]] = by_plugin.get(r["plugin"], 0) + 1
+    rej = queries.node_rejections(cluster, node_name)
     return render(request, "dashboard/node.html", {
-        "cluster": cluster, "n": node_row, "usage": usage, "pods": pods, "rejected": rejected[:50],
-        "by_plugin": sorted(by_plugin.items(), key=lambda x: -x[1])})
+        "cluster": cluster, "n": node_row, "usage": usage, "pods": pods, "rejected": rej["rows"][:50],
+        "by_plugin": rej["by_plugin"], "checked": rej["checked"]})
+
+
+def events(request, name):
+    cluster = get_object_or_404(Cluster, name=name)
+    data = queries.events_page(cluster, request.GET)
+    params = request.GET.copy()
+    params.pop("page", None)
+    filtered = any(request.GET.get(k) for k in ("pod", "node", "namespace", "reason", "until"))
+    ctx = dict(data, cluster=cluster, f=request.GET, params=params.urlencode(), windows=queries.EVENT_WINDOWS,
+               filtered=filtered)
+    return render(request, "dashboard/events.html", ctx)
 
 
 def metrics_view(request):

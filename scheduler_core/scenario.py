@@ -33,6 +33,11 @@ class _SafeLoader(yaml.SafeLoader):
         return super().compose_node(parent, index)
 
 
+def safe_yaml_load(text):
+    """One YAML document, loaded without object-constructing tags or aliases (raises yaml.YAMLError)."""
+    return yaml.load(text, Loader=_SafeLoader)
+
+
 def load_documents(text: str, label: str):
     """Parse JSON, or YAML (one or several documents). Returns a list of documents."""
     stripped = text.lstrip()

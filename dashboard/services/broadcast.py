@@ -1,5 +1,8 @@
 """Coalesced live updates to the Channels group of a cluster.
 
+Messages carry (epoch, seq): seq counts the messages of one broadcaster (epoch), so a client that sees
+a gap, or a new epoch after a reconnect or a worker takeover, knows it missed updates and refetches.
+
 Whatever happens between two ticks (queue counts, any number of new cycles and events) goes out as one
 message per tick: counts plus the latest few items, so a burst of 1,000 cycles a second costs the
 browser a couple of small messages a second.
@@ -10,6 +13,7 @@ import asyncio
 import logging
 import threading
 import time
+import uuid
 
 from asgiref.sync import async_to_sync
 from channels.layers import InMemoryChannelLayer, get_channel_layer
@@ -62,6 +66,7 @@ class Broadcaster:
         self.group = group_name(cluster_id)
         self.interval = interval
         self.seq = 0
+        self.epoch = uuid.uuid4().hex[:12]   # a new broadcaster restarts seq: clients resync on a new epoch
         self._lock = threading.Lock()
         self._cycles, self._events = [], []
         self._new_cycles = self._new_events = 0
@@ -85,9 +90,9 @@ class Broadcaster:
             del self._events[:-MAX_ITEMS]
             self._dirty = True
 
-    def queue_state(self, counts: dict, rate: float) -> None:
+    def queue_state(self, counts: dict, rate: float, p50: float = 0.0, p99: float = 0.0) -> None:
         with self._lock:
-            state = dict(counts, rate=round(rate, 1))
+            state = dict(counts, rate=round(rate, 1), p50=round(p50, 2), p99=round(p99, 2))
             if state != self._queue:
                 self._queue = state
                 self._dirty = True
@@ -97,7 +102,7 @@ class Broadcaster:
             if not self._dirty:
                 return None
             self.seq += 1
-            msg = {"type": "cluster.update", "seq": self.seq, "at": time.time(), "queue": self._queue,
+            msg = {"type": "cluster.update", "epoch": self.epoch, "seq": self.seq, "at": time.time(), "queue": self._queue,
                    "cycles": self._cycles, "new_cycles": self._new_cycles,
                    "events": self._events, "new_events": self._new_events}
             self._cycles, self._events = [], []

@@ -5,6 +5,7 @@ that drives the cluster (if any). Invalid input raises ScenarioError or Validati
 """
 from __future__ import annotations
 
+from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import F
 
@@ -28,6 +29,22 @@ class ValidationFailed(ValueError):
     def __init__(self, errors: dict):
         super().__init__("; ".join(f"{k}: {' '.join(v)}" for k, v in errors.items()))
         self.errors = errors
+
+
+def check_size(cluster, nodes: int = 0, pods: int = 0, replace: bool = False) -> None:
+    """Refuse growing a simulated cluster past SCHEDSCOPE MAX_NODES / MAX_PODS (adds ``nodes`` and ``pods``
+    to what it holds, or replaces it when ``replace``)."""
+    limits = settings.SCHEDSCOPE
+    errors = {}
+    for field, adding, model, limit in (("nodes", nodes, Node, limits["MAX_NODES"]),
+                                        ("pods", pods, Pod, limits["MAX_PODS"])):
+        if not adding:
+            continue
+        total = adding if replace else adding + model.objects.filter(cluster=cluster).count()
+        if total > limit:
+            errors[field] = [f"a simulated cluster holds at most {limit} {field}; this would make {total}"]
+    if errors:
+        raise ValidationFailed(errors)
 
 
 def node_row(cluster, node: CoreNode) -> Node:
@@ -58,6 +75,7 @@ def validate_config(doc) -> None:
 
 def insert_pods(cluster, raws) -> list:
     """Create pod rows (already valid v1.Pod dicts); raises ValidationFailed on duplicate names."""
+    check_size(cluster, pods=len(raws))
     rows = [pod_row(cluster, CorePod(raw)) for raw in raws]
     try:
         with transaction.atomic():
@@ -70,6 +88,7 @@ def insert_pods(cluster, raws) -> list:
 def load_scenario(cluster: Cluster, data, source: str = "upload") -> dict:
     """Replace the cluster's nodes, pods and objects with a scenario (golden format or a List)."""
     scen = scenario_from_data(data, label=source)
+    check_size(cluster, nodes=len(scen.nodes), pods=len(scen.bound_pods) + len(scen.pending_pods), replace=True)
     validate_config(scen.config)
     seen = set()
     for pod in scen.bound_pods + scen.pending_pods:
@@ -98,6 +117,7 @@ def add_node(cluster: Cluster, raw: dict) -> Node:
         node = CoreNode(raw)
     except ParseError as err:
         raise ValidationFailed({err.path or "node": [err.message]}) from None
+    check_size(cluster, nodes=1)
     try:
         with transaction.atomic():
             row = node_row(cluster, node)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from scheduler_core.cluster.simulated import SimulatedCluster
 from scheduler_core.config import load_config
+from scheduler_core.explain import explain
 from scheduler_core.objects import Node as CoreNode
 from scheduler_core.objects import Pod as CorePod
 from scheduler_core.plugins.registry import in_tree_registry
@@ -19,9 +20,11 @@ from scheduler_core.trace import CallbackSink
 from ..models import Cluster, ClusterState
 from ..models import Node as NodeRow
 from ..models import Pod as PodRow
+from ..profiles.services import engine_profile
 
 QUEUE_NAMES = {ACTIVE_Q: PodRow.ACTIVE, BACKOFF_Q: PodRow.BACKOFF, UNSCHEDULABLE_PODS: PodRow.UNSCHEDULABLE}
 FAILED_CODES = ("Unschedulable", "UnschedulableAndUnresolvable")
+MAX_SUGGESTIONS = 8
 
 
 class RecordedCluster(SimulatedCluster):
@@ -64,12 +67,13 @@ class Engine:
         self.journal = []
         self._traces = []
         self.cluster = RecordedCluster(nodes, pods, state.resources if state else {}, journal=self.journal)
-        doc = cluster.profile.document if cluster.profile_id else None
+        doc = engine_profile(cluster, recorder)  # the active profile version, noted from the next cycle on
         config = load_config(doc, in_tree_registry()) if doc else None
         self.scheduler = Scheduler(self.cluster, config=config, tie_break=cluster.tie_break, seed=cluster.seed,
                                    trace_sink=CallbackSink(self._traces.append), trace_all_filters=True)
         self._recorded_queue = {}
         self._counts = {}
+        self._explained = {}   # pod uid -> (FitError message, number of nodes, suggestions) of its last explain
         self.sync_queue_states()
 
     # -- mutations (already stored in the database by the caller; applying twice is harmless) ------
@@ -128,6 +132,8 @@ class Engine:
                 d["bound_node"] = None
                 if tr.bind_error and not d.get("error"):
                     d["error"] = tr.bind_error
+                if d["result"] == "unschedulable" and tr.unschedulable:
+                    d["suggestions"] = self._suggest(tr)
             seqs[tr.pod.uid] = rec.record_cycle(d)
             attempts[tr.pod.uid] = d["attempt"]
         for kind, obj, arg in self.journal:
@@ -135,9 +141,11 @@ class Engine:
             if kind == "bind":
                 rec.record_binding(uid, arg, seqs.get(uid), attempts.get(uid, 1))
                 self._recorded_queue.pop(uid, None)
+                self._explained.pop(uid, None)
             elif kind == "delete":
                 rec.record_deletion(uid)
                 self._recorded_queue.pop(uid, None)
+                self._explained.pop(uid, None)
             else:
                 event_type, reason, message = arg
                 pod = obj if isinstance(obj, CorePod) else None
@@ -148,6 +156,20 @@ class Engine:
                 self._record_failure(tr, seqs.get(tr.pod.uid), attempts[tr.pod.uid])
         self._traces.clear()
         self.journal.clear()
+
+    def _suggest(self, tr) -> list:
+        """What would fix it (scheduler_core.explain), as dicts; recomputed only when the pod's FitError
+        or the cluster's node count changed since its previous attempt (retries in between reuse it)."""
+        key = (tr.message, len(self.scheduler.snapshot.node_infos))
+        cached = self._explained.get(tr.pod.uid)
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        fwk = self.scheduler.profiles.get(tr.pod.scheduler_name)
+        if fwk is None:
+            return []
+        out = [s.to_dict() for s in explain(fwk, self.scheduler.snapshot, tr.pod, tr)[:MAX_SUGGESTIONS]]
+        self._explained[tr.pod.uid] = (key, out)
+        return out
 
     def _record_failure(self, tr, seq, attempt) -> None:
         pinfo = self.scheduler.queue.pod_info(tr.pod.key)

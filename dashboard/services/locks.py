@@ -9,6 +9,7 @@ import os
 import socket
 import threading
 import time
+import uuid
 
 import redis
 from django.conf import settings
@@ -18,7 +19,8 @@ _local_guard = threading.Lock()
 
 
 def holder_id() -> str:
-    return f"{socket.gethostname()}:{os.getpid()}:{threading.get_ident()}"
+    """Unique per lock holder (a restarted process reusing a pid or thread id gets a new one)."""
+    return f"{socket.gethostname()}:{os.getpid()}:{threading.get_ident()}:{uuid.uuid4().hex[:8]}"
 
 
 class RedisLock:

@@ -1,10 +1,16 @@
 """Read-side queries behind the pages, the API and the websocket hello (all bounded, all indexed)."""
 from __future__ import annotations
 
-from django.core.paginator import Paginator
-from django.db.models import Count, Q, Sum
+from datetime import datetime, timedelta
+from datetime import timezone as dt_timezone
 
-from ..models import Cluster, Node, Pod, QueueSnapshot, SchedulingCycle
+from django.core.paginator import Paginator
+from django.db import connection
+from django.utils import timezone
+from django.db.models import Count, Q, Sum
+from django.db.models.functions import TruncHour, TruncMinute
+
+from ..models import Cluster, Node, Pod, QueueSnapshot, SchedulingCycle, SchedulingEvent
 
 PENDING_QUEUES = (Pod.ACTIVE, Pod.BACKOFF, Pod.UNSCHEDULABLE, Pod.GATED)
 SORTS = {"age": ("created", "id"), "-age": ("-created", "-id"), "priority": ("-priority", "created"),
@@ -27,7 +33,15 @@ def live_state(cluster: Cluster) -> dict:
 
 
 def blocking_plugins(cluster: Cluster, limit: int = 10) -> list:
-    """[(plugin, pending pods it rejected last time)] most first."""
+    """[(plugin, pending pods it rejected last time)] most first (aggregated in SQL on PostgreSQL)."""
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cur:
+            cur.execute(
+                f"SELECT p, count(*) AS n FROM {Pod._meta.db_table}, "
+                "unnest(string_to_array(trim(both ',' from plugins), ',')) AS p "
+                "WHERE cluster_id = %s AND node_name = '' AND plugins <> '' "
+                "GROUP BY p ORDER BY n DESC, p LIMIT %s", [cluster.id, limit])
+            return [(p, n) for p, n in cur.fetchall()]
     counts = {}
     for plugins in (Pod.objects.filter(cluster=cluster, node_name="").exclude(plugins="")
                     .values_list("plugins", flat=True)):
@@ -43,47 +57,124 @@ def blocking_reasons(cluster: Cluster, limit: int = 10) -> list:
                 .values("reason").annotate(n=Count("id")).order_by("-n", "reason")[:limit])
 
 
-def node_usage(cluster: Cluster, order: str = "util", q: str = "") -> list:
-    """Nodes with requested vs allocatable cpu/memory/pods, by utilisation (highest first)."""
+def node_usage(cluster: Cluster, order: str = "util", q: str = "", offset: int = 0, limit=None) -> list:
+    """Nodes with requested vs allocatable cpu/memory/pods, by utilisation (highest first) or in node order.
+
+    Utilisation is computed for every node from a few columns; full Node rows (labels, taints) are
+    loaded only for the returned slice ``[offset:offset + limit]``.
+    """
     used = {r["node_name"]: r for r in Pod.objects.filter(cluster=cluster).exclude(node_name="")
             .values("node_name").annotate(cpu=Sum("cpu_m"), mem=Sum("memory"), pods=Count("id"))}
     nodes = Node.objects.filter(cluster=cluster)
     if q:
         nodes = nodes.filter(name__icontains=q)
     out = []
-    for n in nodes.order_by("id"):
-        u = used.get(n.name, {})
-        alloc = n.allocatable or {}
-        row = {"node": n, "cpu": u.get("cpu") or 0, "mem": u.get("mem") or 0, "pods": u.get("pods") or 0,
+    for pk, name, alloc in nodes.order_by("id").values_list("id", "name", "allocatable"):
+        u = used.get(name, {})
+        alloc = alloc or {}
+        row = {"pk": pk, "name": name, "cpu": u.get("cpu") or 0, "mem": u.get("mem") or 0, "pods": u.get("pods") or 0,
                "cpu_alloc": alloc.get("cpu", 0), "mem_alloc": alloc.get("memory", 0),
                "pods_alloc": alloc.get("pods", 0)}
         row["cpu_pct"] = round(100 * row["cpu"] / row["cpu_alloc"]) if row["cpu_alloc"] else 0
         row["mem_pct"] = round(100 * row["mem"] / row["mem_alloc"]) if row["mem_alloc"] else 0
+        row["pods_pct"] = round(100 * row["pods"] / row["pods_alloc"]) if row["pods_alloc"] else 0
         row["util"] = max(row["cpu_pct"], row["mem_pct"])
         out.append(row)
     if order == "util":
-        out.sort(key=lambda r: (-r["util"], r["node"].name))
+        out.sort(key=lambda r: (-r["util"], r["name"]))
+    out = out[offset:offset + limit] if limit is not None else out[offset:]
+    full = Node.objects.defer("raw").in_bulk([r["pk"] for r in out])
+    for r in out:
+        r["node"] = full[r["pk"]]
     return out
 
 
+def count_nodes(cluster: Cluster, q: str = "") -> int:
+    nodes = Node.objects.filter(cluster=cluster)
+    return (nodes.filter(name__icontains=q) if q else nodes).count()
+
+
+def node_rejections(cluster: Cluster, node_name: str, limit: int = 100) -> dict:
+    """Which pending pods this node rejected in their latest attempt, and why (kube's stopping plugin and
+    reason): {"rows": [{"pod", "cycle", "plugin", "reason"}], "by_plugin": [(plugin, pods)], "checked": n}.
+
+    Reads the latest cycles of the ``limit`` most recently tried pending pods.
+    """
+    seqs = list(Pod.objects.filter(cluster=cluster, node_name="", last_cycle__isnull=False)
+                .order_by("-last_cycle").values_list("last_cycle", flat=True)[:limit])
+    rows, by_plugin = [], {}
+    for c in (SchedulingCycle.objects.filter(cluster=cluster, seq__in=seqs, result="unschedulable")
+              .order_by("-seq").only("seq", "pod_namespace", "pod_name", "matrix")):
+        m = c.matrix
+        nodes = m.get("nodes") or ()
+        try:
+            i = nodes.index(node_name)
+        except ValueError:
+            continue
+        fi = m["final"][i]
+        if fi > 0:
+            st = m["statuses"][fi - 1]
+            stop = m["stop_plugins"][m["stopped"][i]] if m["stopped"][i] >= 0 else ""
+            rows.append({"pod": c.pod_key, "cycle": c, "plugin": stop, "reason": ", ".join(st["reasons"])})
+            by_plugin[stop] = by_plugin.get(stop, 0) + 1
+    return {"rows": rows, "by_plugin": sorted(by_plugin.items(), key=lambda x: -x[1]), "checked": len(seqs)}
+
+
+def _labels(text: str) -> dict:
+    """"app=web,tier=db" -> {"app": "web", "tier": "db"} (items without "=" are ignored)."""
+    out = {}
+    for item in text.split(","):
+        k, eq, v = item.strip().partition("=")
+        if eq and k:
+            out[k] = v
+    return out
+
+
+def _int_or_none(v):
+    try:
+        return int(v)
+    except (TypeError, ValueError):
+        return None
+
+
 def pending_pods(cluster: Cluster, q: str = "", queue: str = "", plugin: str = "", reason: str = "",
-                 sort: str = "age", page: int = 1, per_page: int = 50):
-    """A page of pending pods (server-side search, filters and sorting)."""
+                 sort: str = "age", page: int = 1, per_page: int = 50, namespace: str = "", labels: str = "",
+                 min_attempts=None, min_priority=None, older_than=None):
+    """A page of pending pods (server-side search, filters and sorting; counts use the indexes).
+
+    ``labels``: "k=v,k2=v2" (JSON containment, GIN-indexed on PostgreSQL); ``older_than``: seconds.
+    """
     qs = Pod.objects.filter(cluster=cluster, node_name="")
     if q:
         ns, _, name = q.partition("/")
         qs = qs.filter(Q(namespace=ns, name__icontains=name) if name else
                        Q(name__icontains=q) | Q(namespace__icontains=q))
+    if namespace:
+        qs = qs.filter(namespace=namespace)
     if queue in PENDING_QUEUES:
         qs = qs.filter(queue=queue)
     if plugin:
         qs = qs.filter(plugins__contains=f",{plugin},")
     if reason:
         qs = qs.filter(reason=reason)
+    sel = _labels(labels)
+    if sel:
+        qs = qs.filter(labels__contains=sel)
+    if _int_or_none(min_attempts) is not None:
+        qs = qs.filter(attempts__gte=int(min_attempts))
+    if _int_or_none(min_priority) is not None:
+        qs = qs.filter(priority__gte=int(min_priority))
+    if _int_or_none(older_than):
+        qs = qs.filter(created__lte=timezone.now() - timedelta(seconds=int(older_than)))
     qs = qs.order_by(*SORTS.get(sort, SORTS["age"])).only(
         "uid", "namespace", "name", "priority", "queue", "attempts", "reason", "plugins", "created",
-        "cpu_m", "memory", "last_cycle")
+        "cpu_m", "memory", "last_cycle", "labels")
     return Paginator(qs, per_page).get_page(page)
+
+
+def pending_namespaces(cluster: Cluster, limit: int = 200) -> list:
+    return list(Pod.objects.filter(cluster=cluster, node_name="").values_list("namespace", flat=True)
+                .distinct().order_by("namespace")[:limit])
 
 
 def cycles_of_pod(cluster: Cluster, namespace: str, name: str, limit: int = 200) -> list:
@@ -108,3 +199,47 @@ def filter_cycles(qs, params):
     if params.get("until"):
         qs = qs.filter(started__lt=params["until"])
     return qs
+
+
+EVENT_WINDOWS = (("15", "15 min"), ("60", "1 h"), ("360", "6 h"), ("1440", "1 day"), ("10080", "7 days"))
+
+
+def events_page(cluster: Cluster, params, per_page: int = 100) -> dict:
+    """Stored events in a time window, filtered by pod, node, namespace and reason, newest first, paged;
+    with per-bucket counts by reason for the timeline chart (one bucket per minute, or per hour for
+    windows over 6 hours)."""
+    minutes = _int_or_none(params.get("window")) or 60
+    end = timezone.now()
+    if params.get("until"):
+        try:
+            end = datetime.fromisoformat(params["until"])
+        except ValueError:
+            pass
+        if timezone.is_naive(end):
+            end = timezone.make_aware(end, dt_timezone.utc)
+    start = end - timedelta(minutes=minutes)
+    qs = SchedulingEvent.objects.filter(cluster=cluster, time__gte=start, time__lte=end)
+    pod = params.get("pod", "")
+    if pod:
+        ns, _, name = pod.partition("/")
+        qs = qs.filter(pod_namespace=ns, pod_name__startswith=name) if name else qs.filter(pod_name__startswith=pod)
+    if params.get("namespace"):
+        qs = qs.filter(pod_namespace=params["namespace"])
+    if params.get("node"):
+        qs = qs.filter(node=params["node"])
+    if params.get("reason"):
+        qs = qs.filter(reason=params["reason"])
+    trunc = TruncHour if minutes > 360 else TruncMinute
+    buckets = {}
+    reasons = []
+    for row in qs.annotate(b=trunc("time")).values("b", "reason").annotate(n=Count("id")).order_by("b"):
+        if row["reason"] not in reasons:
+            reasons.append(row["reason"])
+        buckets.setdefault(row["b"].isoformat(), {})[row["reason"]] = row["n"]
+    page = Paginator(qs.order_by("-time", "-id"), per_page).get_page(params.get("page", 1))
+    return {"page": page, "start": start, "end": end, "window": str(minutes),
+            "chart": {"buckets": sorted(buckets), "reasons": reasons,
+                      "series": {r: [buckets[b].get(r, 0) for b in sorted(buckets)] for r in reasons},
+                      "unit": "hour" if trunc is TruncHour else "minute"},
+            "all_reasons": list(SchedulingEvent.objects.filter(cluster=cluster).values_list("reason", flat=True)
+                                .distinct().order_by("reason")[:50])}

@@ -6,6 +6,11 @@ before the cycle that decided it. When the database is unreachable the thread ke
 and retries; records made meanwhile wait in the buffer. The buffer is bounded for cycles and events
 (``max_buffer``); what does not fit is dropped and counted (``overflow``, also in /metrics). Bindings,
 deletions and pod states are never dropped: they are small, and pod states are coalesced per pod.
+
+Fencing: with ``fence`` set (the token of the loop's cluster lock), each batch transaction first locks the
+cluster row and checks that ``Cluster.runner`` is still that token. A loop that lost its lock (it stalled
+past the TTL and another worker claimed the cluster and rebuilt it from the database) therefore commits
+nothing more: its batch is dropped (``fenced``) and ``deposed`` is set, so no pod is bound twice.
 """
 from __future__ import annotations
 
@@ -21,7 +26,7 @@ from django.db.utils import DatabaseError, IntegrityError, InterfaceError
 
 from scheduler_core.trace import TraceSink
 
-from ..models import Pod, QueueSnapshot, SchedulingCycle, SchedulingEvent
+from ..models import Cluster, Pod, QueueSnapshot, SchedulingCycle, SchedulingEvent
 from . import metrics
 from .tracecodec import cycle_fields
 
@@ -36,6 +41,10 @@ def _first_line(err) -> str:
     return text.splitlines()[0] if text else type(err).__name__
 
 
+class Deposed(Exception):
+    """Another loop has claimed the cluster: this recorder's writes are refused."""
+
+
 def _now():
     return datetime.now(timezone.utc)
 
@@ -44,7 +53,8 @@ class Recorder(TraceSink):
     """Batched, non-blocking writer of one cluster's scheduling history."""
 
     def __init__(self, cluster, *, first_seq: int = 1, batch_size: int = 500, max_buffer: int = 100_000,
-                 flush_interval: float = 0.25, retry_max: float = 5.0, on_commit=None, observe=True):
+                 flush_interval: float = 0.25, retry_max: float = 5.0, on_commit=None, observe=True,
+                 fence: str | None = None):
         self.cluster_id = cluster.id
         self.cluster_name = cluster.name
         self.batch_size = batch_size
@@ -53,6 +63,10 @@ class Recorder(TraceSink):
         self.retry_max = retry_max
         self.on_commit = on_commit          # callable(list of committed (kind, payload)) for broadcasts
         self.observe = observe
+        self.fence = fence
+        self.deposed = False
+        self.fenced = 0                     # records dropped because another loop claimed the cluster
+        self.high_water = 0                 # most records waiting at once (e.g. during an outage)
         self.next_seq = first_seq
         self.overflow = 0
         self.written_cycles = 0
@@ -125,6 +139,8 @@ class Recorder(TraceSink):
 
     def _append(self, kind, payload):
         self._buf.append((kind, payload, time.monotonic()))
+        if len(self._buf) > self.high_water:
+            self.high_water = len(self._buf)
         if kind in BOUNDED:
             self._bounded += 1
         self._idle.clear()
@@ -179,6 +195,14 @@ class Recorder(TraceSink):
                 self._inflight = len(batch) + len(states)
                 try:
                     self._write(batch, states)
+                except Deposed:
+                    self.deposed = True
+                    self.fenced += len(batch)
+                    log.warning("recorder %s: the cluster was claimed by another loop; %d records dropped",
+                                self.cluster_name, len(batch))
+                    self._release(batch)
+                    batch, states = [], {}
+                    continue
                 except IntegrityError as err:
                     # Retrying cannot help (e.g. the cluster was deleted meanwhile): drop the batch.
                     self.rejected += len(batch)
@@ -205,6 +229,9 @@ class Recorder(TraceSink):
                                 self.cluster_name, self.last_error, delay, self.buffered)
                     time.sleep(delay)
                     continue
+                if self.failures and delay:
+                    log.warning("recorder %s: writing again after %d failed attempts; buffer high-water mark %d "
+                                "records", self.cluster_name, self.failures, self.high_water)
                 delay = 0.0
                 self._release(batch)
                 ncycles = sum(1 for kind, _p, _t in batch if kind == CYCLE)
@@ -230,6 +257,10 @@ class Recorder(TraceSink):
     def _write(self, batch, states):
         cid = self.cluster_id
         with transaction.atomic():
+            if self.fence is not None:
+                holder = Cluster.objects.select_for_update().filter(pk=cid).values_list("runner", flat=True).first()
+                if holder != self.fence:
+                    raise Deposed()
             cycles, events, snaps = [], [], []
 
             def flush_inserts():

@@ -2,6 +2,9 @@
 
 Only the holder of the cluster's lock runs it. The lock is renewed every third of its TTL; a loop that
 loses it (another worker took over after a stall) stops at once without writing further decisions.
+A new holder first claims the cluster row (``Cluster.runner`` = its lock token) and only then reads the
+state it rebuilds from; the recorder commits a batch only while that claim is still its own (fencing),
+so the late writes of a stalled, deposed loop can never bind a pod a second time.
 """
 from __future__ import annotations
 
@@ -12,9 +15,10 @@ from collections import deque
 from datetime import datetime, timezone
 
 from django.conf import settings
-from django.db import close_old_connections, connection
+from django.db import close_old_connections, connection, transaction
 from django.db.models import Max
 from django.db.utils import DatabaseError, InterfaceError
+from redis.exceptions import RedisError
 
 from ..models import Cluster, SchedulingCycle
 from . import control, locks, metrics, retention
@@ -62,6 +66,7 @@ class Runner:
         self.failures = 0
         self.needs_reload = False
         self.shutdown = False
+        self.redis_down = False
         self._recent = deque()          # (monotonic time, ms) of recent cycles, for rate and latency
 
     def run(self) -> bool:
@@ -77,7 +82,10 @@ class Runner:
             raise
         finally:
             _active.discard(self)
-            self.lock.release()
+            try:
+                self.lock.release()
+            except RedisError:
+                pass   # Redis away: the lock expires by itself
             connection.close()
         return True
 
@@ -89,12 +97,14 @@ class Runner:
         if cluster.kind != Cluster.SIMULATED:
             log.error("cluster %s: only simulated clusters can be driven so far", cluster.name)
             return
+        # Claim before reading: waits for a deposed loop's batch in flight, and fences off the rest.
+        Cluster.objects.filter(pk=self.cluster_id).update(runner=self.lock.token, heartbeat=datetime.now(timezone.utc))
         self.state = cluster.desired_state
         self.broadcaster = Broadcaster(cluster.id, _conf("BROADCAST_INTERVAL_SECONDS"))
         self.recorder = Recorder(cluster, first_seq=next_seq(cluster.id), batch_size=_conf("RECORDER_BATCH_SIZE"),
                                  max_buffer=_conf("RECORDER_MAX_BUFFER"),
                                  flush_interval=_conf("RECORDER_FLUSH_SECONDS"),
-                                 on_commit=self.broadcaster.committed)
+                                 on_commit=self.broadcaster.committed, fence=self.lock.token)
         self.engine = Engine(cluster, self.recorder)
         self.workload = WorkloadGenerator(cluster.workload, random.Random()) if cluster.workload else None
         self.cluster = cluster
@@ -105,18 +115,18 @@ class Runner:
         try:
             while True:
                 now = time.monotonic()
-                if now >= next_renew:
-                    if not self.lock.renew():
+                if now >= next_renew or self.recorder.deposed:
+                    held = self._renew()
+                    if held is False or not self._heartbeat() or self.recorder.deposed:
                         log.warning("cluster %s: lost the lock; stopping", cluster.name)
                         return
-                    self._heartbeat()
-                    next_renew = now + ttl / 3
+                    next_renew = now + (ttl / 3 if held else 0.5)
                 busy = self.state == Cluster.RUNNING or self.pending_steps > 0
                 try:
                     if self.needs_reload:
                         self._apply({"op": "reload"})
                         self.needs_reload = False
-                    for cmd in control.receive(cluster.id, 0 if busy else 0.2):
+                    for cmd in self._commands(0 if busy else 0.2):
                         self._apply(cmd)
                     if self.shutdown or (self.state == Cluster.STOPPED and self.pending_steps == 0):
                         return
@@ -143,7 +153,7 @@ class Runner:
                     next_sync = now + 1.0
                 counts = self.engine.queue_counts()
                 rate, p50, p99 = self._rates()
-                self.broadcaster.queue_state(counts, rate)
+                self.broadcaster.queue_state(counts, rate, p50, p99)
                 for q in ("active", "backoff", "unschedulable", "gated"):
                     metrics.PENDING_PODS.labels(cluster.name, q).set(counts[q])
                 if now >= next_snapshot:
@@ -161,6 +171,37 @@ class Runner:
             log.info("cluster %s: scheduler loop stopped after %d cycles", cluster.name, self.cycles)
 
     # -- pieces --------------------------------------------------------------------------------
+    def _renew(self):
+        """True: lock renewed; False: lost; None: Redis unreachable. While nobody can reach Redis nobody
+        can take the lock over, so the loop goes on; when Redis is back (possibly restarted empty) the
+        lock is renewed, or taken again if it vanished, or the loop stops if another worker holds it."""
+        try:
+            if self.lock.renew():
+                self.redis_down = False
+                return True
+            if self.redis_down and self.lock.acquire():
+                log.warning("cluster %s: Redis is back; lock taken again", self.cluster_id)
+                self.redis_down = False
+                return True
+            return False
+        except RedisError as err:
+            if not self.redis_down:
+                log.warning("cluster %s: Redis unreachable (%s); scheduling goes on", self.cluster_id, err)
+            self.redis_down = True
+            return None
+
+    def _commands(self, timeout: float) -> list:
+        """Commands from the control queue; none while Redis is unreachable."""
+        try:
+            return control.receive(self.cluster_id, timeout)
+        except RedisError as err:
+            if not self.redis_down:
+                log.warning("cluster %s: Redis unreachable (%s); scheduling goes on", self.cluster_id, err)
+            self.redis_down = True
+            if timeout:
+                time.sleep(timeout)
+            return []
+
     def _cycle(self):
         trace = self.engine.schedule_one()
         if trace is not None:
@@ -230,22 +271,30 @@ class Runner:
             if uid is not None:
                 self.recorder.record_deletion(uid)
 
-    def _heartbeat(self):
-        """Mark the cluster as driven; pick up what another process changed (state, a new scenario)."""
+    def _heartbeat(self) -> bool:
+        """Mark the cluster as driven; pick up what another process changed (state, a new scenario).
+        False if another loop has claimed the cluster meanwhile."""
         try:
-            Cluster.objects.filter(pk=self.cluster_id).update(runner=self.lock.token,
-                                                              heartbeat=datetime.now(timezone.utc))
-            row = Cluster.objects.filter(pk=self.cluster_id).values("desired_state", "version").first()
+            # Plain reads never wait; the heartbeat is skipped while the recorder holds the row.
+            row = Cluster.objects.filter(pk=self.cluster_id).values("desired_state", "version", "runner").first()
+            if row is not None and row["runner"] == self.lock.token:
+                with transaction.atomic():
+                    free = Cluster.objects.select_for_update(skip_locked=True).filter(pk=self.cluster_id)
+                    if list(free.values_list("pk", flat=True)):
+                        free.update(heartbeat=datetime.now(timezone.utc))
         except DB_ERRORS:
             connection.close()
-            return
+            return True   # the database is away: keep scheduling, the recorder buffers (and fences)
         if row is None:
             self.state = Cluster.STOPPED
-            return
+            return True
+        if row["runner"] != self.lock.token:
+            return False
         if not self.one_shot:
             self.state = row["desired_state"]
         if row["version"] != self.version:
             self._apply({"op": "reload"})
+        return True
 
     def _prune(self):
         try:

@@ -77,7 +77,7 @@ def encode_matrix(rec: dict) -> dict:
         norm = [[scores[n].get(p, {}).get("normalized") for n in snodes] for p in splugins]
         out["score"] = {"nodes": snodes, "plugins": splugins, "weights": [weights[p] for p in splugins],
                         "raw": raw, "normalized": norm, "totals": [scores[n].get("_total") for n in snodes]}
-    for key in ("reserve", "error", "extender_filter", "extender_scores"):
+    for key in ("reserve", "error", "extender_filter", "extender_scores", "suggestions"):
         if rec.get(key):
             out[key] = rec[key]
     return out

@@ -50,3 +50,9 @@ def get_index(seq, i):
         return seq[i]
     except (IndexError, TypeError, KeyError):
         return ""
+
+
+@register.filter
+def make_list_words(text):
+    """"a b c" -> ["a", "b", "c"] (for small fixed option lists in templates)."""
+    return str(text).split()

@@ -1,11 +1,13 @@
 /* Live updates for the cluster pages: one websocket per page, reconnecting with backoff.
-   Server messages: {kind: "hello", queue, rate, state} then {kind: "update", seq, queue, cycles, events, ...}. */
+   Server messages: {kind: "hello", queue, rate, state} then {kind: "update", epoch, seq, queue, cycles, events, ...}.
+   Resume: updates are numbered per broadcaster (epoch, seq); after a reconnect, a gap in seq or a new epoch
+   the page refetches itself and swaps in its live regions ([data-resync] elements), so nothing is lost. */
 (function () {
   "use strict";
   var cluster = document.body.dataset.cluster;
   if (!cluster) return;
   var dot = document.getElementById("live-dot");
-  var delay = 500, chart = null, lastSeq = 0;
+  var delay = 500, chart = null, latency = null, lastSeq = 0, epoch = null, opened = false, resyncs = 0, resyncing = null, sock = null;
 
   function setLive(on) {
     if (!dot) return;
@@ -39,6 +41,71 @@
       }
       chart.update("none");
     }
+    if (latency && q.p50 !== undefined) {
+      latency.data.labels.push(new Date().toLocaleTimeString());
+      latency.data.datasets[0].data.push(q.p50);
+      latency.data.datasets[1].data.push(q.p99);
+      if (latency.data.labels.length > 240) {
+        latency.data.labels.shift();
+        latency.data.datasets.forEach(function (d) { d.data.shift(); });
+      }
+      latency.update("none");
+    }
+  }
+
+  /* Refetch this page and swap in its live regions (after a reconnect or a gap in the update stream). */
+  function resync() {
+    if (resyncing) return resyncing;
+    resyncs += 1;
+    resyncing = fetch(location.href, { credentials: "same-origin", headers: { "X-Resync": "1" } })
+      .then(function (r) { return r.ok ? r.text() : null; })
+      .then(function (html) {
+        if (!html) return;
+        var doc = new DOMParser().parseFromString(html, "text/html");
+        document.querySelectorAll("[data-resync]").forEach(function (el) {
+          var fresh = el.id && doc.getElementById(el.id);
+          if (fresh) el.innerHTML = fresh.innerHTML;
+        });
+      })
+      .catch(function () { /* the next reconnect or gap tries again */ })
+      .then(function () { resyncing = null; });
+    return resyncing;
+  }
+
+  function cell(tr, cls) { return tr.querySelector("td." + cls); }
+
+  /* Pending pods page: a failed attempt adds or updates its row, a binding marks it bound. */
+  function updatePending(cycles) {
+    var table = document.getElementById("pending-table");
+    if (!table || !cycles) return;
+    var body = table.tBodies[0], live = table.dataset.liveRows === "1";
+    cycles.forEach(function (c) {
+      var tr = body.querySelector('tr[data-pod="' + CSS.escape(c.pod) + '"]');
+      if (c.result === "scheduled") {
+        if (tr) {
+          tr.classList.add("bound", "fresh");
+          cell(tr, "queue").innerHTML = "";
+          var s = document.createElement("span"); s.className = "q q-bound"; s.textContent = "bound → " + c.node;
+          cell(tr, "queue").appendChild(s);
+        }
+        return;
+      }
+      if (!tr) {
+        if (!live) return;
+        var empty = body.querySelector("tr.empty"); if (empty) empty.remove();
+        tr = document.createElement("tr");
+        tr.dataset.pod = c.pod;
+        tr.innerHTML = '<td><a></a></td><td class="queue"></td><td class="num muted">…</td><td class="num attempts"></td><td class="mono muted">…</td><td></td><td class="reason"></td>';
+        tr.querySelector("a").href = podLink(c.pod); tr.querySelector("a").textContent = c.pod;
+        body.insertBefore(tr, body.firstChild);
+        while (body.rows.length > 50) body.deleteRow(body.rows.length - 1);
+      }
+      tr.classList.remove("fresh"); void tr.offsetWidth; tr.classList.add("fresh");
+      var q = document.createElement("span"); q.className = "q q-" + c.result; q.textContent = c.result;
+      cell(tr, "queue").innerHTML = ""; cell(tr, "queue").appendChild(q);
+      if (c.attempt) cell(tr, "attempts").textContent = c.attempt;
+      cell(tr, "reason").textContent = c.message || "—";
+    });
   }
 
   function podLink(key) {
@@ -79,12 +146,31 @@
     });
   }
 
+  function initLatency(seed) {
+    var canvas = document.getElementById("latency-chart");
+    if (!canvas || !window.Chart) return;
+    latency = new window.Chart(canvas, {
+      type: "line",
+      data: {
+        labels: seed.map(function (s) { return new Date(s.t).toLocaleTimeString(); }),
+        datasets: [
+          { label: "p50 ms", data: seed.map(function (s) { return s.p50; }), borderColor: "#2f6fde", pointRadius: 0, tension: .2 },
+          { label: "p99 ms", data: seed.map(function (s) { return s.p99; }), borderColor: "#c9372c", pointRadius: 0, tension: .2 }
+        ]
+      },
+      options: { animation: false, maintainAspectRatio: false, interaction: { mode: "index", intersect: false },
+                 scales: { x: { ticks: { maxTicksLimit: 8 } }, y: { beginAtZero: true, title: { display: true, text: "ms" } } },
+                 plugins: { legend: { position: "bottom", labels: { boxWidth: 12 } } } }
+    });
+  }
+
   function initChart() {
     var canvas = document.getElementById("queue-chart");
     if (!canvas || !window.Chart) return;
     var seed = [];
     var data = document.getElementById("snapshot-data");
     if (data) { try { seed = JSON.parse(data.textContent) || []; } catch (e) { seed = []; } }
+    initLatency(seed);
     chart = new window.Chart(canvas, {
       type: "line",
       data: {
@@ -107,17 +193,24 @@
 
   function connect() {
     var proto = location.protocol === "https:" ? "wss://" : "ws://";
-    var ws = new WebSocket(proto + location.host + "/ws/clusters/" + cluster + "/");
-    ws.onopen = function () { delay = 500; setLive(true); };
+    var ws = sock = new WebSocket(proto + location.host + "/ws/clusters/" + cluster + "/");
+    ws.onopen = function () {
+      delay = 500; setLive(true);
+      if (opened) resync();   // whatever happened while we were away
+      opened = true;
+    };
     ws.onmessage = function (ev) {
       var msg = JSON.parse(ev.data);
       if (msg.kind === "hello") {
         applyQueue(msg.queue, msg.rate);
       } else if (msg.kind === "update") {
-        lastSeq = msg.seq;
+        var gap = epoch !== null && (msg.epoch !== epoch || msg.seq !== lastSeq + 1);
+        epoch = msg.epoch; lastSeq = msg.seq;
         if (msg.queue) applyQueue(msg.queue, msg.queue.rate);
+        if (gap) { resync(); return; }
         addEvents(msg.events);
         notifyPodPage(msg.cycles);
+        updatePending(msg.cycles);
       }
     };
     ws.onclose = function () {
@@ -129,5 +222,6 @@
 
   initChart();
   connect();
-  window.schedscopeLive = { lastSeq: function () { return lastSeq; } };
+  window.schedscopeLive = { lastSeq: function () { return lastSeq; }, resyncs: function () { return resyncs; },
+                           resync: resync, drop: function () { if (sock) sock.close(); } };
 })();

@@ -86,9 +86,19 @@ def test_demo_why_pending_and_live_binding(server, tmp_path):
         expect(page.locator('[data-live="queue.unschedulable"]')).not_to_have_text("0", timeout=30000)
         page.reload()
         expect(page.locator("#blocking-plugins")).to_contain_text("TaintToleration")
+        expect(page.locator("#latency-chart")).to_be_visible()
         _shot(page, tmp_path, "overview")
 
         page.click("text=Pending pods")
+        expect(page.locator("#live-dot")).to_have_text("live", timeout=15000)
+        # a new pod that cannot fit arrives in the (unfiltered, first-page) list live, with its reason
+        pod = {"metadata": {"name": "live-huge", "namespace": "default", "uid": "live-huge"},
+               "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "500", "memory": "1Gi"}}}]}}
+        assert _post_json(server + "/api/clusters/demo/pods/", {"manifest": pod}) == 201
+        row = page.locator('#pending-table tr[data-pod="default/live-huge"]')
+        expect(row).to_contain_text("Insufficient cpu", timeout=30000)
+        expect(page.locator("#reason-groups")).to_contain_text("nodes are available")
+        _shot(page, tmp_path, "pending-live")
         page.fill('input[name="q"]', "inference")
         page.press('input[name="q"]', "Enter")
         expect(page.locator("#pending-table")).to_contain_text("ml/inference-no-toleration")
@@ -101,6 +111,9 @@ def test_demo_why_pending_and_live_binding(server, tmp_path):
         expect(stopped.filter(has_text="Insufficient nvidia.com/gpu")).to_have_count(1)
         headers = page.locator("#filter-matrix thead th").all_inner_texts()
         assert "TaintToleration" in [h.strip() for h in headers]
+        fixes = page.locator("#suggestions")
+        expect(fixes).to_contain_text("What would fix it")
+        expect(fixes).to_contain_text("toleration")
         _shot(page, tmp_path, "pod-unschedulable")
 
         page.goto(server + "/clusters/demo/pods/data/postgres-nvme/")
@@ -114,6 +127,25 @@ def test_demo_why_pending_and_live_binding(server, tmp_path):
         page.reload()
         expect(page.locator("#verdict")).to_contain_text("Scheduled on nvme-1")
         _shot(page, tmp_path, "pod-scheduled")
+        page.locator("#attempts a.diff-link").first.click()
+        expect(page.locator("#diff-box")).to_contain_text("unschedulable")
+        expect(page.locator("#diff-box")).to_contain_text("nvme-1")
+        _shot(page, tmp_path, "pod-diff")
+        page.goto(server + "/clusters/demo/events/?reason=FailedScheduling")
+        expect(page.locator("#event-chart")).to_be_visible()
+        expect(page.locator("ul.events")).to_contain_text("FailedScheduling")
+        _shot(page, tmp_path, "events")
+        page.goto(server + "/clusters/demo/pending/")
+        expect(page.locator("#live-dot")).to_have_text("live", timeout=15000)
+        expect(page.locator("#pending-table")).to_contain_text("default/live-huge")
+        # the connection drops; what happens meanwhile arrives through the resync after the reconnect
+        page.evaluate("window.schedscopeLive.drop()")
+        pod = {"metadata": {"name": "while-away", "namespace": "default", "uid": "while-away"},
+               "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "400", "memory": "1Gi"}}}]}}
+        assert _post_json(server + "/api/clusters/demo/pods/", {"manifest": pod}) == 201
+        page.wait_for_function("window.schedscopeLive.resyncs() >= 1", timeout=15000)
+        expect(page.locator("#live-dot")).to_have_text("live", timeout=15000)
+        expect(page.locator("#pending-table")).to_contain_text("default/while-away", timeout=30000)
         page.goto(server + "/clusters/demo/nodes/")
         expect(page.locator("#node-table")).to_contain_text("nvme-1")
         _shot(page, tmp_path, "nodes")

@@ -1,0 +1,454 @@
+"""ApiCluster: a SimulatedCluster that serves the Kubernetes API.
+
+It adds what kube-apiserver has and the simulator does not: namespaces, events, leases and PriorityClasses,
+one resourceVersion sequence for every kind, a log of recent changes for watches (older ones are compacted
+away: a watch from before the window gets 410 Gone), admission defaults and the write semantics of
+create/update/patch/delete/bind with their conflicts. Every change, whoever makes it (an API client, the
+simulator's PV controller, an in-process scheduler holding ``lock``), is logged once and wakes the watchers.
+"""
+from __future__ import annotations
+
+import bisect
+import datetime
+import random
+import threading
+import uuid
+from collections import OrderedDict
+
+from scheduler_core.cluster.simulated import OBJECT_KINDS, ClusterError, SimulatedCluster
+from scheduler_core.objects import Node, ParseError, Pod
+
+from . import admission
+from .errors import ApiError
+from .resources import BY_STORE
+
+EXTRA_KINDS = ("Namespace", "Event", "Lease", "PriorityClass")
+PROTECTED_NAMESPACES = ("default", "kube-system", "kube-public")
+INITIAL_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+EVENT_TTL_SECONDS = 3600.0
+GENERATE_NAME_CHARS = "bcdfghjklmnpqrstvwxz2456789"
+
+
+def rfc3339(t: float) -> str:
+    return datetime.datetime.fromtimestamp(t, tz=datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def rfc3339_micro(t: float) -> str:
+    return datetime.datetime.fromtimestamp(t, tz=datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def meta_key(obj: dict, namespaced: bool) -> str:
+    meta = obj.get("metadata") or {}
+    return f'{meta.get("namespace") or "default"}/{meta.get("name", "")}' if namespaced else meta.get("name", "")
+
+
+def _with_rv(obj: dict, rv: int) -> dict:
+    return dict(obj, metadata=dict(obj.get("metadata") or {}, resourceVersion=str(rv)))
+
+
+def _rv_of(obj: dict) -> int:
+    return int((obj.get("metadata") or {}).get("resourceVersion") or 0)
+
+
+class Change:
+    """One logged write: its resourceVersion, store, watch event type, the object after (before, for updates)."""
+
+    __slots__ = ("rv", "store", "type", "obj", "old")
+
+    def __init__(self, rv: int, store: str, type_: str, obj: dict, old: dict | None):
+        self.rv, self.store, self.type, self.obj, self.old = rv, store, type_, obj, old
+
+
+class _Recorder:
+    """The cluster's own subscriber: turns the simulator's events into logged changes."""
+
+    def __init__(self, api: "ApiCluster"):
+        self.api = api
+
+    def on_node_add(self, node):
+        self.api.log("nodes", "ADDED", node.raw)
+
+    def on_node_update(self, old, new):
+        self.api.log("nodes", "MODIFIED", new.raw, old.raw)
+
+    def on_node_delete(self, node):
+        self.api.log("nodes", "DELETED", _with_rv(node.raw, self.api.next_rv()))
+
+    def on_pod_add(self, pod):
+        self.api.log("pods", "ADDED", pod.raw)
+
+    def on_pod_update(self, old, new):
+        self.api.log("pods", "MODIFIED", new.raw, old.raw)
+
+    def on_pod_delete(self, pod):
+        self.api.log("pods", "DELETED", _with_rv(pod.raw, self.api.next_rv()))
+
+    def on_object_event(self, kind, action, old, new):
+        if action == "Delete":
+            self.api.log(kind, "DELETED", _with_rv(old, self.api.next_rv()))
+        else:
+            self.api.log(kind, "ADDED" if action == "Add" else "MODIFIED", new, old)
+
+
+class ApiCluster(SimulatedCluster):
+    """The state of one simulated cluster as its Kubernetes API serves it (see the module doc).
+
+    ``window`` is how many changes stay watchable; ``start_rv`` keeps resourceVersions increasing across a
+    reload, so that clients of the previous state re-list.
+    """
+
+    def __init__(self, name: str, nodes=(), pods=(), objects: dict | None = None, clock=None,
+                 window: int = 10000, start_rv: int = 1):
+        self.name = name
+        self.lock = threading.RLock()
+        self.rv = start_rv - 1
+        self.extra = {kind: {} for kind in EXTRA_KINDS}
+        self.events_by_time = OrderedDict()   # event key -> creation time, for the TTL
+        self.window = window
+        self._log_rvs = []
+        self._log = []
+        self.watchers = set()
+        self.closed = False
+        super().__init__(nodes, pods, objects, clock)
+        now = rfc3339(self.clock.now())
+        given = {(n.get("metadata") or {}).get("name", ""): n for n in (objects or {}).get("namespaces", ())}
+        used = {(o.get("metadata") or {}).get("namespace") or "default"
+                for res in BY_STORE.values() if res.namespaced and res.store not in EXTRA_KINDS
+                for o in self.items(res.store)}
+        for ns in dict.fromkeys(list(INITIAL_NAMESPACES) + sorted(given) + sorted(used)):
+            if ns:
+                self._store_extra("Namespace", self._namespace_defaults(given.get(ns) or {"metadata": {"name": ns}},
+                                                                        now))
+        for name_, value, desc in admission.SYSTEM_PRIORITY_CLASSES:
+            self._store_extra("PriorityClass", {
+                "apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+                "metadata": {"name": name_, "uid": str(uuid.uuid4()), "creationTimestamp": now},
+                "value": value, "description": desc, "preemptionPolicy": "PreemptLowerPriority"})
+        self.base_rv = self.rv          # nothing before the state was built can be watched
+        self.compacted = {}             # store -> resourceVersion of its newest change dropped from the log
+        self._handlers.append(_Recorder(self))
+
+    # -- resourceVersions and the change log ----------------------------------------------------
+    def _next_rv(self) -> str:
+        self.rv += 1
+        return str(self.rv)
+
+    def next_rv(self) -> int:
+        return int(self._next_rv())
+
+    def log(self, store: str, type_: str, obj: dict, old: dict | None = None) -> None:
+        """Record a change and wake the watchers; drops the oldest changes beyond the window."""
+        with self.lock:
+            self._log_rvs.append(_rv_of(obj))
+            self._log.append(Change(_rv_of(obj), store, type_, obj, old))
+            if len(self._log) > 2 * self.window:
+                cut = len(self._log) - self.window
+                for c in self._log[:cut]:
+                    self.compacted[c.store] = c.rv
+                del self._log[:cut], self._log_rvs[:cut]
+            for w in list(self.watchers):
+                w.wake()
+
+    def oldest_rv(self, store: str) -> int:
+        """A watch of ``store`` can start at this resourceVersion or later (as each kind's watch cache)."""
+        return max(self.base_rv, self.compacted.get(store, 0))
+
+    def changes_since(self, rv: int, store: str) -> list:
+        """Logged changes after ``rv``; ApiError 410 when some of ``store``'s were compacted away."""
+        with self.lock:
+            oldest = self.oldest_rv(store)
+            if rv < oldest:
+                raise ApiError.expired(f"too old resource version: {rv} ({oldest})")
+            return self._log[bisect.bisect_right(self._log_rvs, rv):]
+
+    def close(self) -> None:
+        """End every watch (the state is being replaced)."""
+        with self.lock:
+            self.closed = True
+            for w in list(self.watchers):
+                w.wake()
+
+    # -- reading -----------------------------------------------------------------------------
+    def items(self, store: str):
+        """Every stored object of a store, as raw dicts."""
+        if store == "pods":
+            return [p.raw for p in self.pods.values()]
+        if store == "nodes":
+            return [n.raw for n in self.nodes.values()]
+        if store in OBJECT_KINDS:
+            held = getattr(self.objects, OBJECT_KINDS[store][0])
+            return list(held.values()) if isinstance(held, dict) else list(held)
+        return list(self.extra[store].values())
+
+    def get(self, store: str, key: str):
+        if store == "pods":
+            p = self.pods.get(key)
+            return p.raw if p is not None else None
+        if store == "nodes":
+            n = self.nodes.get(key)
+            return n.raw if n is not None else None
+        if store in OBJECT_KINDS:
+            attr, namespaced = OBJECT_KINDS[store]
+            held = getattr(self.objects, attr)
+            if isinstance(held, dict):
+                return held.get(key)
+            return next((o for o in held if meta_key(o, namespaced) == key), None)
+        return self.extra[store].get(key)
+
+    # -- writing -----------------------------------------------------------------------------
+    def _store_extra(self, kind: str, raw: dict) -> dict:
+        res = BY_STORE[kind]
+        raw = _with_rv(raw, self.next_rv())
+        self.extra[kind][meta_key(raw, res.namespaced)] = raw
+        if kind == "Namespace":   # namespace selectors of affinity terms read these labels
+            self.objects.namespace_labels[raw["metadata"]["name"]] = dict(raw["metadata"].get("labels") or {})
+        return raw
+
+    def _put(self, res, raw: dict, old: dict | None) -> dict:
+        """Store a prepared object (create when ``old`` is None); returns the stored version."""
+        key = meta_key(raw, res.namespaced)
+        try:
+            if res.store == "pods":
+                pod = Pod(raw)
+                self.add_pod(pod) if old is None else self.update_pod(pod)
+                return self.pods[key].raw
+            if res.store == "nodes":
+                node = Node(raw)
+                self.add_node(node) if old is None else self.update_node(node)
+                return self.nodes[key].raw
+        except ParseError as err:
+            raise admission.parse_error(res, raw["metadata"]["name"], err) from None
+        if res.store in OBJECT_KINDS:
+            return self.add_object(res.store, raw) if old is None else self.update_object(res.store, raw)
+        stored = self._store_extra(res.store, raw)
+        self.log(res.store, "ADDED" if old is None else "MODIFIED", stored, old)
+        if res.store == "Event" and old is None:
+            self._expire_events(key)
+        return stored
+
+    def _drop(self, res, key: str, old: dict) -> dict:
+        """Delete a stored object; returns it as the DELETED watch event carries it."""
+        if res.store == "pods":
+            self.delete_pod(key)
+        elif res.store == "nodes":
+            self.delete_node(key)
+        elif res.store in OBJECT_KINDS:
+            self.delete_object(res.store, old)
+        else:
+            del self.extra[res.store][key]
+            if res.store == "Namespace":
+                self.objects.namespace_labels.pop(key, None)
+            self.log(res.store, "DELETED", _with_rv(old, self.next_rv()))
+        return self._log[-1].obj
+
+    def _expire_events(self, key: str) -> None:
+        """Events live for an hour (kube-apiserver's --event-ttl)."""
+        now = self.clock.now()
+        self.events_by_time[key] = now
+        while self.events_by_time:
+            first, t = next(iter(self.events_by_time.items()))
+            if now - t < EVENT_TTL_SECONDS:
+                break
+            del self.events_by_time[first]
+            old = self.extra["Event"].pop(first, None)
+            if old is not None:
+                self.log("Event", "DELETED", _with_rv(old, self.next_rv()))
+
+    def _namespace_defaults(self, raw: dict, now: str) -> dict:
+        meta = dict(raw.get("metadata") or {})
+        meta.setdefault("uid", str(uuid.uuid4()))
+        meta.setdefault("creationTimestamp", now)
+        meta["labels"] = dict(meta.get("labels") or {}, **{"kubernetes.io/metadata.name": meta["name"]})
+        return dict(raw, apiVersion="v1", kind="Namespace", metadata=meta,
+                    spec=raw.get("spec") or {"finalizers": ["kubernetes"]},
+                    status=dict(raw.get("status") or {}, phase="Active"))
+
+    # -- the API's verbs -------------------------------------------------------------------------
+    def create(self, res, namespace: str, body: dict, dry_run: bool = False) -> dict:
+        """POST: name generation, namespace checks, defaults and admission; 409 when the name is taken."""
+        with self.lock:
+            obj = self._new_object(res, namespace, body)
+            key = meta_key(obj, res.namespaced)
+            if self.get(res.store, key) is not None:
+                raise ApiError.already_exists(res, obj["metadata"]["name"])
+            return obj if dry_run else self._put(res, obj, None)
+
+    def _new_object(self, res, namespace: str, body: dict) -> dict:
+        if not isinstance(body, dict):
+            raise ApiError.bad_request("the body of the request was in an unknown format")
+        meta = dict(body.get("metadata") or {})
+        if res.namespaced:
+            if meta.get("namespace") and namespace and meta["namespace"] != namespace:
+                raise ApiError.bad_request("the namespace of the provided object does not match the namespace "
+                                           "sent on the request")
+            meta["namespace"] = namespace or meta.get("namespace") or "default"
+            if meta["namespace"] not in self.extra["Namespace"]:
+                raise ApiError.not_found(BY_STORE["Namespace"], meta["namespace"])
+        else:
+            meta.pop("namespace", None)
+        if not meta.get("name") and meta.get("generateName"):
+            meta["name"] = meta["generateName"] + "".join(random.choice(GENERATE_NAME_CHARS) for _ in range(5))
+        admission.validate_name(res, meta)
+        now = self.clock.now()
+        meta["uid"] = str(uuid.uuid4())
+        meta["creationTimestamp"] = rfc3339(now)
+        for field in ("resourceVersion", "deletionTimestamp", "deletionGracePeriodSeconds", "selfLink"):
+            meta.pop(field, None)
+        obj = dict(body, apiVersion=res.group_version, kind=res.kind, metadata=meta)
+        if res.group == "events.k8s.io":
+            admission.admit_events_v1(res, obj)
+            obj = admission.event_to_core(obj)
+        if res.kind == "Pod":
+            obj = admission.admit_pod(res, obj, self.extra["PriorityClass"])
+        elif res.kind == "Node":
+            obj = admission.check_node(res, obj)
+        elif res.kind == "Namespace":
+            obj = self._namespace_defaults(obj, rfc3339(now))
+        elif res.kind == "PriorityClass":
+            admission.admit_priority_class(res, obj)
+        elif res.kind == "PersistentVolume":
+            obj["status"] = dict(obj.get("status") or {"phase": "Available"})
+        elif res.kind == "PersistentVolumeClaim":
+            obj["status"] = dict(obj.get("status") or {"phase": "Pending"})
+        return obj
+
+    def update(self, res, namespace: str, name: str, body: dict, subresource: str = "",
+               dry_run: bool = False) -> dict:
+        """PUT (also the last step of PATCH): optimistic concurrency on resourceVersion; the main resource keeps
+        the old status and the status subresource keeps everything else."""
+        with self.lock:
+            key = f"{namespace}/{name}" if res.namespaced else name
+            old = self.get(res.store, key)
+            if old is None:
+                raise ApiError.not_found(res, name)
+            if not isinstance(body, dict):
+                raise ApiError.bad_request("the body of the request was in an unknown format")
+            meta = dict(body.get("metadata") or {})
+            if meta.get("name") and meta["name"] != name:
+                raise ApiError.bad_request(f"the name of the object ({meta['name']}) does not match the name on "
+                                           f"the URL ({name})")
+            if res.namespaced and meta.get("namespace") and meta["namespace"] != namespace:
+                raise ApiError.bad_request("the namespace of the provided object does not match the namespace "
+                                           "sent on the request")
+            old_meta = old.get("metadata") or {}
+            if meta.get("resourceVersion") and meta["resourceVersion"] != old_meta.get("resourceVersion"):
+                raise ApiError.modified(res, name)
+            if meta.get("uid") and meta["uid"] != old_meta.get("uid"):
+                raise ApiError.conflict(res, name, f"Precondition failed: UID in precondition: {meta['uid']}, "
+                                                   f"UID in object meta: {old_meta.get('uid', '')}")
+            if res.group == "events.k8s.io":
+                body = admission.event_to_core(dict(body, metadata=meta))
+            if subresource == "status":
+                new = dict(old, status=body.get("status") or {})
+                if res.kind == "Node":
+                    new = admission.check_node(res, new)
+            else:
+                for field in ("uid", "creationTimestamp", "namespace", "deletionTimestamp",
+                              "deletionGracePeriodSeconds"):
+                    if field in old_meta:
+                        meta[field] = old_meta[field]
+                    else:
+                        meta.pop(field, None)
+                meta["name"] = name
+                new = dict(body, apiVersion=old.get("apiVersion") or res.group_version,
+                           kind=old.get("kind") or res.kind, metadata=meta)
+                if res.status:
+                    new.pop("status", None)
+                    if "status" in old:
+                        new["status"] = old["status"]
+                if res.kind == "Pod":
+                    admission.check_pod_update(res, old, new)
+                elif res.kind == "Node":
+                    new = admission.check_node(res, new)
+                elif res.kind == "Namespace":
+                    new = self._namespace_defaults(new, old_meta.get("creationTimestamp", ""))
+            new["metadata"] = dict(new.get("metadata") or {}, resourceVersion=old_meta.get("resourceVersion", ""))
+            if new == old or dry_run:
+                return old if new == old else new
+            return self._put(res, new, old)
+
+    def delete(self, res, namespace: str, name: str, preconditions: dict | None = None,
+               dry_run: bool = False) -> dict:
+        """DELETE: immediate (there are no kubelets to wait for); namespaces take their objects with them."""
+        with self.lock:
+            key = f"{namespace}/{name}" if res.namespaced else name
+            old = self.get(res.store, key)
+            if old is None:
+                raise ApiError.not_found(res, name)
+            old_meta = old.get("metadata") or {}
+            pre = preconditions or {}
+            if pre.get("uid") and pre["uid"] != old_meta.get("uid"):
+                raise ApiError.conflict(res, name, f"Precondition failed: UID in precondition: {pre['uid']}, "
+                                                   f"UID in object meta: {old_meta.get('uid', '')}")
+            if pre.get("resourceVersion") and pre["resourceVersion"] != old_meta.get("resourceVersion"):
+                raise ApiError.conflict(res, name, f"Precondition failed: ResourceVersion in precondition: "
+                                                   f"{pre['resourceVersion']}, ResourceVersion in object meta: "
+                                                   f"{old_meta.get('resourceVersion', '')}")
+            if res.kind == "Namespace" and name in PROTECTED_NAMESPACES:
+                raise ApiError.forbidden(res, name, "this namespace may not be deleted")
+            if dry_run:
+                return old
+            if res.kind == "Namespace":
+                self._empty_namespace(name)
+            return self._drop(res, key, old)
+
+    def _empty_namespace(self, namespace: str) -> None:
+        for res in BY_STORE.values():
+            if not res.namespaced:
+                continue
+            for obj in self.items(res.store):
+                if (obj.get("metadata") or {}).get("namespace", "default") == namespace:
+                    self._drop(res, meta_key(obj, True), obj)
+
+    def bind_pod(self, res, namespace: str, name: str, binding: dict) -> None:
+        """pods/binding (and the bindings resource): spec.nodeName and PodScheduled=True, once."""
+        with self.lock:
+            target = (binding or {}).get("target") or {}
+            if target.get("kind") not in (None, "", "Node") or not target.get("name"):
+                field, msg = (("target.kind", f'Unsupported value: "{target.get("kind")}": supported values: '
+                                              '"Node", "<empty>"') if target.get("name")
+                              else ("target.name", "Required value"))
+                raise ApiError.invalid(BY_STORE["pods"], name, [(field, "FieldValueInvalid", msg)])
+            pod = self.pods.get(f"{namespace}/{name}")
+            if pod is None:
+                raise ApiError.not_found(res, name)
+            uid = ((binding or {}).get("metadata") or {}).get("uid")
+            if uid and uid != pod.uid:
+                raise ApiError.conflict(res, name, f"Precondition failed: UID in precondition: {uid}, UID in object "
+                                                   f"meta: {pod.uid}", qualified="pods/binding")
+            if pod.deletion_timestamp:
+                raise ApiError.conflict(res, name, f"pod {name} is being deleted, cannot be assigned to a host",
+                                        qualified="pods/binding")
+            if pod.node_name:
+                raise ApiError.conflict(res, name, f'pod {name} is already assigned to node "{pod.node_name}"',
+                                        qualified="pods/binding")
+            try:
+                self.bind(pod, target["name"])
+            except ClusterError as err:  # cannot happen after the checks above; kept as the simulator's answer
+                raise ApiError.conflict(res, name, str(err), qualified="pods/binding") from None
+
+    # -- an in-process scheduler's events become API Events ------------------------------------
+    def record_event(self, obj, event_type: str, reason: str, action: str, message: str, related=None) -> None:
+        super().record_event(obj, event_type, reason, action, message, related)
+        with self.lock:
+            now = self.clock.now()
+            raw = getattr(obj, "raw", {}) or {}
+            meta = raw.get("metadata") or {}
+            kind = type(obj).__name__
+            namespace = meta.get("namespace") or "default"
+            controller = getattr(obj, "scheduler_name", "") or "default-scheduler"
+            regarding = {"kind": kind, "apiVersion": "v1", "name": meta.get("name", ""), "uid": meta.get("uid", ""),
+                         "resourceVersion": meta.get("resourceVersion", "")}
+            if kind == "Pod":
+                regarding["namespace"] = namespace
+            ev = {"apiVersion": "v1", "kind": "Event",
+                  "metadata": {"name": f"{regarding['name']}.{int(now * 1e9):x}", "namespace": namespace,
+                               "uid": str(uuid.uuid4()), "creationTimestamp": rfc3339(now)},
+                  "involvedObject": regarding, "reason": reason, "message": message, "type": event_type,
+                  "action": action, "eventTime": rfc3339_micro(now), "reportingComponent": controller,
+                  "reportingInstance": f"{controller}-schedscope", "source": {}}
+            if related is not None:
+                rmeta = (getattr(related, "raw", {}) or {}).get("metadata") or {}
+                ev["related"] = {"kind": type(related).__name__, "apiVersion": "v1", "name": rmeta.get("name", ""),
+                                 "namespace": rmeta.get("namespace", ""), "uid": rmeta.get("uid", "")}
+            self._put(BY_STORE["Event"], ev, None)

@@ -1,0 +1,389 @@
+"""The Kubernetes-compatible API of a simulated cluster (/clusters/<name>/k8s/...) and its Connect page.
+
+One view routes every API path the way kube-apiserver does: discovery (/version, /api, /apis, group versions),
+then /api/v1[/namespaces/<ns>]/<resource>[/<name>[/<subresource>]] and the same under /apis/<group>/<version>.
+Errors are Status objects. ``kubectl get`` receives Tables (server-side printing) when it asks for them.
+"""
+from __future__ import annotations
+
+import base64
+import json
+import logging
+import os
+import random
+import time
+
+import yaml
+from django.core.handlers.asgi import ASGIRequest
+from django.http import HttpResponse, StreamingHttpResponse
+from django.shortcuts import get_object_or_404, render
+from django.views.decorators.csrf import csrf_exempt
+
+from scheduler_core.scenario import safe_yaml_load
+from scheduler_core.simulate import KUBERNETES_VERSION
+
+from ..models import Cluster
+from . import openapi, registry, resources, tables
+from .errors import ApiError
+from .patch import PATCH_TYPES, apply_patch
+from .selectors import FieldSelector, LabelSelector
+from .watch import Query, Watcher, served
+
+log = logging.getLogger("dashboard.k8sapi")
+BOOKMARK_SECONDS = float(os.environ.get("SCHEDSCOPE_K8S_BOOKMARK_SECONDS", "60"))
+MIN_REQUEST_TIMEOUT = 1800.0
+RETURNS_DELETED_OBJECT = ("Pod", "Namespace", "Service")
+UNAUTHENTICATED_PATHS = ("version", "healthz", "livez", "readyz")
+
+
+def version_info() -> dict:
+    major, minor = KUBERNETES_VERSION.lstrip("v").split(".")[:2]
+    return {"major": major, "minor": minor, "gitVersion": f"{KUBERNETES_VERSION}+schedscope", "gitCommit": "",
+            "gitTreeState": "clean", "buildDate": "", "goVersion": "", "compiler": "schedscope",
+            "platform": "linux/amd64"}
+
+
+def _flag(query, name: str) -> bool:
+    """A boolean query parameter, as Go's strconv.ParseBool reads it."""
+    return query.get(name) in ("1", "t", "T", "true", "TRUE", "True")
+
+
+def _json(data, status: int = 200) -> HttpResponse:
+    return HttpResponse(json.dumps(data, separators=(",", ":")), status=status, content_type="application/json")
+
+
+def _error(err: ApiError) -> HttpResponse:
+    return _json(err.status(), err.code)
+
+
+def _success(res, name: str, uid: str) -> dict:
+    details = {"name": name}
+    if res.group:
+        details["group"] = res.group
+    details.update(kind=res.plural, uid=uid)
+    return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details}
+
+
+def _negotiate(accept: str) -> str:
+    """"Table", "PartialObjectMetadata" or "" (plain JSON), from the first acceptable media range."""
+    for media in (accept or "").split(","):
+        parts = [p.strip() for p in media.split(";")]
+        params = dict(p.split("=", 1) for p in parts[1:] if "=" in p)
+        if parts[0] not in ("application/json", "application/*", "*/*", ""):
+            continue
+        as_ = params.get("as", "")
+        if not as_:
+            return ""
+        if params.get("g") == "meta.k8s.io" and params.get("v") in ("v1", "v1beta1"):
+            if as_ == "Table":
+                return "Table"
+            if as_ in ("PartialObjectMetadata", "PartialObjectMetadataList"):
+                return "PartialObjectMetadata"
+    return ""
+
+
+def _body(request):
+    ctype = (request.content_type or "application/json").lower()
+    try:
+        if "yaml" in ctype:
+            return safe_yaml_load(request.body or b"")
+        return json.loads(request.body or b"null")
+    except (ValueError, yaml.YAMLError) as err:
+        raise ApiError.bad_request(f"the body of the request was in an unknown format: {err}") from None
+
+
+def _encode_continue(rv: int, key: str) -> str:
+    return base64.urlsafe_b64encode(json.dumps({"v": "meta.k8s.io/v1", "rv": rv, "start": key}).encode()).decode()
+
+
+def _decode_continue(token: str):
+    try:
+        data = json.loads(base64.urlsafe_b64decode(token.encode()))
+        return int(data["rv"]), str(data["start"])
+    except (ValueError, KeyError, TypeError):
+        raise ApiError.bad_request("continue key is not valid: illegal base64 data") from None
+
+
+class _Route:
+    __slots__ = ("res", "namespace", "name", "sub")
+
+    def __init__(self, res, namespace, name, sub):
+        self.res, self.namespace, self.name, self.sub = res, namespace, name, sub
+
+
+def _route(group: str, version: str, rest: list):
+    """The resource, namespace, name and subresource of a path below a group version (None: not served)."""
+    namespace = None
+    if len(rest) >= 3 and rest[0] == "namespaces" and (
+            (group, version, rest[2]) in resources.BY_PATH or (not group and rest[2] == "bindings")):
+        namespace, rest = rest[1], rest[2:]
+    if not rest or len(rest) > 3:
+        return None
+    if not group and rest[0] == "bindings":
+        return _Route("bindings", namespace, rest[1] if len(rest) > 1 else None, None) if namespace else None
+    res = resources.BY_PATH.get((group, version, rest[0]))
+    if res is None:
+        return None
+    name = rest[1] if len(rest) > 1 else None
+    sub = rest[2] if len(rest) > 2 else None
+    if name is not None and res.namespaced and namespace is None:
+        return None
+    if namespace is not None and not res.namespaced:
+        return None
+    return _Route(res, namespace, name, sub)
+
+
+@csrf_exempt
+async def api(request, name: str, path: str, token: str = ""):
+    """Every API request of one simulated cluster (the token in the Authorization header or the path)."""
+    parts = [p for p in path.split("/") if p]
+    try:
+        if parts == ["version"]:
+            return _json(version_info())
+        if len(parts) == 1 and parts[0] in UNAUTHENTICATED_PATHS:
+            return HttpResponse("ok", content_type="text/plain")
+        store, pk = await registry.lookup(name)
+        registry.check_token(f"Bearer {token}" if token else request.headers.get("Authorization", ""), pk, name)
+        return _dispatch(request, store, parts)
+    except ApiError as err:
+        return _error(err)
+    except Exception as err:  # kube-apiserver answers an unexpected failure with a Status too
+        log.exception("k8s API request %s %s failed", request.method, request.path)
+        return _error(ApiError(500, "InternalError", f"Internal error occurred: {err}"))
+
+
+def _dispatch(request, store, parts: list):
+    if parts == ["api"]:
+        host = request.get_host()
+        return _json({"kind": "APIVersions", "versions": ["v1"],
+                      "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": host}]})
+    if parts == ["apis"]:
+        return _json(resources.api_group_list())
+    if parts == ["openapi", "v2"]:
+        body, ctype = openapi.v2(request.headers.get("Accept", ""))
+        return HttpResponse(body, content_type=ctype)
+    if parts[:2] == ["openapi", "v3"]:
+        doc = (openapi.root(request.path.rstrip("/")[:-len("/openapi/v3")]) if len(parts) == 2
+               else openapi.group_version("/".join(parts[2:])))
+        if doc is None:
+            raise ApiError.page_not_found()
+        return _json(doc)
+    if parts[:1] == ["api"] and len(parts) >= 2:
+        group, version, rest = "", parts[1], parts[2:]
+    elif parts[:1] == ["apis"] and len(parts) >= 2:
+        if len(parts) == 2:
+            doc = resources.api_group(parts[1])
+            if doc is None:
+                raise ApiError.page_not_found()
+            return _json(doc)
+        group, version, rest = parts[1], parts[2], parts[3:]
+    else:
+        raise ApiError.page_not_found()
+    if not rest:
+        doc = resources.api_resource_list(group, version)
+        if doc is None:
+            raise ApiError.page_not_found()
+        return _json(doc)
+    route = _route(group, version, rest)
+    if route is None:
+        raise ApiError.page_not_found()
+    method = request.method
+    q = request.GET
+    dry_run = q.get("dryRun") == "All"
+    if route.res == "bindings":
+        if method != "POST" or route.name is not None:
+            raise ApiError.method_not_allowed()
+        return _bind(store, resources.BY_PATH[("", "v1", "pods")], route.namespace, None, _body(request))
+    res = route.res
+    if route.name is None:
+        if method == "GET":
+            if _flag(q, "watch"):
+                return _watch(request, store, res, route.namespace or "")
+            return _list(request, store, res, route.namespace or "")
+        if method == "POST":
+            return _json(served(res, store.create(res, route.namespace or "", _body(request), dry_run)), 201)
+        if method == "DELETE":
+            return _delete_collection(request, store, res, route.namespace or "", dry_run)
+        raise ApiError.method_not_allowed()
+    ns, name = route.namespace or "", route.name
+    if route.sub == "binding" and res.kind == "Pod":
+        if method != "POST":
+            raise ApiError.method_not_allowed()
+        return _bind(store, res, ns, name, _body(request))
+    if route.sub not in (None, "status") or (route.sub == "status" and not res.status):
+        raise ApiError.page_not_found()
+    sub = route.sub or ""
+    if method == "GET":
+        return _json(_view(request, res, _get(store, res, ns, name)))
+    if method == "PUT":
+        return _json(served(res, store.update(res, ns, name, _body(request), sub, dry_run)))
+    if method == "PATCH":
+        return _json(served(res, _patch(request, store, res, ns, name, sub, dry_run)))
+    if method == "DELETE" and not sub:
+        body = _body(request) if request.body else {}
+        deleted = store.delete(res, ns, name, (body or {}).get("preconditions"), dry_run)
+        if res.kind in RETURNS_DELETED_OBJECT:
+            return _json(served(res, deleted))
+        return _json(_success(res, name, (deleted.get("metadata") or {}).get("uid", "")))
+    raise ApiError.method_not_allowed()
+
+
+def _get(store, res, namespace: str, name: str) -> dict:
+    with store.lock:
+        obj = store.get(res.store, f"{namespace}/{name}" if res.namespaced else name)
+    if obj is None:
+        raise ApiError.not_found(res, name)
+    return obj
+
+
+def _view(request, res, obj: dict) -> dict:
+    """A single object in the representation the client accepts."""
+    rep = _negotiate(request.headers.get("Accept", ""))
+    out = served(res, obj)
+    if rep == "Table":
+        rv = str((obj.get("metadata") or {}).get("resourceVersion", ""))
+        return tables.table(res.kind, [(out, obj)], time.time(), request.GET.get("includeObject", "Metadata"), rv)
+    if rep == "PartialObjectMetadata":
+        return tables.partial_metadata(out)
+    return out
+
+
+def _patch(request, store, res, namespace: str, name: str, sub: str, dry_run: bool) -> dict:
+    ctype = (request.content_type or "").lower()
+    if ctype not in PATCH_TYPES:
+        raise ApiError.unsupported_media_type(PATCH_TYPES)
+    body = _body(request)
+    with store.lock:
+        current = served(res, _get(store, res, namespace, name))
+        patched = apply_patch(ctype, current, body, res.kind)
+        if not isinstance(patched, dict):
+            raise ApiError.bad_request("the patched object is not an object")
+        return store.update(res, namespace, name, patched, sub, dry_run)
+
+
+def _bind(store, pods, namespace: str, name, body) -> HttpResponse:
+    if not isinstance(body, dict):
+        raise ApiError.bad_request("the body of the request was in an unknown format")
+    pod_name = ((body.get("metadata") or {}).get("name")) or name or ""
+    if name is not None and pod_name != name:
+        raise ApiError.bad_request(f"the name of the object ({pod_name}) does not match the name on the URL ({name})")
+    store.bind_pod(pods, namespace, pod_name, body)
+    return _json({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}, 201)
+
+
+def _query(request, res, namespace: str) -> Query:
+    q = request.GET
+    return Query(res, namespace, LabelSelector(q.get("labelSelector")),
+                 FieldSelector(q.get("fieldSelector"), res.field_labels))
+
+
+def _selected(store, query: Query) -> tuple:
+    res = query.res
+    with store.lock:
+        rv = store.rv
+        items = [o for o in store.items(res.store) if query.matches(o)]
+    items.sort(key=lambda o: ((o.get("metadata") or {}).get("namespace", ""),
+                              (o.get("metadata") or {}).get("name", "")))
+    return rv, items
+
+
+def _list(request, store, res, namespace: str) -> HttpResponse:
+    q = request.GET
+    query = _query(request, res, namespace)
+    if q.get("resourceVersionMatch") == "Exact" and q.get("resourceVersion") not in (None, "", str(store.rv)):
+        raise ApiError.expired(f"too old resource version: {q.get('resourceVersion')} ({store.rv})")
+    rv, items = _selected(store, query)
+    token = q.get("continue")
+    if token:
+        token_rv, start = _decode_continue(token)
+        if token_rv < store.oldest_rv(res.store):
+            raise ApiError.expired("The provided continue parameter is too old to display a consistent list result. "
+                                   "You can start a new list without the continue parameter.")
+        rv = token_rv
+        items = [o for o in items if _item_key(o) > start]
+    limit = int(q.get("limit") or 0)
+    next_token, remaining = "", 0
+    if 0 < limit < len(items):
+        remaining = len(items) - limit
+        items = items[:limit]
+        next_token = _encode_continue(rv, _item_key(items[-1]))
+    rep = _negotiate(request.headers.get("Accept", ""))
+    if rep == "Table":
+        rows = [(served(res, o), o) for o in items]
+        return _json(tables.table(res.kind, rows, time.time(), q.get("includeObject", "Metadata"), str(rv),
+                                  next_token))
+    meta = {"resourceVersion": str(rv)}
+    if next_token:
+        meta.update({"continue": next_token, "remainingItemCount": remaining})
+    if rep == "PartialObjectMetadata":
+        return _json({"kind": "PartialObjectMetadataList", "apiVersion": "meta.k8s.io/v1", "metadata": meta,
+                      "items": [tables.partial_metadata(served(res, o)) for o in items]})
+    return _json({"kind": f"{res.kind}List", "apiVersion": res.group_version, "metadata": meta,
+                  "items": [served(res, o) for o in items]})
+
+
+def _item_key(obj: dict) -> str:
+    meta = obj.get("metadata") or {}
+    return f'{meta.get("namespace", "")}/{meta.get("name", "")}'
+
+
+def _delete_collection(request, store, res, namespace: str, dry_run: bool) -> HttpResponse:
+    query = _query(request, res, namespace)
+    with store.lock:
+        _rv, items = _selected(store, query)
+        deleted = []
+        for o in items:
+            meta = o.get("metadata") or {}
+            deleted.append(served(res, store.delete(res, meta.get("namespace", ""), meta["name"], None, dry_run)))
+        rv = store.rv
+    return _json({"kind": f"{res.kind}List", "apiVersion": res.group_version,
+                  "metadata": {"resourceVersion": str(rv)}, "items": deleted})
+
+
+def _watch(request, store, res, namespace: str):
+    q = request.GET
+    timeout = float(q.get("timeoutSeconds") or MIN_REQUEST_TIMEOUT * (1 + random.random()))
+    w = Watcher(store, _query(request, res, namespace), q.get("resourceVersion", ""),
+                _flag(q, "allowWatchBookmarks"), timeout, BOOKMARK_SECONDS,
+                as_table=_negotiate(request.headers.get("Accept", "")) == "Table",
+                include_object=q.get("includeObject", "Metadata"),
+                send_initial=_flag(q, "sendInitialEvents"))
+    stream = w.stream_async() if isinstance(request, ASGIRequest) else w.stream_sync()
+    response = StreamingHttpResponse(stream, content_type="application/json")
+    response["Cache-Control"] = "no-cache, private"
+    return response
+
+
+# -- Connect ----------------------------------------------------------------------------------------
+def server_url(request, cluster: Cluster) -> str:
+    """The API's address; over plain HTTP with the token in the path (kubectl only sends tokens over TLS)."""
+    base = request.build_absolute_uri(f"/clusters/{cluster.name}/k8s").rstrip("/")
+    return base if request.is_secure() else f"{base}/t/{registry.token_for(cluster.pk, cluster.name)}"
+
+
+def kubeconfig_text(request, cluster: Cluster) -> str:
+    """A kubeconfig for the cluster's API, with its token, as kubectl and the Python client read it."""
+    entry = f"schedscope-{cluster.name}"
+    doc = {"apiVersion": "v1", "kind": "Config", "preferences": {},
+           "clusters": [{"name": entry, "cluster": {"server": server_url(request, cluster)}}],
+           "users": [{"name": entry, "user": {"token": registry.token_for(cluster.pk, cluster.name)}}],
+           "contexts": [{"name": entry, "context": {"cluster": entry, "user": entry, "namespace": "default"}}],
+           "current-context": entry}
+    return yaml.safe_dump(doc, sort_keys=False)
+
+
+def kubeconfig(request, name: str):
+    """The kubeconfig file (``curl .../k8s/kubeconfig > sim.kubeconfig``)."""
+    cluster = get_object_or_404(Cluster, name=name, kind=Cluster.SIMULATED)
+    response = HttpResponse(kubeconfig_text(request, cluster), content_type="application/yaml")
+    response["Content-Disposition"] = f'attachment; filename="{cluster.name}.kubeconfig"'
+    return response
+
+
+def connect(request, name: str):
+    """The Connect page: how to point kubectl and a scheduler at this simulated cluster."""
+    cluster = get_object_or_404(Cluster, name=name, kind=Cluster.SIMULATED)
+    return render(request, "k8sapi/connect.html", {
+        "cluster": cluster, "kubeconfig": kubeconfig_text(request, cluster),
+        "base": request.build_absolute_uri(f"/clusters/{cluster.name}/k8s").rstrip("/"),
+        "server": server_url(request, cluster)})

@@ -1,0 +1,158 @@
+"""Dry run: the cluster's stored state scheduled once with its current document and once with a candidate
+version (scheduler_core.simulate.Simulation, one pass in PrioritySort order, tie-break by name so the diff
+shows the profiles' effect, not chance), and the difference.
+
+Sources: the current pending pods, or the pods the last N recorded cycles scheduled, taken off their nodes
+and scheduled again (what those cycles would have decided under the candidate).
+"""
+from __future__ import annotations
+
+import time
+
+from django.db.models import Max
+
+from scheduler_core.scenario import ARRAYS, scenario_from_data
+from scheduler_core.simulate import Simulation
+
+from ..models import ClusterState, Node, Pod, SchedulingCycle
+from .models import DryRun
+
+PROGRESS_EVERY = 25
+
+
+def cluster_scenario(run: DryRun):
+    """The cluster's nodes, bound pods and objects, with the pods to try as pending."""
+    cluster = run.cluster
+    state = ClusterState.objects.filter(cluster=cluster).first()
+    data = {k: v for k, v in (state.resources if state else {}).items() if k in ARRAYS[3:]}
+    data["nodes"] = [n.raw for n in Node.objects.filter(cluster=cluster).order_by("id")]
+    replay = set()
+    if run.source == DryRun.WINDOW:
+        last = SchedulingCycle.objects.filter(cluster=cluster).aggregate(m=Max("seq"))["m"] or 0
+        replay = set(SchedulingCycle.objects.filter(cluster=cluster, seq__gt=last - run.window, result="scheduled")
+                     .values_list("pod_uid", flat=True))
+    bound, pending = [], []
+    for row in Pod.objects.filter(cluster=cluster).order_by("created", "id"):
+        raw = row.raw
+        if row.node_name and row.uid not in replay:
+            spec = dict(raw.get("spec") or {}, nodeName=row.node_name)
+            bound.append(dict(raw, spec=spec))
+        elif row.queue != Pod.GATED:
+            spec = {k: v for k, v in (raw.get("spec") or {}).items() if k != "nodeName"}
+            pending.append(dict(raw, spec=spec))
+    data["pods"], data["pending"] = bound, pending
+    return scenario_from_data(data, label=f"cluster {cluster.name}")
+
+
+def _run(scenario, doc, progress):
+    sim = Simulation(scenario, config_doc=doc or None, tie_break="name", trace_all_filters=False)
+    out = {}
+    for tr in sim.run():
+        chosen = tr.chosen if tr.reserve_status is None else None
+        scores = {}
+        if chosen:
+            for plugin, (weight, per_node) in tr.scores.items():
+                if chosen in per_node:
+                    scores[plugin] = per_node[chosen][1] * weight
+        out[tr.pod.key] = {"node": chosen, "message": tr.message or tr.error or "", "scores": scores,
+                           "total": tr.totals.get(chosen) if chosen else None}
+        progress()
+    return out, sim
+
+
+def _zones(sim) -> dict:
+    """Per zone: allocatable and requested cpu/memory and the pod count after the run."""
+    zones = {}
+    for ni in sim.snapshot.node_infos:
+        node = ni.node
+        zone = node.labels.get("topology.kubernetes.io/zone", "") or "(none)"
+        z = zones.setdefault(zone, {"cpu": 0, "memory": 0, "cpu_alloc": 0, "memory_alloc": 0, "pods": 0})
+        z["cpu"] += int(ni.requested.get("cpu", 0))
+        z["memory"] += int(ni.requested.get("memory", 0))
+        z["cpu_alloc"] += int(node.allocatable.get("cpu", 0))
+        z["memory_alloc"] += int(node.allocatable.get("memory", 0))
+        z["pods"] += len(ni.pods)
+    return zones
+
+
+def compare(before: dict, after: dict, zones_before: dict, zones_after: dict) -> dict:
+    """The diff of two runs over the same pods."""
+    changes, plugin_sums = [], {}
+    counts = {"moved": 0, "became_schedulable": 0, "became_unschedulable": 0, "unchanged": 0}
+    for key, b in before.items():
+        a = after.get(key, {"node": None, "message": "no profile for its schedulerName", "scores": {}})
+        if b["node"] == a["node"]:
+            counts["unchanged"] += 1
+        else:
+            kind = ("moved" if b["node"] and a["node"] else "became_schedulable" if a["node"]
+                    else "became_unschedulable")
+            counts[kind] += 1
+            plugins = sorted(set(b["scores"]) | set(a["scores"]))
+            changes.append({"pod": key, "kind": kind, "before": b["node"], "after": a["node"],
+                            "message_before": b["message"], "message_after": a["message"],
+                            "scores": [{"plugin": p, "before": b["scores"].get(p), "after": a["scores"].get(p)}
+                                       for p in plugins]})
+        for side, r in (("before", b), ("after", a)):
+            for p, s in r["scores"].items():
+                agg = plugin_sums.setdefault(p, {"before": [0, 0], "after": [0, 0]})[side]
+                agg[0] += s
+                agg[1] += 1
+    plugins = [{"plugin": p, "before": round(v["before"][0] / v["before"][1], 1) if v["before"][1] else None,
+                "after": round(v["after"][0] / v["after"][1], 1) if v["after"][1] else None}
+               for p, v in sorted(plugin_sums.items())]
+    zones = []
+    for zone in sorted(set(zones_before) | set(zones_after)):
+        zb, za = zones_before.get(zone), zones_after.get(zone)
+
+        def pct(z, r):
+            return round(100 * z[r] / z[f"{r}_alloc"], 1) if z and z[f"{r}_alloc"] else 0.0
+        zones.append({"zone": zone, "cpu_before": pct(zb, "cpu"), "cpu_after": pct(za, "cpu"),
+                      "memory_before": pct(zb, "memory"), "memory_after": pct(za, "memory"),
+                      "pods_before": zb["pods"] if zb else 0, "pods_after": za["pods"] if za else 0})
+    return {"pods": len(before), "summary": counts, "changes": changes, "plugins": plugins, "zones": zones}
+
+
+def execute(run_id: int) -> None:
+    """Run a DryRun row: progress is written as it goes; the result or the error at the end."""
+    run = DryRun.objects.select_related("cluster__profile", "version").get(pk=run_id)
+    started = time.monotonic()
+    DryRun.objects.filter(pk=run_id).update(state=DryRun.RUNNING)
+    try:
+        scenario = cluster_scenario(run)
+        total = 2 * len(scenario.pending_pods)
+        DryRun.objects.filter(pk=run_id).update(total=total)
+        done = [0]
+
+        def progress():
+            done[0] += 1
+            if done[0] % PROGRESS_EVERY == 0:
+                DryRun.objects.filter(pk=run_id).update(done=done[0])
+        current = run.cluster.profile.document if run.cluster.profile_id else None
+        before, sim_b = _run(scenario, current, progress)
+        after, sim_a = _run(scenario, run.version.document, progress)
+        result = compare(before, after, _zones(sim_b), _zones(sim_a))
+    except Exception as err:  # shown to the user; the worker goes on
+        DryRun.objects.filter(pk=run_id).update(state=DryRun.FAILED, error=f"{type(err).__name__}: {err}",
+                                                seconds=time.monotonic() - started)
+        return
+    DryRun.objects.filter(pk=run_id).update(state=DryRun.DONE, done=total, result=result,
+                                            seconds=round(time.monotonic() - started, 3))
+
+
+def start(run: DryRun) -> None:
+    """Celery task in the full stack; a thread of this process in embedded mode (no broker there)."""
+    from django.conf import settings
+    if settings.SCHEDULER_MODE == "celery":
+        from .tasks import dry_run
+        dry_run.delay(run.pk)
+        return
+    import threading
+
+    from django.db import connection
+
+    def target():
+        try:
+            execute(run.pk)
+        finally:
+            connection.close()
+    threading.Thread(target=target, name=f"dry-run-{run.pk}", daemon=True).start()

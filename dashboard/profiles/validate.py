@@ -1,0 +1,108 @@
+"""The core's loader on a profile document, with each error split out and tied to its kube field path.
+
+Stages as kube-scheduler runs them: decode (strict decoding), validation (ValidateKubeSchedulerConfiguration,
+one error per field) and framework (building every profile's plugins, e.g. NodeResourcesFit's args).
+"""
+from __future__ import annotations
+
+import copy
+import re
+
+from scheduler_core.config import ConfigError, build_frameworks, load_config
+from scheduler_core.config.decode import DecodeError, decode
+from scheduler_core.config.defaults import set_defaults
+from scheduler_core.config.validation import validate_configuration
+from scheduler_core.framework.handle import Handle
+from scheduler_core.framework.profile import FrameworkError
+from scheduler_core.plugins.registry import build_registry
+
+_REGISTRY = None
+_UNKNOWN_FIELD = re.compile(r'unknown field "([^"]+)"')
+_DECODING_AT = re.compile(r"^decoding \.(\S+?): ")
+_PLUGIN_ERR = re.compile(r'^creating profile for scheduler name (.*?): initializing plugin "([^"]+)": (.*)$', re.S)
+_FIELD_PATH = re.compile(r"^([A-Za-z][\w.\[\]]*): ")
+
+
+def registry():
+    global _REGISTRY
+    if _REGISTRY is None:
+        _REGISTRY = build_registry()
+    return _REGISTRY
+
+
+class Problem:
+    """One error: kube's text, the stage, and the document path it names ("" when it names none)."""
+
+    def __init__(self, message: str, stage: str, path: str = ""):
+        self.message, self.stage, self.path = message, stage, path
+
+    def __repr__(self):
+        return f"Problem({self.stage}: {self.path or '-'}: {self.message})"
+
+
+def _split_aggregate(text: str) -> list:
+    """utilerrors.Aggregate text "[a, b]" back into its messages (each starts with a field path)."""
+    if not (text.startswith("[") and text.endswith("]")):
+        return [text]
+    parts = re.split(r", (?=[A-Za-z][\w.\[\]]*: )", text[1:-1])
+    return parts
+
+
+def check(doc) -> list:
+    """All of kube's objections to the document, in stage order; [] when kube-scheduler would start with it."""
+    if not isinstance(doc, dict):
+        return [Problem("the document must be a mapping (KubeSchedulerConfiguration)", "decode")]
+    try:
+        cfg = decode(copy.deepcopy(doc))
+    except DecodeError as err:
+        text = str(err)
+        paths = _UNKNOWN_FIELD.findall(text)
+        if paths:
+            return [Problem(f'unknown field "{p}"', "decode", p) for p in paths]
+        m = _DECODING_AT.match(text)
+        return [Problem(text, "decode", m.group(1) if m else "")]
+    set_defaults(cfg, registry())
+    errs = validate_configuration(cfg)
+    if errs:
+        return [Problem(str(e), "validation", e.path) for e in errs]
+    try:
+        config = load_config(doc, registry())
+        build_frameworks(config, registry(), lambda: Handle(snapshot=None))
+    except ConfigError as err:
+        return [Problem(str(err), err.stage)]
+    except FrameworkError as err:
+        return _framework_problems(str(err), doc)
+    return []
+
+
+def _framework_problems(text: str, doc: dict) -> list:
+    m = _PLUGIN_ERR.match(text)
+    if not m:
+        return [Problem(text, "framework", _profile_path(doc, text))]
+    sched, plugin, rest = m.groups()
+    pi = _profile_index(doc, sched)
+    base = f"profiles[{pi}]" if pi is not None else ""
+    if pi is not None:
+        for k, pc in enumerate(doc["profiles"][pi].get("pluginConfig") or []):
+            if isinstance(pc, dict) and pc.get("name") == plugin:
+                base = f"profiles[{pi}].pluginConfig[{k}].args"
+                break
+    out = []
+    for part in _split_aggregate(rest):
+        fm = _FIELD_PATH.match(part)
+        path = f"{base}.{fm.group(1)}" if fm and base else base
+        out.append(Problem(f'initializing plugin "{plugin}": {part}', "framework", path))
+    return out
+
+
+def _profile_index(doc, sched):
+    for i, prof in enumerate(doc.get("profiles") or []):
+        if isinstance(prof, dict) and (prof.get("schedulerName") or "default-scheduler") == sched:
+            return i
+    return None
+
+
+def _profile_path(doc, text) -> str:
+    m = re.search(r"scheduler name (\S+?):", text)
+    pi = _profile_index(doc, m.group(1)) if m else None
+    return f"profiles[{pi}].plugins" if pi is not None else ""

@@ -1,0 +1,49 @@
+"""Everything the pod page shows: attempts on a timeline, one cycle's decision trace (paged matrices),
+what would fix it, and the diff between two attempts."""
+from __future__ import annotations
+
+from ..models import Pod, SchedulingCycle, SchedulingEvent
+from . import queries, traceview
+
+
+def _cycle(cluster, namespace, name, seq):
+    if seq is None or not str(seq).isdigit():
+        return None
+    return SchedulingCycle.objects.filter(cluster=cluster, seq=int(seq), pod_namespace=namespace,
+                                          pod_name=name).first()
+
+
+def pod_context(cluster, namespace: str, name: str, params) -> dict | None:
+    """The pod page's context, or None when neither the pod nor any of its cycles exists.
+
+    ``params``: cycle (seq shown; default the latest), diff (seq compared with it), group (0: one row
+    per node), and the matrix controls nq, plugin, show, sort, fpage (Filter) and spage (Score).
+    """
+    pod_row = Pod.objects.filter(cluster=cluster, namespace=namespace, name=name).first()
+    cycles = queries.cycles_of_pod(cluster, namespace, name)
+    if pod_row is None and not cycles:
+        return None
+    chosen = _cycle(cluster, namespace, name, params.get("cycle"))
+    if chosen is None and cycles:
+        chosen = SchedulingCycle.objects.get(pk=cycles[0].pk)
+    ctx = {"pod": pod_row, "key": f"{namespace}/{name}", "cycles": cycles, "cycle": chosen,
+           "timeline": list(reversed(traceview.attempt_timeline(cycles))),
+           "events": SchedulingEvent.objects.filter(cluster=cluster, pod_namespace=namespace,
+                                                    pod_name=name).order_by("-time", "-id")[:50]}
+    if chosen is None:
+        return ctx
+    m = chosen.matrix
+    ctx["filter"] = traceview.filter_matrix(
+        m, group=params.get("group", "1") != "0", q=params.get("nq", ""), plugin=params.get("plugin", ""),
+        show=params.get("show", ""), sort=params.get("sort", ""), page=params.get("fpage", 1))
+    ctx["score"] = traceview.score_table(m, chosen.node, q=params.get("nq", ""), page=params.get("spage", 1))
+    ctx["durations"] = traceview.durations(chosen.durations)
+    ctx["prefilter"] = (m.get("prefilter") or {}).get("plugins") or {}
+    ctx["suggestions"] = m.get("suggestions") or []
+    ctx["extender_filter"] = m.get("extender_filter") or []
+    ctx["extender_scores"] = m.get("extender_scores") or []
+    other = _cycle(cluster, namespace, name, params.get("diff"))
+    if other is not None and other.pk != chosen.pk:
+        a, b = (other, chosen) if other.seq < chosen.seq else (chosen, other)
+        ctx["diff"] = traceview.diff_cycles(a, b)
+    return ctx

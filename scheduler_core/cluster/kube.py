@@ -1,0 +1,701 @@
+"""KubeCluster: a ClusterSource over the official ``kubernetes`` Python client.
+
+It is what kube-scheduler's informers and clientset are: one list+watch per kind (nodes, pods, namespaces, PVs,
+PVCs, StorageClasses, CSINodes, CSIDrivers, services, replica sets, stateful sets, replication controllers,
+PDBs, PriorityClasses) that tracks the resourceVersion, re-lists after 410 Gone and reconnects with backoff; and
+the scheduler's writes: pods/binding, status patches (PodScheduled, nominatedNodeName), victim deletion,
+events.k8s.io/v1 events with client-go's series aggregation, PV/PVC updates; all behind a QPS/burst limiter.
+
+Threads: each watch runs in its own thread and updates the stores at once (as kube's listers are ahead of the
+handlers); the handler calls are queued and delivered by ``pump`` on the caller's (the scheduler's) thread, in
+arrival order. ``subscribe`` before or after ``start``: the handler first gets the current state as adds.
+The same code drives a real cluster and a simulated one through the dashboard's Kubernetes-compatible API.
+"""
+from __future__ import annotations
+
+import collections
+import datetime
+import json
+import logging
+import random
+import socket
+import threading
+import time
+
+from kubernetes import client as kclient
+from kubernetes import config as kconfig
+from kubernetes.client.rest import ApiException
+
+from ..framework.snapshot import ClusterObjects
+from ..objects import Node, ParseError, Pod
+from .simulated import OBJECT_KINDS, ClusterError, _set_condition
+
+log = logging.getLogger(__name__)
+
+# kind -> list path. Pods and nodes feed the handlers' node/pod callbacks; the rest are "objects".
+WATCHED = (
+    ("Node", "/api/v1/nodes"),
+    ("Pod", "/api/v1/pods"),
+    ("Namespace", "/api/v1/namespaces"),
+    ("PersistentVolume", "/api/v1/persistentvolumes"),
+    ("PersistentVolumeClaim", "/api/v1/persistentvolumeclaims"),
+    ("Service", "/api/v1/services"),
+    ("ReplicationController", "/api/v1/replicationcontrollers"),
+    ("ReplicaSet", "/apis/apps/v1/replicasets"),
+    ("StatefulSet", "/apis/apps/v1/statefulsets"),
+    ("StorageClass", "/apis/storage.k8s.io/v1/storageclasses"),
+    ("CSINode", "/apis/storage.k8s.io/v1/csinodes"),
+    ("CSIDriver", "/apis/storage.k8s.io/v1/csidrivers"),
+    ("PodDisruptionBudget", "/apis/policy/v1/poddisruptionbudgets"),
+    ("PriorityClass", "/apis/scheduling.k8s.io/v1/priorityclasses"),
+)
+NAMESPACED = {"Pod", "PersistentVolumeClaim", "Service", "ReplicationController", "ReplicaSet", "StatefulSet",
+              "PodDisruptionBudget"}
+STRATEGIC = "application/strategic-merge-patch+json"
+MERGE = "application/merge-patch+json"
+EVENT_SERIES_WINDOW = 6 * 60.0     # client-go events: isomorphic events within 6 minutes form a series
+EVENT_SERIES_REFRESH = 30 * 60.0   # and ongoing series are written every 30 minutes
+
+
+def micro_time(t: float) -> str:
+    """metav1.MicroTime."""
+    return datetime.datetime.fromtimestamp(t, tz=datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def rfc3339(t: float) -> str:
+    """metav1.Time."""
+    return datetime.datetime.fromtimestamp(t, tz=datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _key(raw: dict, namespaced: bool) -> str:
+    meta = raw.get("metadata") or {}
+    return f'{meta.get("namespace") or "default"}/{meta.get("name", "")}' if namespaced else meta.get("name", "")
+
+
+def api_message(err: ApiException) -> str:
+    """The message of the Status an API error carries (what client-go's error text is)."""
+    try:
+        return json.loads(err.body)["message"]
+    except (TypeError, ValueError, KeyError):
+        return f"{err.status} {err.reason}".strip()
+
+
+def make_api_client(kubeconfig: str | None = None, context: str | None = None, in_cluster: bool = False,
+                    pool_size: int = 32) -> kclient.ApiClient:
+    """An ApiClient from a kubeconfig file and context, or from the pod's service account (in-cluster)."""
+    cfg = kclient.Configuration()
+    if in_cluster:
+        kconfig.load_incluster_config(client_configuration=cfg)
+    else:
+        kconfig.load_kube_config(config_file=kubeconfig, context=context, client_configuration=cfg)
+    cfg.connection_pool_maxsize = pool_size
+    return kclient.ApiClient(cfg)
+
+
+class RateLimiter:
+    """client-go's token bucket: ``qps`` requests per second on average, bursts of ``burst``; qps <= 0: none."""
+
+    def __init__(self, qps: float, burst: int):
+        self.qps = qps
+        self.burst = max(1, burst)
+        self.tokens = float(self.burst)
+        self.last = time.monotonic()
+        self._lock = threading.Lock()
+
+    def acquire(self) -> None:
+        if self.qps <= 0:
+            return
+        with self._lock:
+            now = time.monotonic()
+            self.tokens = min(self.burst, self.tokens + (now - self.last) * self.qps)
+            self.last = now
+            self.tokens -= 1
+            wait = -self.tokens / self.qps if self.tokens < 0 else 0.0
+        if wait > 0:
+            time.sleep(wait)
+
+
+class _Relist(Exception):
+    """The watch must start over with a list (410 Gone)."""
+
+
+class _Informer:
+    """List+watch of one kind (client-go's Reflector): keeps ``rv``, re-lists on 410, backs off on errors."""
+
+    def __init__(self, cluster: "KubeCluster", kind: str, path: str):
+        self.cluster = cluster
+        self.kind = kind
+        self.path = path
+        self.rv = ""
+        self.available = True
+        self.relists = 0
+        self.response = None
+        self.thread = None
+
+    def list(self) -> None:
+        """List every object (in pages) and replace the store with them."""
+        items, token = [], ""
+        while True:
+            query = [("limit", str(self.cluster.page_size))]
+            if token:
+                query.append(("continue", token))
+            data = self.cluster.get_json(self.path, query)
+            items.extend(data.get("items") or [])
+            token = (data.get("metadata") or {}).get("continue") or ""
+            if not token:
+                break
+        self.rv = (data.get("metadata") or {}).get("resourceVersion", "")
+        self.cluster.replace(self.kind, items)
+
+    def run(self) -> None:
+        backoff = self.cluster.backoff_initial
+        stop = self.cluster.stopping
+        need_list = False
+        while not stop.is_set():
+            try:
+                if need_list:
+                    self.relists += 1
+                    self.list()
+                    need_list = False
+                self._watch()
+                backoff = self.cluster.backoff_initial
+            except _Relist:
+                need_list = True
+            except Exception as err:  # connection errors, timeouts, API errors: back off and retry
+                if stop.is_set():
+                    return
+                if isinstance(err, ApiException) and err.status == 410:
+                    need_list = True
+                    continue
+                log.warning("watch of %s failed (%s); retrying in %.1fs", self.kind, err, backoff)
+                stop.wait(backoff * (1 + random.random()))
+                backoff = min(backoff * 2, self.cluster.backoff_max)
+                if isinstance(err, ApiException) and err.status not in (429, 500, 503, 504):
+                    need_list = True
+
+    def _watch(self) -> None:
+        timeout = int(self.cluster.watch_timeout * (1 + random.random()))
+        query = [("watch", "true"), ("allowWatchBookmarks", "true"), ("timeoutSeconds", str(timeout))]
+        if self.rv:
+            query.append(("resourceVersion", self.rv))
+        resp = self.cluster.request("GET", self.path, query, stream=True, timeout=(10, timeout + 30))
+        self.response = resp
+        ended = False
+        try:
+            buf = b""
+            while not self.cluster.stopping.is_set():
+                chunk = resp.read1(65536)
+                if not chunk:
+                    ended = True
+                    return
+                lines = (buf + chunk).split(b"\n")
+                buf = lines.pop()
+                for line in lines:
+                    if line.strip():
+                        self._event(json.loads(line))
+        finally:
+            self.response = None
+            if ended:
+                resp.release_conn()
+            else:   # a connection in the middle of a response cannot serve another request
+                resp.close()
+
+    def _event(self, ev: dict) -> None:
+        type_, obj = ev.get("type"), ev.get("object") or {}
+        if type_ == "ERROR":
+            if obj.get("code") == 410:
+                raise _Relist()
+            raise ApiException(status=obj.get("code") or 500, reason=obj.get("message", ""))
+        rv = (obj.get("metadata") or {}).get("resourceVersion")
+        if type_ != "BOOKMARK":
+            self.cluster.apply(self.kind, type_, obj)
+        if rv:
+            self.rv = rv
+
+    def interrupt(self) -> None:
+        """Unblock a watch waiting for data (used by ``stop``)."""
+        resp = self.response
+        if resp is not None:
+            try:
+                resp.shutdown()
+            except (ValueError, RuntimeError, OSError):
+                resp.close()
+
+
+class _EventRecorder(threading.Thread):
+    """events.k8s.io/v1 events, written in the background with client-go's isomorphic-event series."""
+
+    def __init__(self, cluster: "KubeCluster"):
+        super().__init__(name="kube-events", daemon=True)
+        self.cluster = cluster
+        self.queue = collections.deque()
+        self.cond = threading.Condition()
+        self.cache = {}     # isomorphic key -> [event as created, last observed (monotonic), last written]
+        self.pending = 0
+        self.written = 0
+        self.failed = 0
+        self.stopped = False
+        self.last_expire = time.monotonic()
+
+    def record(self, event: dict) -> None:
+        with self.cond:
+            self.queue.append(event)
+            self.pending += 1
+            self.cond.notify()
+
+    def flush(self, timeout: float = 10.0) -> bool:
+        """Wait until every recorded event has been written (or failed)."""
+        end = time.monotonic() + timeout
+        with self.cond:
+            while self.pending:
+                left = end - time.monotonic()
+                if left <= 0:
+                    return False
+                self.cond.wait(left)
+        return True
+
+    def stop(self) -> None:
+        with self.cond:
+            self.stopped = True
+            self.cond.notify()
+
+    def run(self) -> None:
+        while True:
+            with self.cond:
+                if not self.queue and not self.stopped:
+                    self.cond.wait(EVENT_SERIES_WINDOW / 4)
+                if self.stopped and not self.queue:
+                    return
+                ev = self.queue.popleft() if self.queue else None
+            if time.monotonic() - self.last_expire > EVENT_SERIES_WINDOW / 4:
+                self._expire()
+            if ev is None:
+                continue
+            try:
+                self._write(ev)
+            finally:
+                with self.cond:
+                    self.pending -= 1
+                    self.cond.notify_all()
+
+    def _expire(self) -> None:
+        now = self.last_expire = time.monotonic()
+        for key, entry in list(self.cache.items()):
+            if now - entry[1] > EVENT_SERIES_WINDOW:
+                del self.cache[key]
+            elif "series" in entry[0] and now - entry[2] > EVENT_SERIES_REFRESH:
+                self._send_series(entry)
+
+    def _write(self, ev: dict) -> None:
+        key = json.dumps([ev.get(k) for k in ("action", "reason", "reportingController", "regarding", "note",
+                                              "related")], sort_keys=True)
+        now = time.monotonic()
+        entry = self.cache.get(key)
+        if entry is not None and now - entry[1] <= EVENT_SERIES_WINDOW:
+            entry[1] = now
+            series = entry[0].get("series")
+            if series is not None:   # later repeats are counted and written with the next refresh
+                series["count"] += 1
+                series["lastObservedTime"] = micro_time(time.time())
+                return
+            entry[0]["series"] = {"count": 2, "lastObservedTime": micro_time(time.time())}
+            self._send_series(entry)
+            return
+        self.cache[key] = [ev, now, now]
+        try:
+            self.cluster.post_event(f'/apis/events.k8s.io/v1/namespaces/{ev["metadata"]["namespace"]}/events', ev)
+            self.written += 1
+        except (ApiException, OSError) as err:
+            self.failed += 1
+            log.warning("event %s not written: %s", ev["reason"], err)
+
+    def _send_series(self, entry) -> None:
+        ev = entry[0]
+        entry[2] = time.monotonic()
+        path = f'/apis/events.k8s.io/v1/namespaces/{ev["metadata"]["namespace"]}/events/{ev["metadata"]["name"]}'
+        try:
+            self.cluster.patch_event(path, {"series": ev["series"]})
+            self.written += 1
+        except (ApiException, OSError) as err:
+            self.failed += 1
+            log.warning("event series %s not written: %s", ev["reason"], err)
+
+
+class KubeCluster:
+    """A cluster reached through the Kubernetes API (see the module doc).
+
+    ``api_client``: a kubernetes.client.ApiClient, or None to build one from ``kubeconfig``/``context`` or the
+    in-cluster service account. ``qps``/``burst``: client-side rate limit (KubeSchedulerConfiguration's
+    clientConnection defaults, 50/100), one bucket for the scheduler's requests and one for its events.
+    ``read_only``: every write raises (shadow mode). ``watch_timeout``: the server-side timeout of each watch
+    request, randomized up to twice that (client-go's 5-10 minutes). ``backoff_initial``/``backoff_max``: the
+    reconnect delays of a failing watch (doubling, with jitter).
+    """
+
+    def __init__(self, api_client: kclient.ApiClient | None = None, *, kubeconfig: str | None = None,
+                 context: str | None = None, in_cluster: bool = False, qps: float = 50.0, burst: int = 100,
+                 read_only: bool = False, watch_timeout: float = 300.0, page_size: int = 500,
+                 request_timeout: float = 30.0, backoff_initial: float = 0.8, backoff_max: float = 30.0,
+                 reporting_instance: str | None = None):
+        self.api = api_client or make_api_client(kubeconfig, context, in_cluster, pool_size=len(WATCHED) + 16)
+        self.limiter = RateLimiter(qps, burst)
+        self.event_limiter = RateLimiter(qps, burst)   # kube-scheduler's events have a client of their own
+        self.read_only = read_only
+        self.watch_timeout = watch_timeout
+        self.page_size = page_size
+        self.request_timeout = request_timeout
+        self.backoff_initial = backoff_initial
+        self.backoff_max = backoff_max
+        self.host = reporting_instance or socket.gethostname()
+        self.objects = ClusterObjects()
+        self.priority_classes = {}
+        self.nodes = {}
+        self.pods = {}
+        self.stopping = threading.Event()
+        self._lock = threading.RLock()
+        self._queue = collections.deque()   # (seq, handler method, args)
+        self._ready = threading.Condition(self._lock)
+        self._seq = 0
+        self._handlers = []                 # [handler, events after this seq are its]
+        self.informers = [_Informer(self, kind, path) for kind, path in WATCHED]
+        self.events = _EventRecorder(self)
+        self.started = False
+
+    # -- requests ----------------------------------------------------------------------------------
+    def request(self, method: str, path: str, query=None, body=None, content_type: str | None = None,
+                stream: bool = False, timeout=None, limiter: RateLimiter | None = None):
+        """One API call through the client's REST stack; JSON (or the raw response when ``stream``)."""
+        (limiter or self.limiter).acquire()
+        headers = {"Accept": "application/json"}
+        if content_type:
+            headers["Content-Type"] = content_type
+        resp = self.api.call_api(path, method, query_params=list(query or ()), header_params=headers, body=body,
+                                 auth_settings=["BearerToken"], _preload_content=False,
+                                 _request_timeout=timeout or self.request_timeout)
+        if stream:
+            return resp
+        data = resp.data
+        resp.release_conn()
+        return json.loads(data) if data else None
+
+    def get_json(self, path: str, query=None):
+        return self.request("GET", path, query)
+
+    def post_event(self, path: str, body: dict):
+        return self.request("POST", path, body=body, limiter=self.event_limiter)
+
+    def patch_event(self, path: str, body):
+        return self.request("PATCH", path, body=body, content_type=MERGE, limiter=self.event_limiter)
+
+    def _write(self, method: str, path: str, body=None, content_type: str | None = None):
+        if self.read_only:
+            raise ClusterError(f"read-only cluster source: refusing {method} {path}")
+        return self.request(method, path, body=body, content_type=content_type)
+
+    # -- lifecycle ---------------------------------------------------------------------------------
+    def start(self) -> None:
+        """List every kind (what the server does not serve is skipped), then watch each in a thread."""
+        if not self.started:
+            for inf in self.informers:
+                try:
+                    inf.list()
+                except ApiException as err:
+                    if err.status != 404:
+                        raise
+                    inf.available = False
+                    log.info("the server does not serve %s; not watching it", inf.kind)
+            self.events.start()
+            self.started = True
+        self.stopping.clear()
+        for inf in self.informers:
+            if inf.available and (inf.thread is None or not inf.thread.is_alive()):
+                inf.thread = threading.Thread(target=inf.run, name=f"watch-{inf.kind}", daemon=True)
+                inf.thread.start()
+
+    def stop(self, flush_events: bool = True) -> None:
+        """Stop watching (``start`` resumes from the tracked resourceVersions); optionally wait for events."""
+        self.stopping.set()
+        for inf in self.informers:
+            inf.interrupt()
+        for inf in self.informers:
+            if inf.thread is not None:
+                inf.thread.join(5)
+        if flush_events:
+            self.events.flush()
+
+    def close(self) -> None:
+        self.stop()
+        self.events.stop()
+        self.api.close()
+
+    # -- stores (watch threads write, the scheduler's thread reads) ------------------------------------
+    def replace(self, kind: str, items: list) -> None:
+        """A full list: adds and updates for what it holds, deletes for what it no longer holds."""
+        with self._lock:
+            namespaced = kind in NAMESPACED
+            current = {_key(o, namespaced) for o in self._raw_items(kind)}
+            seen = set()
+            for obj in items:
+                seen.add(_key(obj, namespaced))
+                self.apply(kind, "ADDED", obj, relist=True)
+            for key in current - seen:
+                old = self._raw_get(kind, key)
+                if old is not None:
+                    self.apply(kind, "DELETED", old)
+
+    def _raw_items(self, kind: str) -> list:
+        if kind == "Pod":
+            return [p.raw for p in self.pods.values()]
+        if kind == "Node":
+            return [n.raw for n in self.nodes.values()]
+        if kind == "Namespace":
+            return [{"metadata": {"name": n}} for n in self.objects.namespace_labels]
+        if kind == "PriorityClass":
+            return list(self.priority_classes.values())
+        held = getattr(self.objects, OBJECT_KINDS[kind][0])
+        return list(held.values()) if isinstance(held, dict) else list(held)
+
+    def _raw_get(self, kind: str, key: str):
+        return next((o for o in self._raw_items(kind) if _key(o, kind in NAMESPACED) == key), None)
+
+    def apply(self, kind: str, type_: str, raw: dict, relist: bool = False) -> None:
+        """Apply one watch event to the store and queue the handler call."""
+        with self._lock:
+            if kind in ("Pod", "Node"):
+                self._apply_typed(kind, type_, raw, relist)
+            else:
+                self._apply_object(kind, type_, raw, relist)
+
+    def _apply_typed(self, kind: str, type_: str, raw: dict, relist: bool) -> None:
+        store, cls = (self.pods, Pod) if kind == "Pod" else (self.nodes, Node)
+        key = _key(raw, kind == "Pod")
+        old = store.get(key)
+        if type_ == "DELETED":
+            if old is not None:
+                del store[key]
+                self._enqueue(f"on_{kind.lower()}_delete", old)
+            return
+        if old is not None and relist and old.raw.get("metadata", {}).get("resourceVersion") == \
+                raw.get("metadata", {}).get("resourceVersion"):
+            return
+        try:
+            new = cls(raw)
+        except ParseError as err:
+            log.warning("%s %s cannot be parsed (%s); treated as absent", kind, key, err)
+            if old is not None:
+                del store[key]
+                self._enqueue(f"on_{kind.lower()}_delete", old)
+            return
+        store[key] = new
+        if old is None:
+            self._enqueue(f"on_{kind.lower()}_add", new)
+        else:
+            self._enqueue(f"on_{kind.lower()}_update", old, new)
+
+    def _apply_object(self, kind: str, type_: str, raw: dict, relist: bool) -> None:
+        namespaced = kind in NAMESPACED
+        key = _key(raw, namespaced)
+        objs = self.objects
+        if kind == "Namespace":
+            labels = dict((raw.get("metadata") or {}).get("labels") or {})
+            labels.setdefault("kubernetes.io/metadata.name", key)
+            current = dict(objs.namespace_labels)
+            old = {"metadata": {"name": key, "labels": current[key]}} if key in current else None
+            if type_ == "DELETED":
+                current.pop(key, None)
+            else:
+                current[key] = labels
+            objs.namespace_labels = current
+        elif kind == "PriorityClass":
+            current = dict(self.priority_classes)
+            old = current.pop(key, None) if type_ == "DELETED" else current.get(key)
+            if type_ != "DELETED":
+                current[key] = raw
+            self.priority_classes = current
+        else:
+            attr = OBJECT_KINDS[kind][0]
+            held = getattr(objs, attr)
+            if isinstance(held, dict):   # copy-on-write: a cycle iterating the old one is not disturbed
+                current = dict(held)
+                old = current.pop(key, None) if type_ == "DELETED" else current.get(key)
+                if type_ != "DELETED":
+                    current[key] = raw
+            else:
+                old = next((o for o in held if _key(o, namespaced) == key), None)
+                current = [o for o in held if _key(o, namespaced) != key]
+                if type_ != "DELETED":
+                    current.append(raw)
+            setattr(objs, attr, current)
+        if type_ == "DELETED":
+            if old is not None:
+                self._enqueue("on_object_event", kind, "Delete", old, None)
+        elif old is None:
+            self._enqueue("on_object_event", kind, "Add", None, raw)
+        elif not (relist and (old.get("metadata") or {}).get("resourceVersion") ==
+                  (raw.get("metadata") or {}).get("resourceVersion")):
+            self._enqueue("on_object_event", kind, "Update", old, raw)
+
+    def _enqueue(self, method: str, *args) -> None:
+        self._seq += 1
+        self._queue.append((self._seq, method, args))
+        self._ready.notify_all()
+
+    # -- ClusterSource: reading and events -----------------------------------------------------------
+    def subscribe(self, handler) -> None:
+        """Register a handler and replay the state to it: nodes, bound pods, pending pods."""
+        with self._lock:
+            self._handlers.append([handler, self._seq])
+            nodes = list(self.nodes.values())
+            pods = list(self.pods.values())
+        for node in nodes:
+            handler.on_node_add(node)
+        for pod in pods:
+            if pod.node_name:
+                handler.on_pod_add(pod)
+        for pod in pods:
+            if not pod.node_name:
+                handler.on_pod_add(pod)
+
+    def unsubscribe(self, handler) -> None:
+        with self._lock:
+            self._handlers = [h for h in self._handlers if h[0] is not handler]
+
+    def pump(self, timeout: float = 0.0, limit: int | None = None) -> int:
+        """Deliver queued changes to the handlers on this thread, waiting up to ``timeout`` for the first.
+        Returns how many were delivered."""
+        with self._lock:
+            if not self._queue and timeout > 0:
+                self._ready.wait(timeout)
+            n = len(self._queue) if limit is None else min(limit, len(self._queue))
+            batch = [self._queue.popleft() for _ in range(n)]
+            handlers = [list(h) for h in self._handlers]
+        for seq, method, args in batch:
+            for handler, since in handlers:
+                if seq > since:
+                    getattr(handler, method)(*args)
+        return len(batch)
+
+    def get_pod(self, namespace: str, name: str):
+        return self.pods.get(f"{namespace}/{name}")
+
+    def list_nodes(self) -> list:
+        with self._lock:
+            return list(self.nodes.values())
+
+    def list_pods(self) -> list:
+        with self._lock:
+            return list(self.pods.values())
+
+    def resource_versions(self) -> dict:
+        """The last resourceVersion each watch has seen (for tests and status pages)."""
+        return {inf.kind: inf.rv for inf in self.informers if inf.available}
+
+    # -- ClusterSource: writes -------------------------------------------------------------------------
+    def bind(self, pod, node_name: str) -> None:
+        """POST pods/binding; a conflict (someone else bound it) raises ClusterError and nothing is retried."""
+        body = {"apiVersion": "v1", "kind": "Binding",
+                "metadata": {"name": pod.name, "namespace": pod.namespace, "uid": pod.uid},
+                "target": {"apiVersion": "v1", "kind": "Node", "name": node_name}}
+        try:
+            self._write("POST", f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}/binding", body)
+        except ApiException as err:
+            raise ClusterError(api_message(err)) from None
+
+    def _patch_status(self, pod, status: dict) -> None:
+        self._write("PATCH", f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}/status", {"status": status},
+                    STRATEGIC)
+
+    def patch_pod_status(self, pod, condition: dict | None = None, nominated_node_name: str | None = None) -> bool:
+        """updatePod: a strategic merge patch of the condition and/or nominatedNodeName, when they change."""
+        status = {}
+        if condition is not None:
+            conditions, changed = _set_condition(pod.conditions, condition, rfc3339(time.time()))
+            if changed:
+                status["conditions"] = [c for c in conditions if c.get("type") == condition["type"]]
+        if nominated_node_name is not None and nominated_node_name != pod.nominated_node_name:
+            status["nominatedNodeName"] = nominated_node_name or None
+        if not status:
+            return False
+        try:
+            self._patch_status(pod, status)
+        except ApiException as err:
+            raise ClusterError(api_message(err)) from None
+        return True
+
+    def clear_nomination(self, pod) -> None:
+        """ClearNominatedNodeName (errors are logged, as kube does)."""
+        if not pod.nominated_node_name:
+            return
+        try:
+            self._patch_status(pod, {"nominatedNodeName": None})
+        except (ApiException, ClusterError) as err:
+            log.error("cannot clear the nominated node of %s: %s", pod.key, err)
+
+    def evict(self, pod, preemptor_uid: str, node_name: str, scheduler_name: str = "default-scheduler"):
+        """Preempt a victim: the DisruptionTarget condition, DELETE, then the Preempted event.
+
+        Returns None, or the API error text; a victim already gone is not an error."""
+        condition = {"type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler",
+                     "message": f"{scheduler_name}: preempting to accommodate a higher priority pod"}
+        conditions, changed = _set_condition(pod.conditions, condition, rfc3339(time.time()))
+        try:
+            if changed:
+                self._patch_status(pod, {"conditions": [c for c in conditions if c["type"] == "DisruptionTarget"]})
+            self._write("DELETE", f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}", {})
+        except ApiException as err:
+            if err.status == 404:
+                return None
+            return api_message(err)
+        preemptor = next((p for p in self.list_pods() if p.uid == preemptor_uid), None)
+        self.record_event(pod, "Normal", "Preempted", "Preempting",
+                          f"Preempted by pod {preemptor_uid} on node {node_name}", related=preemptor,
+                          controller=scheduler_name)
+        return None
+
+    def _update_object(self, path: str, obj: dict) -> dict:
+        try:
+            return self._write("PUT", path, obj)
+        except ApiException as err:
+            raise ClusterError(api_message(err)) from None
+
+    def update_pv(self, pv: dict) -> dict:
+        """PUT a PersistentVolume (VolumeBinding's PreBind); returns the stored object."""
+        return self._update_object(f'/api/v1/persistentvolumes/{pv["metadata"]["name"]}', pv)
+
+    def update_pvc(self, pvc: dict) -> dict:
+        """PUT a PersistentVolumeClaim (VolumeBinding's PreBind); returns the stored object."""
+        meta = pvc["metadata"]
+        return self._update_object(f'/api/v1/namespaces/{meta.get("namespace") or "default"}/'
+                                   f'persistentvolumeclaims/{meta["name"]}', pvc)
+
+    def record_event(self, obj, event_type: str, reason: str, action: str, message: str, related=None,
+                     controller: str | None = None) -> None:
+        """An events.k8s.io/v1 Event as client-go's recorder builds it, written in the background."""
+        if self.read_only:
+            return
+        now = time.time()
+        controller = controller or getattr(obj, "scheduler_name", "") or "default-scheduler"
+        regarding = _reference(obj)
+        ev = {"apiVersion": "events.k8s.io/v1", "kind": "Event",
+              "metadata": {"name": f"{regarding['name']}.{int(now * 1e9):x}",
+                           "namespace": regarding.get("namespace") or "default"},
+              "eventTime": micro_time(now), "reportingController": controller,
+              "reportingInstance": f"{controller}-{self.host}", "action": action, "reason": reason,
+              "regarding": regarding, "note": message, "type": event_type}
+        if related is not None:
+            ev["related"] = _reference(related)
+        self.events.record(ev)
+
+
+def _reference(obj) -> dict:
+    """reference.GetReference of a Pod or Node."""
+    raw = getattr(obj, "raw", None) or {}
+    meta = raw.get("metadata") or {}
+    ref = {"kind": type(obj).__name__, "apiVersion": "v1", "name": meta.get("name", getattr(obj, "name", ""))}
+    if isinstance(obj, Pod):
+        ref["namespace"] = obj.namespace
+    if meta.get("uid"):
+        ref["uid"] = meta["uid"]
+    if meta.get("resourceVersion"):
+        ref["resourceVersion"] = meta["resourceVersion"]
+    return ref

@@ -1,0 +1,169 @@
+"""``python -m scheduler_core.kuberun``: the scheduler on a cluster reached through the Kubernetes API.
+
+The cluster is real (a kubeconfig, or the pod's service account with ``--in-cluster``) or a simulated one served
+by the dashboard (its Connect page gives the kubeconfig): the same KubeCluster code path drives both. As
+kube-scheduler, it takes leader election and the client's QPS/burst from the KubeSchedulerConfiguration
+(defaults: leader election on, lease kube-system/kube-scheduler, 15s/10s/2s, 50 QPS, burst 100); the watches run
+while it waits for the lease, and it exits when it loses the lease. ``--shadow`` runs read-only beside another
+scheduler and reports how often the profile agrees with it.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import signal
+import sys
+import threading
+import time
+
+from .clock import Clock
+from .cluster.kube import KubeCluster
+from .cluster.leaderelection import STOPPED, LeaderElector, LeaseLock
+from .config import default_config, load_config
+from .scheduler import Scheduler
+from .shadow import ShadowScheduler
+from .trace import JsonLinesSink
+
+log = logging.getLogger("scheduler_core.kuberun")
+NS = 1e9
+IDLE_WAIT = 0.05
+LOST_LEASE_EXIT = 1
+
+
+class KubeSchedulerRunner:
+    """The scheduling loop over a KubeCluster: deliver watch events, then run one attempt, while leading."""
+
+    def __init__(self, cluster: KubeCluster, scheduler: Scheduler, elector: LeaderElector | None = None):
+        self.cluster = cluster
+        self.sched = scheduler
+        self.elector = elector
+        self.cycles = 0
+
+    def run(self, stop: threading.Event, duration: float | None = None) -> str:
+        """Loop until ``stop`` is set ("stopped"), ``duration`` seconds pass ("duration") or the lease is lost
+        ("lost lease")."""
+        end = time.monotonic() + duration if duration is not None else None
+        elector_thread = None
+        if self.elector is not None:
+            elector_thread = threading.Thread(target=self.elector.run, args=(stop,), name="leader-election",
+                                              daemon=True)
+            elector_thread.start()
+        try:
+            while not stop.is_set():
+                if end is not None and time.monotonic() >= end:
+                    return "duration"
+                if self.elector is not None and self.elector.state == STOPPED:
+                    return "lost lease"
+                leading = self.elector is None or self.elector.leading
+                busy = leading and self.sched.queue.num_active() > 0
+                self.cluster.pump(0.0 if busy else IDLE_WAIT)
+                if not leading:
+                    continue
+                self.sched.process_timers()
+                self.sched.queue.tick()
+                if self.sched.queue.num_active() and self.sched.schedule_one() is not None:
+                    self.cycles += 1
+            return "stopped"
+        finally:
+            if elector_thread is not None:
+                stop.set()
+                elector_thread.join(10)
+
+
+def _seconds(ns_value, default: float) -> float:
+    return float(ns_value) / NS if ns_value else default
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m scheduler_core.kuberun", description=__doc__.split("\n\n")[0])
+    p.add_argument("--kubeconfig", help="kubeconfig file (default: the configuration's clientConnection.kubeconfig, "
+                                        "then $KUBECONFIG or ~/.kube/config)")
+    p.add_argument("--context", help="kubeconfig context (default: its current context)")
+    p.add_argument("--in-cluster", action="store_true", help="use the pod's service account")
+    p.add_argument("--config", help="KubeSchedulerConfiguration v1 file (YAML or JSON)")
+    p.add_argument("--leader-elect", choices=("true", "false"),
+                   help="override leaderElection.leaderElect of the configuration")
+    p.add_argument("--lease-name", help="override leaderElection.resourceName")
+    p.add_argument("--lease-namespace", help="override leaderElection.resourceNamespace")
+    p.add_argument("--identity", help="leader election identity (default: hostname_uuid)")
+    p.add_argument("--lease-duration", type=float, metavar="SECONDS")
+    p.add_argument("--renew-deadline", type=float, metavar="SECONDS")
+    p.add_argument("--retry-period", type=float, metavar="SECONDS")
+    p.add_argument("--qps", type=float, help="override clientConnection.qps")
+    p.add_argument("--burst", type=int, help="override clientConnection.burst")
+    p.add_argument("--tie-break", choices=("name", "random"), default="random")
+    p.add_argument("--seed", type=int)
+    p.add_argument("--trace", metavar="FILE", help="write every CycleTrace as JSON lines")
+    p.add_argument("--duration", type=float, metavar="SECONDS", help="exit after this long")
+    p.add_argument("--shadow", action="store_true",
+                   help="read-only: compare the profile's choices with the bindings another scheduler makes")
+    p.add_argument("--shadow-of", action="append", metavar="SCHEDULER_NAME",
+                   help="whose bindings to compare (repeatable; default: default-scheduler)")
+    p.add_argument("--shadow-report", metavar="FILE", help="write the agreement stats and disagreements (JSON)")
+    p.add_argument("-v", "--verbose", action="store_true")
+    return p
+
+
+def _write_report(shadow: ShadowScheduler, path: str) -> None:
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump({"stats": shadow.stats(), "disagreements": [r.to_dict() for r in shadow.disagreements]}, f,
+                  indent=1)
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    from .cli import _read_config
+    from .plugins.registry import in_tree_registry
+    registry = in_tree_registry()
+    config = load_config(_read_config(args.config), registry) if args.config else default_config(registry)
+    raw = config.raw or {}
+    cc, le = raw.get("clientConnection") or {}, raw.get("leaderElection") or {}
+    cluster = KubeCluster(kubeconfig=args.kubeconfig or cc.get("kubeconfig") or None, context=args.context,
+                          in_cluster=args.in_cluster, qps=args.qps if args.qps is not None else cc.get("qps", 50.0),
+                          burst=args.burst if args.burst is not None else cc.get("burst", 100),
+                          read_only=args.shadow)
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    cluster.start()
+    log.info("watching %s", ", ".join(inf.kind for inf in cluster.informers if inf.available))
+    sink = JsonLinesSink(args.trace) if args.trace else None
+    try:
+        if args.shadow:
+            shadow = ShadowScheduler(cluster, config, registry, scheduler_names=args.shadow_of or ["default-scheduler"],
+                                     tie_break=args.tie_break, seed=args.seed, trace_sink=sink)
+            end = time.monotonic() + args.duration if args.duration else None
+            while not stop.is_set() and (end is None or time.monotonic() < end):
+                if cluster.pump(0.5) and args.shadow_report:
+                    _write_report(shadow, args.shadow_report)
+            if args.shadow_report:
+                _write_report(shadow, args.shadow_report)
+            log.info("shadow: %s", shadow.stats())
+            return 0
+        sched = Scheduler(cluster, config, registry=registry, clock=Clock(), tie_break=args.tie_break,
+                          seed=args.seed, trace_sink=sink)
+        elector = None
+        elect = args.leader_elect == "true" if args.leader_elect else le.get("leaderElect", True)
+        if elect:
+            lock = LeaseLock(cluster, args.lease_namespace or le.get("resourceNamespace") or "kube-system",
+                             args.lease_name or le.get("resourceName") or "kube-scheduler", args.identity)
+            elector = LeaderElector(
+                lock, args.lease_duration or _seconds(le.get("leaseDuration"), 15.0),
+                args.renew_deadline or _seconds(le.get("renewDeadline"), 10.0),
+                args.retry_period or _seconds(le.get("retryPeriod"), 2.0),
+                on_started_leading=lambda: log.info("%s: started leading", lock.identity),
+                on_new_leader=lambda who: log.info("new leader: %s", who or "<none>"))
+        outcome = KubeSchedulerRunner(cluster, sched, elector).run(stop, args.duration)
+        log.info("scheduler loop ended: %s", outcome)
+        return LOST_LEASE_EXIT if outcome == "lost lease" else 0
+    finally:
+        if sink is not None:
+            sink.close()
+        cluster.close()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,111 @@
+"""The pages behind the why-pending explorer (server side, PostgreSQL): the pod page's timeline, paged and
+filtered matrices, fix suggestions and diff; the pending list's filters; the event timeline."""
+from __future__ import annotations
+
+import pytest
+from rest_framework.test import APIClient
+
+from dashboard.models import Cluster, SchedulingCycle
+from dashboard.services import traceview
+from dashboard.services.runner import Runner
+
+from .conftest import small_scenario
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def loaded():
+    api = APIClient()
+    assert api.post("/api/clusters/", {"name": "small", "tie_break": "name"}, format="json").status_code == 201
+    assert api.post("/api/clusters/small/scenario/", {"scenario": small_scenario()}, format="json").status_code == 201
+    cluster = Cluster.objects.get(name="small")
+    assert Runner(cluster.id, steps=20).run()
+    return cluster
+
+
+def test_unschedulable_cycle_stores_verified_suggestions(loaded, client):
+    c = SchedulingCycle.objects.filter(cluster=loaded, pod_name="wants-ssd").order_by("-seq").first()
+    kinds = {s["kind"]: s for s in c.matrix["suggestions"]}
+    assert kinds, c.matrix.get("suggestions")
+    assert all(s["text"] for s in c.matrix["suggestions"])
+    assert any(s["num_fits"] > 0 for s in c.matrix["suggestions"])
+    html = client.get("/clusters/small/pods/default/wants-ssd/").content.decode()
+    assert 'id="suggestions"' in html and "What would fix it" in html
+    assert "disk" in html
+    big = SchedulingCycle.objects.filter(cluster=loaded, pod_name="too-big").order_by("-seq").first()
+    assert any("cpu" in s["text"] for s in big.matrix["suggestions"])
+    ok = SchedulingCycle.objects.filter(cluster=loaded, result="scheduled").first()
+    assert "suggestions" not in ok.matrix
+
+
+def test_filter_matrix_server_side_filter_sort_and_paging(loaded):
+    c = SchedulingCycle.objects.filter(cluster=loaded, pod_name="wants-ssd").order_by("-seq").first()
+    full = traceview.filter_matrix(c.matrix, group=False)
+    assert full["total"] == 6 and full["nodes"] == 6
+    grouped = traceview.filter_matrix(c.matrix, group=True, sort="count")
+    assert grouped["nodes"] == 6 and grouped["total"] < 6
+    assert len(grouped["rows"][0]["nodes"]) >= len(grouped["rows"][-1]["nodes"])
+    one = traceview.filter_matrix(c.matrix, group=False, q="gpu")
+    assert [r["nodes"] for r in one["rows"]] == [["gpu-0"]]
+    paged = traceview.filter_matrix(c.matrix, group=False, per_page=4, page=2)
+    assert paged["pages"] == 2 and len(paged["rows"]) == 2 and paged["page"] == 2
+    by_plugin = traceview.filter_matrix(c.matrix, group=False, plugin="TaintToleration")
+    assert [r["nodes"][0] for r in by_plugin["rows"]] == ["gpu-0"]
+    assert traceview.filter_matrix(c.matrix, show="feasible")["total"] == 0
+
+
+def test_score_table_ranks_and_pages(loaded):
+    c = SchedulingCycle.objects.filter(cluster=loaded, result="scheduled").order_by("seq").first()
+    t = traceview.score_table(c.matrix, c.node, per_page=2)
+    assert [r["rank"] for r in t["rows"]] == [1, 2] and t["pages"] == -(-t["total"] // 2)
+    assert t["rows"][0]["total"] >= t["rows"][1]["total"]
+    assert traceview.score_table(c.matrix, c.node, per_page=2, page=2)["rows"][0]["rank"] == 3
+
+
+def test_pod_page_timeline_and_diff(loaded, client):
+    cluster = loaded
+    Runner(cluster.id, steps=0).run()
+    api = APIClient()
+    node = {"metadata": {"name": "ssd-1", "labels": {"disk": "ssd", "topology.kubernetes.io/zone": "a"}},
+            "status": {"allocatable": {"cpu": "4", "memory": "16Gi", "pods": "110"}}}
+    assert api.post("/api/clusters/small/nodes/", {"manifest": node}, format="json").status_code == 201
+    assert Runner(cluster.id, steps=20).run()
+    cycles = list(SchedulingCycle.objects.filter(cluster=cluster, pod_name="wants-ssd").order_by("seq"))
+    assert len(cycles) >= 2 and cycles[-1].result == "scheduled", [(c.seq, c.result) for c in cycles]
+    first, last = cycles[0], cycles[-1]
+    d = traceview.diff_cycles(first, last)
+    assert ("result", "unschedulable", "scheduled") in d["fields"]
+    assert "ssd-1" in d["added"]
+    html = client.get(f"/clusters/small/pods/default/wants-ssd/?cycle={last.seq}&diff={first.seq}").content.decode()
+    assert 'id="diff"' in html and "ssd-1" in html
+    assert "waited" in html and "unschedulablePods" in html
+    html = client.get(f"/clusters/small/pods/default/wants-ssd/?cycle={first.seq}&nq=gpu&group=0").content.decode()
+    assert "gpu-0" in html and ">n-1<" not in html
+
+
+def test_pending_filters_and_events_page(loaded, client):
+    r = client.get("/clusters/small/pending/?attempts=1&sort=attempts")
+    assert r.status_code == 200 and "too-big" in r.content.decode()
+    r = client.get("/clusters/small/pending/?labels=app=nothing")
+    assert "No pending pod matches." in r.content.decode()
+    r = client.get("/clusters/small/pending/?namespace=default&priority=0&age=0")
+    assert "wants-ssd" in r.content.decode()
+    r = client.get("/clusters/small/events/?reason=FailedScheduling")
+    body = r.content.decode()
+    assert r.status_code == 200 and "FailedScheduling" in body and "event-chart-data" in body
+    r = client.get("/clusters/small/events/?pod=default/web&window=15")
+    assert "Scheduled" in r.content.decode()
+
+
+def test_backoff_formula():
+    assert [traceview.backoff_seconds(n) for n in (1, 2, 3, 4, 5, 9)] == [1, 2, 4, 8, 10, 10]
+
+
+def test_nodes_page_and_what_a_node_rejects(loaded, client):
+    body = client.get("/clusters/small/nodes/").content.decode()
+    assert 'id="node-table"' in body and "gpu-0" in body
+    body = client.get("/clusters/small/nodes/n-1/").content.decode()
+    assert "default/wants-ssd" in body and "NodeAffinity" in body and "default/too-big" in body
+    body = client.get("/clusters/small/nodes/gpu-0/").content.decode()
+    assert "TaintToleration" in body

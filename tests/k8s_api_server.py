@@ -1,0 +1,114 @@
+"""The Django app under daphne in a subprocess, for tests that drive its Kubernetes-compatible API with the
+official ``kubernetes`` client and kubectl. Clusters are created through the dashboard's REST API."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _http(method: str, url: str, body=None, timeout: float = 30.0):
+    data = json.dumps(body).encode() if body is not None else None
+    req = urllib.request.Request(url, data=data, method=method, headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=timeout) as resp:
+        text = resp.read().decode()
+        return resp.status, text
+
+
+class ApiServer:
+    """``daphne dashboard.asgi:application`` on a free port of 127.0.0.1, against ``database_url``.
+
+    ``watch_window`` and ``bookmark_seconds`` set the API's watch log size and bookmark period (small values
+    make 410 Gone and bookmarks quick to reach in tests).
+    """
+
+    def __init__(self, tmp_dir: Path, database_url: str, watch_window: int = 10000, bookmark_seconds: float = 60,
+                 migrate: bool = False):
+        self.tmp_dir = Path(tmp_dir)
+        self.log_path = self.tmp_dir / "daphne.log"
+        env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "DJANGO_SETTINGS_MODULE")}
+        env.update(DATABASE_URL=database_url, SCHEDSCOPE_AUTOSTART="0", DJANGO_SETTINGS_MODULE="dashboard.settings",
+                   SCHEDSCOPE_K8S_WATCH_WINDOW=str(watch_window), SCHEDSCOPE_K8S_BOOKMARK_SECONDS=str(bookmark_seconds),
+                   PYTHONUNBUFFERED="1")
+        if migrate:
+            subprocess.run([sys.executable, "manage.py", "migrate", "--noinput", "-v", "0"], cwd=ROOT, env=env,
+                           check=True)
+        self.env = env
+        self.log = None
+        self.port = 0
+        self.start()
+        self.url = f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> None:
+        """Start daphne (on the port it had before, after ``stop``)."""
+        if self.log is not None:
+            self.log.close()
+        self.log = open(self.log_path, "w")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "daphne", "-e", f"tcp:port={self.port}:interface=127.0.0.1", "-v", "1",
+             "dashboard.asgi:application"], cwd=ROOT, env=self.env, stdout=self.log, stderr=subprocess.STDOUT,
+            start_new_session=True)
+        end = time.monotonic() + 60
+        while True:
+            m = re.search(r"Listening on TCP address 127\.0\.0\.1:(\d+)", self.text())
+            if m:
+                self.port = int(m.group(1))
+                return
+            if self.proc.poll() is not None or time.monotonic() > end:
+                raise RuntimeError(f"daphne did not start:\n{self.text()}")
+            time.sleep(0.05)
+
+    def text(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def create_cluster(self, name: str, scenario: dict) -> Path:
+        """A simulated cluster loaded with ``scenario``; returns the path of its kubeconfig."""
+        _http("POST", f"{self.url}/api/clusters/", {"name": name, "kind": "simulated", "tie_break": "name"})
+        status, text = _http("POST", f"{self.url}/api/clusters/{name}/scenario/", {"scenario": scenario})
+        assert status == 201, text
+        return self.kubeconfig(name)
+
+    def kubeconfig(self, name: str) -> Path:
+        with urllib.request.urlopen(f"{self.url}/clusters/{name}/k8s/kubeconfig", timeout=30) as resp:
+            path = self.tmp_dir / f"{name}.kubeconfig"
+            path.write_bytes(resp.read())
+        return path
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait(10)
+        self.log.close()
+
+
+def node(name: str, cpu: str = "4", memory: str = "16Gi", zone: str = "a", labels=None, taints=None) -> dict:
+    alloc = {"cpu": cpu, "memory": memory, "pods": "110"}
+    return {"apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, "topology.kubernetes.io/zone": zone,
+                                                  **(labels or {})}},
+            "spec": {"taints": taints or []},
+            "status": {"capacity": alloc, "allocatable": alloc, "conditions": [{"type": "Ready", "status": "True"}],
+                       "nodeInfo": {"kubeletVersion": "v1.30.0"}}}
+
+
+def pod(name: str, cpu: str = "500m", memory: str = "256Mi", namespace: str = "default", labels=None,
+        scheduler: str | None = None, **spec) -> dict:
+    body = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": namespace,
+                                                             "labels": labels or {}},
+            "spec": {"containers": [{"name": "c", "image": "registry.k8s.io/pause:3.9",
+                                     "resources": {"requests": {"cpu": cpu, "memory": memory}}}], **spec}}
+    if scheduler:
+        body["spec"]["schedulerName"] = scheduler
+    return body
