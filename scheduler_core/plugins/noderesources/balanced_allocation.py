@@ -5,11 +5,8 @@ import math
 
 import numpy as np
 
-from ...framework.interface import PreScorePlugin, ScorePlugin
 from .. import names
-from .resource_allocation import ResourceAllocationScorer
-
-PRE_SCORE_KEY = "PreScore" + names.NODE_RESOURCES_BALANCED_ALLOCATION
+from .resource_allocation import ResourceAllocationScorer, ResourceAllocationScoring
 
 
 def balanced_score(requested, allocatable, _weights) -> int:
@@ -68,7 +65,7 @@ def balanced_score_batch(requested, allocatable, _weights):
     return ((1 - std) * 100).astype(np.int64)
 
 
-class BalancedAllocation(PreScorePlugin, ScorePlugin):
+class BalancedAllocation(ResourceAllocationScoring):
     name = names.NODE_RESOURCES_BALANCED_ALLOCATION
 
     def __init__(self, args: dict):
@@ -80,26 +77,3 @@ class BalancedAllocation(PreScorePlugin, ScorePlugin):
     @classmethod
     def new(cls, args, handle):
         return cls(args)
-
-    def pre_score(self, state, pod, node_infos):
-        state.write(PRE_SCORE_KEY, self.scorer.pod_requests(pod))
-        return None
-
-    def score(self, state, pod, node_info):
-        reqs = state.get(PRE_SCORE_KEY)
-        if reqs is None:
-            reqs = self.scorer.pod_requests(pod)
-        return self.scorer.score(pod, node_info, reqs), None
-
-    def score_batch(self, state, pod, table, rows):
-        """Score over NodeTable rows (int64 array), or None when the per-node path must decide."""
-        reqs = state.get(PRE_SCORE_KEY)
-        if reqs is None:
-            reqs = self.scorer.pod_requests(pod)
-        return self.scorer.score_batch(table, rows, reqs)
-
-    def score_extensions(self):
-        return None
-
-    def events_to_register(self):
-        return (("Pod", ("Delete",)), ("Node", ("Add", "Update")))

@@ -2,16 +2,20 @@
 from __future__ import annotations
 
 from ...config.field import aggregate, child, invalid, not_supported, required
-from ...framework.interface import FilterPlugin, PreFilterPlugin, PreScorePlugin, ScorePlugin
+from ...framework.interface import FilterPlugin, PreFilterPlugin
+from ...framework.node_table import EXACT_LIMIT
 from ...framework.profile import FrameworkError
 from ...framework.status import Code, Status
 from .. import names
-from ...framework.node_table import EXACT_LIMIT
-from .resource_allocation import ResourceAllocationScorer, is_extended_resource, is_scalar_resource
+from .resource_allocation import (
+    ResourceAllocationScorer,
+    ResourceAllocationScoring,
+    is_extended_resource,
+    is_scalar_resource,
+)
 from .strategies import least_allocated, most_allocated, requested_to_capacity_ratio
 
 PRE_FILTER_KEY = "PreFilter" + names.NODE_RESOURCES_FIT
-PRE_SCORE_KEY = "PreScore" + names.NODE_RESOURCES_FIT
 STRATEGIES = ("LeastAllocated", "MostAllocated", "RequestedToCapacityRatio")
 BASIC = ("cpu", "memory", "ephemeral-storage")
 
@@ -75,7 +79,7 @@ def default_fit_args(args) -> dict:
     return args
 
 
-class Fit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin):
+class Fit(PreFilterPlugin, FilterPlugin, ResourceAllocationScoring):
     name = names.NODE_RESOURCES_FIT
 
     def __init__(self, args: dict):
@@ -159,26 +163,3 @@ class Fit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin):
             if v > 0:
                 fail |= v > alloc[rows] - used[rows]
         return fail
-
-    def pre_score(self, state, pod, node_infos):
-        state.write(PRE_SCORE_KEY, self.scorer.pod_requests(pod))
-        return None
-
-    def score(self, state, pod, node_info):
-        reqs = state.get(PRE_SCORE_KEY)
-        if reqs is None:
-            reqs = self.scorer.pod_requests(pod)
-        return self.scorer.score(pod, node_info, reqs), None
-
-    def score_batch(self, state, pod, table, rows):
-        """Score over NodeTable rows (int64 array), or None when the per-node path must decide."""
-        reqs = state.get(PRE_SCORE_KEY)
-        if reqs is None:
-            reqs = self.scorer.pod_requests(pod)
-        return self.scorer.score_batch(table, rows, reqs)
-
-    def score_extensions(self):
-        return None
-
-    def events_to_register(self):
-        return (("Pod", ("Delete",)), ("Node", ("Add", "Update")))

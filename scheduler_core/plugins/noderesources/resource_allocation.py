@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...framework.interface import PreScorePlugin, ScorePlugin
 from ...framework.node_table import EXACT_LIMIT
 
 
@@ -95,3 +96,34 @@ class ResourceAllocationScorer:
         if not requested:
             return np.zeros(len(rows), np.int64) + self.scorer([], [], [])
         return self.batch(requested, allocatable, weights)
+
+
+class ResourceAllocationScoring(PreScorePlugin, ScorePlugin):
+    """PreScore/Score shared by NodeResourcesFit and BalancedAllocation: ``self.scorer`` does the arithmetic."""
+
+    scorer: ResourceAllocationScorer
+
+    @property
+    def pre_score_key(self) -> str:
+        return "PreScore" + self.name
+
+    def _pod_requests(self, state, pod):
+        reqs = state.get(self.pre_score_key)
+        return self.scorer.pod_requests(pod) if reqs is None else reqs
+
+    def pre_score(self, state, pod, node_infos):
+        state.write(self.pre_score_key, self.scorer.pod_requests(pod))
+        return None
+
+    def score(self, state, pod, node_info):
+        return self.scorer.score(pod, node_info, self._pod_requests(state, pod)), None
+
+    def score_batch(self, state, pod, table, rows):
+        """Score over NodeTable rows (int64 array), or None when the per-node path must decide."""
+        return self.scorer.score_batch(table, rows, self._pod_requests(state, pod))
+
+    def score_extensions(self):
+        return None
+
+    def events_to_register(self):
+        return (("Pod", ("Delete",)), ("Node", ("Add", "Update")))
