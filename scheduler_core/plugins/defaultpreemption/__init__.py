@@ -15,7 +15,11 @@ from __future__ import annotations
 
 from ...framework.gosort import sort_slice
 from ...framework.interface import PostFilterPlugin, PostFilterResult
-from ...framework.preemption import Evaluator, filter_pods_with_pdb_violation, more_important_pod
+from ...framework.preemption import (
+    Evaluator,
+    filter_pods_with_pdb_violation,
+    more_important_pod,
+)
 from ...framework.profile import FrameworkError
 from ...framework.status import Code, Status
 from .. import names

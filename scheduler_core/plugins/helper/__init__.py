@@ -41,3 +41,16 @@ def tdiv(a: int, b: int) -> int:
     """Go integer division (truncates toward zero)."""
     q = abs(a) // abs(b)
     return q if (a >= 0) == (b >= 0) else -q
+
+
+def find_untolerated_taint(taints, tolerations):
+    """helper.FindMatchingUntoleratedTaint for NoSchedule/NoExecute: the first such taint not tolerated, or None."""
+    for taint in taints:
+        if taint.effect != "NoSchedule" and taint.effect != "NoExecute":
+            continue
+        for t in tolerations:
+            if t.tolerates(taint):
+                break
+        else:
+            return taint
+    return None

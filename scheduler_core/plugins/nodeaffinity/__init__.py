@@ -3,8 +3,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...framework.node_table import node_selector_mask, node_selector_term_mask, requirement_mask
-from ...framework.interface import FilterPlugin, PreFilterPlugin, PreScorePlugin, ScoreExtensions, ScorePlugin
+from ...framework.interface import (
+    FilterPlugin,
+    PreFilterPlugin,
+    PreScorePlugin,
+    ScoreExtensions,
+    ScorePlugin,
+)
+from ...framework.node_table import (
+    node_selector_mask,
+    node_selector_term_mask,
+    requirement_mask,
+)
 from ...framework.profile import FrameworkError
 from ...framework.status import Code, Status
 from ...objects.errors import ParseError

@@ -7,8 +7,15 @@ from ...framework.interface import FilterPlugin, PreFilterPlugin
 from ...framework.status import Code, Status
 from .. import names
 from ..helper import csi_translation as csitrans
-from ..helper.volume import (claim_name_of, csi_attach_limit_key, node_volume_limits, pvc_class, pvc_not_found,
-                             spec, volume_is_for_pod)
+from ..helper.volume import (
+    claim_name_of,
+    csi_attach_limit_key,
+    node_volume_limits,
+    pvc_class,
+    pvc_not_found,
+    spec,
+    volume_is_for_pod,
+)
 
 ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED = "node(s) exceed max volume count"
 PRE_FILTER_KEY = "PreFilter" + names.NODE_VOLUME_LIMITS

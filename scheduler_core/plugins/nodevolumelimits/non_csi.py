@@ -14,7 +14,13 @@ from ...framework.interface import FilterPlugin, PreFilterPlugin
 from ...framework.status import Code, Status
 from .. import names
 from ..helper import csi_translation as csitrans
-from ..helper.volume import claim_name_of, node_volume_limits, pvc_not_found, spec, volume_is_for_pod
+from ..helper.volume import (
+    claim_name_of,
+    node_volume_limits,
+    pvc_not_found,
+    spec,
+    volume_is_for_pod,
+)
 from .csi import ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED, is_csi_migration_on
 
 KUBE_MAX_PD_VOLS = "KUBE_MAX_PD_VOLS"

@@ -5,6 +5,7 @@ from __future__ import annotations
 from ...objects.errors import ParseError
 from ...objects.pod import TopologySpreadConstraint
 from ...objects.selectors import LabelSelector
+from ..helper import find_untolerated_taint
 
 HOSTNAME = "kubernetes.io/hostname"
 ZONE = "topology.kubernetes.io/zone"
@@ -197,15 +198,7 @@ def required_affinity_matcher(pod):
 
 def has_untolerated_taint(node, tolerations) -> bool:
     """An untolerated NoSchedule / NoExecute taint on the node (nodeTaintsPolicy: Honor)."""
-    for taint in node.taints:
-        if taint.effect != "NoSchedule" and taint.effect != "NoExecute":
-            continue
-        for t in tolerations:
-            if t.tolerates(taint):
-                break
-        else:
-            return True
-    return False
+    return find_untolerated_taint(node.taints, tolerations) is not None
 
 
 class InclusionCheck:

@@ -1,10 +1,19 @@
 """TaintToleration: NoSchedule/NoExecute taints filter, PreferNoSchedule taints score."""
 import numpy as np
 
-from ...framework.interface import FilterPlugin, PreScorePlugin, ScoreExtensions, ScorePlugin
+from ...framework.interface import (
+    FilterPlugin,
+    PreScorePlugin,
+    ScoreExtensions,
+    ScorePlugin,
+)
 from ...framework.status import Code, Status
 from .. import names
-from ..helper import default_normalize_score, default_normalize_score_array
+from ..helper import (
+    default_normalize_score,
+    default_normalize_score_array,
+    find_untolerated_taint,
+)
 
 PRE_SCORE_KEY = "PreScore" + names.TAINT_TOLERATION
 
@@ -13,16 +22,10 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin, ScoreExtensions
     name = names.TAINT_TOLERATION
 
     def filter(self, state, pod, node_info):
-        tolerations = pod.tolerations
-        for taint in node_info.node.taints:
-            if taint.effect != "NoSchedule" and taint.effect != "NoExecute":
-                continue
-            for t in tolerations:
-                if t.tolerates(taint):
-                    break
-            else:
-                return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
-                              f"node(s) had untolerated taint {{{taint.key}: {taint.value}}}")
+        taint = find_untolerated_taint(node_info.node.taints, pod.tolerations)
+        if taint is not None:
+            return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+                          f"node(s) had untolerated taint {{{taint.key}: {taint.value}}}")
         return None
 
     def filter_batch(self, state, pod, table, rows):

@@ -8,8 +8,14 @@ always returns Skip and Score is never run (it would score 0).
 """
 from __future__ import annotations
 
-from ...framework.interface import FilterPlugin, PreBindPlugin, PreFilterPlugin, PreScorePlugin, ReservePlugin, \
-    ScorePlugin
+from ...framework.interface import (
+    FilterPlugin,
+    PreBindPlugin,
+    PreFilterPlugin,
+    PreScorePlugin,
+    ReservePlugin,
+    ScorePlugin,
+)
 from ...framework.status import Code, Status
 from .. import names
 from ..helper.volume import claim_name_of, pvc_not_found, spec, volume_is_for_pod

@@ -14,12 +14,33 @@ from ...objects.errors import ParseError
 from ...objects.quantity import QuantityError, value
 from ...objects.selectors import LabelSelector
 from ..helper import csi_translation as csitrans
-from ..helper.volume import (ANN_SELECTED_NODE, LABEL_HOSTNAME, NOT_SUPPORTED_PROVISIONER, NodeAffinityCache,
-                             access_modes_satisfied, annotations, bind_volume_to_claim, claim_name_of,
-                             claim_selector, is_delay_binding_mode, is_pvc_fully_bound,
-                             is_volume_bound_to_claim, local_pv_node_names, match_topology_selector_terms, meta,
-                             migrated_plugins, pv_capacity, pv_class, pvc_class, requested_storage,
-                             resource_version, spec, volume_is_for_pod, volume_mode_mismatch, with_annotation)
+from ..helper.volume import (
+    ANN_SELECTED_NODE,
+    LABEL_HOSTNAME,
+    NOT_SUPPORTED_PROVISIONER,
+    NodeAffinityCache,
+    access_modes_satisfied,
+    annotations,
+    bind_volume_to_claim,
+    claim_name_of,
+    claim_selector,
+    is_delay_binding_mode,
+    is_pvc_fully_bound,
+    is_volume_bound_to_claim,
+    local_pv_node_names,
+    match_topology_selector_terms,
+    meta,
+    migrated_plugins,
+    pv_capacity,
+    pv_class,
+    pvc_class,
+    requested_storage,
+    resource_version,
+    spec,
+    volume_is_for_pod,
+    volume_mode_mismatch,
+    with_annotation,
+)
 from .assume_cache import AssumeCache, PVAssumeCache
 
 ERR_REASON_BIND_CONFLICT = "node(s) didn't find available persistent volumes to bind"

@@ -4,7 +4,13 @@ from __future__ import annotations
 from ...framework.interface import FilterPlugin, PreFilterPlugin
 from ...framework.status import Code, Status
 from .. import names
-from ..helper.volume import WAIT_FOR_FIRST_CONSUMER, not_found, pvc_class, pvc_not_found, spec
+from ..helper.volume import (
+    WAIT_FOR_FIRST_CONSUMER,
+    not_found,
+    pvc_class,
+    pvc_not_found,
+    spec,
+)
 
 PRE_FILTER_KEY = "PreFilter" + names.VOLUME_ZONE
 ERR_REASON_CONFLICT = "node(s) had no available volume zone"
