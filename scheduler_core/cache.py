@@ -106,18 +106,8 @@ class _PodState:
 
 def _copy_into(dst: NodeInfo, src: NodeInfo) -> None:
     """NodeInfo.Snapshot() written into an existing object (the snapshot keeps its pointers)."""
-    dst.node = src.node
-    dst.name = src.name
-    dst.pods = list(src.pods)
-    dst.pods_with_affinity = list(src.pods_with_affinity)
-    dst.pods_with_required_anti_affinity = list(src.pods_with_required_anti_affinity)
-    dst.requested = dict(src.requested)
-    dst.nonzero_cpu = src.nonzero_cpu
-    dst.nonzero_memory = src.nonzero_memory
-    dst.used_ports = dict(src.used_ports)
+    dst.copy_from(src)
     dst.image_states = {name: (s.size, len(s.nodes)) for name, s in src.image_states.items()}
-    dst.pvc_ref_counts = dict(src.pvc_ref_counts)
-    dst.generation = src.generation
     dst.mark_changed()
 
 

@@ -91,20 +91,24 @@ class NodeInfo:
         if self.dirty is not None:
             self.dirty.add(self.index)
 
+    def copy_from(self, src: "NodeInfo") -> None:
+        """Take src's node, pods and aggregates (lists and dicts copied, not shared); image states are shared."""
+        self.node = src.node
+        self.name = src.name
+        self.pods = list(src.pods)
+        self.pods_with_affinity = list(src.pods_with_affinity)
+        self.pods_with_required_anti_affinity = list(src.pods_with_required_anti_affinity)
+        self.requested = dict(src.requested)
+        self.nonzero_cpu = src.nonzero_cpu
+        self.nonzero_memory = src.nonzero_memory
+        self.used_ports = dict(src.used_ports)
+        self.image_states = src.image_states
+        self.pvc_ref_counts = dict(src.pvc_ref_counts)
+        self.generation = src.generation
+
     def clone(self) -> "NodeInfo":
         c = NodeInfo.__new__(NodeInfo)
-        c.node = self.node
-        c.name = self.name
-        c.pods = list(self.pods)
-        c.pods_with_affinity = list(self.pods_with_affinity)
-        c.pods_with_required_anti_affinity = list(self.pods_with_required_anti_affinity)
-        c.requested = dict(self.requested)
-        c.nonzero_cpu = self.nonzero_cpu
-        c.nonzero_memory = self.nonzero_memory
-        c.used_ports = dict(self.used_ports)
-        c.image_states = self.image_states
-        c.pvc_ref_counts = dict(self.pvc_ref_counts)
-        c.generation = self.generation
+        c.copy_from(self)
         c.index = self.index
         c.dirty = None
         return c
