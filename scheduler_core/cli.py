@@ -79,7 +79,7 @@ def cmd_simulate(args) -> int:
     config_doc = _read_config(args.config) if args.config else None
     sim = Simulation(scenario, config_doc=config_doc, tie_break=args.tie_break, seed=args.seed,
                      registry=registry_from_args(args))
-    explaining = args.explain and args.format == "text"
+    explaining = args.explain and args.format != "golden"
     traces, suggestions = [], {}
     for tr in sim.run():
         traces.append(tr)
@@ -91,7 +91,13 @@ def cmd_simulate(args) -> int:
         json.dump(golden_document(sim, traces), sys.stdout, indent=1, sort_keys=True)
         sys.stdout.write("\n")
     elif args.format == "json":
-        json.dump([t.to_dict() for t in traces], sys.stdout, indent=1, sort_keys=True)
+        records = []
+        for t in traces:
+            rec = t.to_dict()
+            if id(t) in suggestions:
+                rec["suggestions"] = [sg.to_dict() for sg in suggestions[id(t)]]
+            records.append(rec)
+        json.dump(records, sys.stdout, indent=1, sort_keys=True)
         sys.stdout.write("\n")
     else:
         format_text(traces, sys.stdout, suggestions)
@@ -109,7 +115,7 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--seed", type=int)
     sim.add_argument("--format", choices=("text", "json", "golden"), default="text")
     sim.add_argument("--explain", action="store_true",
-                     help="text format: under each unschedulable pod, verified changes that would fit it")
+                     help="text and json formats: for each unschedulable pod, verified changes that would fit it")
     add_plugin_options(sim)
     sim.set_defaults(func=cmd_simulate)
     try:
