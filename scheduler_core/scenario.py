@@ -61,6 +61,23 @@ def _obj_label(obj) -> str:
     return f" ({ns}/{name})" if ns else f" ({name})"
 
 
+def _with_class_priority(raw, priority_classes):
+    """Admission's Priority plugin: a pod without spec.priority gets its PriorityClass's value (or the global
+    default's) and, unless set, its preemptionPolicy. Pods are returned unchanged otherwise."""
+    spec = raw.get("spec") if isinstance(raw, dict) else None
+    if not isinstance(spec, dict) or "priority" in spec or not priority_classes:
+        return raw
+    wanted = spec.get("priorityClassName")
+    for pc in priority_classes:
+        meta = pc.get("metadata") or {}
+        if (wanted and meta.get("name") == wanted) or (not wanted and pc.get("globalDefault")):
+            spec = dict(spec, priority=int(pc.get("value", 0)))
+            if "preemptionPolicy" not in spec and pc.get("preemptionPolicy"):
+                spec["preemptionPolicy"] = pc["preemptionPolicy"]
+            return dict(raw, spec=spec)
+    return raw
+
+
 class Scenario:
     """Parsed scenario: Node and Pod objects plus the other objects as raw dicts, and optional config."""
 
@@ -82,6 +99,7 @@ def scenario_from_data(data, label: str = "scenario", name: str | None = None) -
         raise ScenarioError(f"{label}: expected an object with nodes/pods, or a List")
     arrays = {k: [] for k in ARRAYS}
     where = {}
+    priority_classes = list(data.get("priorityclasses") or []) if isinstance(data.get("priorityclasses"), list) else []
     if data.get("kind") == "List" or ("items" in data and "nodes" not in data):
         items = data.get("items")
         if not isinstance(items, list):
@@ -90,6 +108,9 @@ def scenario_from_data(data, label: str = "scenario", name: str | None = None) -
             if not isinstance(obj, dict):
                 raise ScenarioError(f"{label}: items[{i}]: expected an object")
             kind = obj.get("kind")
+            if kind == "PriorityClass":
+                priority_classes.append(obj)
+                continue
             if kind == "Pod":
                 spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
                 arr = "pods" if spec.get("nodeName") else "pending"
@@ -111,6 +132,9 @@ def scenario_from_data(data, label: str = "scenario", name: str | None = None) -
             arrays[k] = v
         scen_name = name or data.get("name") or "scenario"
         config = data.get("config")
+
+    for arr in ("pods", "pending"):
+        arrays[arr] = [_with_class_priority(raw, priority_classes) for raw in arrays[arr]]
 
     def parse(arr, cls):
         out = []
