@@ -76,10 +76,11 @@ class CycleTrace:
 
     def _materialize_scores(self):
         names, per_plugin, totals = self._score_arrays
-        self._score_arrays = None
         self._scores = {plugin: (weight, dict(zip(names, zip(_ints(raw), _ints(normalized)))))
                         for plugin, (weight, raw, normalized) in per_plugin.items()}
         self._totals = dict(zip(names, _ints(totals)))
+        # Cleared last: a reader on another thread (the recorder) that finds no arrays finds the dicts.
+        self._score_arrays = None
 
     @property
     def scores(self) -> dict:
@@ -132,13 +133,9 @@ class CycleTrace:
                 out[st.plugin] = out.get(st.plugin, 0) + 1
         return out
 
-    def to_golden(self) -> dict:
-        """The decision in the schema of ../shared/golden expected files."""
-        pod = self.pod
-        d = {"pod": pod.key, "priority": pod.priority}
-        if self.profile != "default-scheduler" or getattr(self, "_multi_profile", False):
-            d["profile"] = self.profile
-        d["prefilter"] = {
+    def prefilter_dict(self) -> dict:
+        """The PreFilter phase: per-plugin results, the framework status, the result and skipped plugins."""
+        return {
             "plugins": {name: {"code": str(Code.SUCCESS if st is None else st.code),
                                "reasons": [] if st is None else list(st.reasons),
                                "skip": st is not None and st.code == Code.SKIP,
@@ -148,6 +145,14 @@ class CycleTrace:
             "result_node_names": sorted(self.prefilter_result) if self.prefilter_result is not None else None,
             "skip_filter_plugins": sorted(self.skip_filter_plugins),
         }
+
+    def to_golden(self) -> dict:
+        """The decision in the schema of ../shared/golden expected files."""
+        pod = self.pod
+        d = {"pod": pod.key, "priority": pod.priority}
+        if self.profile != "default-scheduler" or getattr(self, "_multi_profile", False):
+            d["profile"] = self.profile
+        d["prefilter"] = self.prefilter_dict()
         d["filter"] = {node: {pl: _status_dict(st) for pl, st in plugins.items()}
                        for node, plugins in self.filter.items()}
         nodes = list(self.filter) + [n for n in self.evaluated_nodes if n not in self.filter]
@@ -180,12 +185,16 @@ class CycleTrace:
             d["error"] = self.error
         return d
 
+    def durations_ms(self) -> dict:
+        """The durations in milliseconds, rounded to 4 decimals."""
+        return {k: round(v * 1000, 4) for k, v in self.durations.items()}
+
     def to_dict(self) -> dict:
         """A full JSON-able record (golden fields plus timing, cycle and extender data)."""
         d = self.to_golden()
         d.update({"uid": self.pod.uid, "profile": self.profile, "cycle": self.cycle, "attempt": self.attempt,
                   "started_at": self.started_at, "num_all_nodes": self.num_all_nodes, "result": self.result,
-                  "durations_ms": {k: round(v * 1000, 4) for k, v in self.durations.items()},
+                  "durations_ms": self.durations_ms(),
                   "evaluated_nodes": list(self.evaluated_nodes),
                   "extender_filter": self.extender_filter, "extender_scores": self.extender_scores,
                   "search": {"num_nodes": self.num_nodes, "num_to_find": self.num_to_find,

@@ -20,6 +20,7 @@ import threading
 import time
 from collections import deque
 from datetime import datetime, timezone
+from itertools import islice
 
 from django.db import connection, transaction
 from django.db.utils import DatabaseError, IntegrityError, InterfaceError
@@ -28,7 +29,7 @@ from scheduler_core.trace import TraceSink
 
 from ..models import Cluster, Pod, QueueSnapshot, SchedulingCycle, SchedulingEvent
 from . import metrics
-from .tracecodec import cycle_fields
+from .tracecodec import cycle_fields, trace_fields
 
 log = logging.getLogger("dashboard.recorder")
 
@@ -39,6 +40,27 @@ BOUNDED = (CYCLE, EVENT)
 def _first_line(err) -> str:
     text = str(err).strip()
     return text.splitlines()[0] if text else type(err).__name__
+
+
+class _Emitted:
+    """A queued CycleTrace with its seq; after it is encoded, ``summary`` is the part of its record that
+    ``on_commit`` receives (seq, pod, result, bound_node, error, message, attempt, durations_ms)."""
+
+    __slots__ = ("seq", "trace", "summary")
+
+    def __init__(self, seq: int, trace):
+        self.seq = seq
+        self.trace = trace
+        self.summary = None
+
+    def encode(self) -> dict:
+        """The cycle row's field values (tracecodec.trace_fields); sets ``summary``."""
+        tr = self.trace
+        row = trace_fields(tr)
+        self.summary = {"seq": self.seq, "pod": tr.pod.key, "result": row["result"], "bound_node": tr.chosen,
+                        "error": tr.error, "message": tr.message, "attempt": row["attempt"],
+                        "durations_ms": row["durations"]}
+        return row
 
 
 class Deposed(Exception):
@@ -87,22 +109,38 @@ class Recorder(TraceSink):
 
     # -- producer side (the scheduling thread) ------------------------------------------------------
     def emit(self, trace) -> None:
-        """TraceSink: queue the cycle; never blocks on the database."""
-        self.record_cycle(trace.to_dict())
+        """TraceSink: queue the CycleTrace itself (the writer thread encodes it); never blocks on the
+        database. The trace must not change after it is emitted (the scheduling loop emits it last)."""
+        with self._lock:
+            seq = self._claim_seq()
+            if seq is None:
+                return
+            self._append(CYCLE, _Emitted(seq, trace))
+        if self.observe:
+            metrics.observe_cycle(self.cluster_name, {
+                "profile": trace.profile, "result": trace.result, "durations_ms": trace.durations_ms(),
+                "filter": dict(islice(trace.filter.items(), 1))})
 
     def record_cycle(self, rec: dict) -> int | None:
         """Queue one CycleTrace.to_dict() record; returns its seq, or None if it overflowed."""
         with self._lock:
-            if self._bounded >= self.max_buffer:
-                self.overflow += 1
-                metrics.RECORDER_OVERFLOW.labels(self.cluster_name).inc()
+            seq = self._claim_seq()
+            if seq is None:
                 return None
-            seq = self.next_seq
-            self.next_seq += 1
             rec["seq"] = seq
             self._append(CYCLE, rec)
         if self.observe:
             metrics.observe_cycle(self.cluster_name, rec)
+        return seq
+
+    def _claim_seq(self) -> int | None:
+        """The next cycle's seq, or None (counted as overflow) when the buffer is full. Holds the lock."""
+        if self._bounded >= self.max_buffer:
+            self.overflow += 1
+            metrics.RECORDER_OVERFLOW.labels(self.cluster_name).inc()
+            return None
+        seq = self.next_seq
+        self.next_seq += 1
         return seq
 
     def record_event(self, reason: str, message: str, pod=None, node: str = "", type_: str = "Normal",
@@ -241,7 +279,7 @@ class Recorder(TraceSink):
                 metrics.RECORDER_LAG.labels(self.cluster_name).set(self.lag())
                 if self.on_commit is not None and batch:
                     try:
-                        self.on_commit([(k, p) for k, p, _t in batch])
+                        self.on_commit([(k, p.summary if isinstance(p, _Emitted) else p) for k, p, _t in batch])
                     except Exception:  # a broadcast problem must never stop the recorder
                         log.exception("recorder %s: on_commit failed", self.cluster_name)
                 batch, states = [], {}
@@ -276,7 +314,10 @@ class Recorder(TraceSink):
 
             for kind, payload, _t in batch:
                 if kind == CYCLE:
-                    cycles.append(dict(cycle_fields(payload), cluster_id=cid, seq=payload["seq"]))
+                    if isinstance(payload, _Emitted):
+                        cycles.append(dict(payload.encode(), cluster_id=cid, seq=payload.seq))
+                    else:
+                        cycles.append(dict(cycle_fields(payload), cluster_id=cid, seq=payload["seq"]))
                 elif kind == EVENT:
                     events.append(SchedulingEvent(cluster_id=cid, **payload))
                 elif kind == SNAPSHOT:

@@ -1,0 +1,111 @@
+"""tracecodec.trace_fields (what Recorder.emit stores, straight from the CycleTrace) gives exactly what
+cycle_fields(trace.to_dict()) gives: on every golden scenario's traces (core and config, trace mode and
+kube mode) and through the scheduling loop on the loop scenarios, with the score arrays and lazy rejected
+statuses still unbuilt and after to_dict() built them; and what the recorder hands to on_commit."""
+from __future__ import annotations
+
+import glob
+import json
+import os
+
+import pytest
+
+from dashboard.models import Cluster
+from dashboard.services.broadcast import cycle_summary
+from dashboard.services.recorder import Recorder
+from dashboard.services.tracecodec import cycle_fields, trace_fields
+from scheduler_core.lazy import LazyDict
+from scheduler_core.run import LoopRun
+from scheduler_core.scenario import load_scenario, scenario_from_data
+from scheduler_core.simulate import Simulation
+from scheduler_core.trace import CallbackSink
+
+from .conftest import small_scenario
+
+ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
+GOLDEN = sorted(glob.glob(os.path.join(ROOT, "tests", "golden", "core", "*.scenario.json")) +
+                glob.glob(os.path.join(ROOT, "tests", "golden", "config", "*.scenario.json")))
+LOOP = sorted(glob.glob(os.path.join(ROOT, "tests", "golden", "loop", "*.scenario.json")))
+
+
+def _name(path):
+    return os.path.basename(path).split(".")[0]
+
+
+def stored(fields: dict) -> str:
+    """The row as the recorder stores it (JSON columns as text, key order kept)."""
+    return json.dumps(fields, default=str)
+
+
+def check(traces, at_emit=None):
+    """trace_fields before and after to_dict() equals cycle_fields(to_dict()), byte for byte."""
+    assert traces
+    for i, tr in enumerate(traces):
+        new = trace_fields(tr)
+        if at_emit is not None:
+            assert stored(new) == at_emit[i], "the trace changed after it was emitted"
+        old = cycle_fields(tr.to_dict())
+        assert new == old
+        assert stored(new) == stored(old)
+        assert stored(trace_fields(tr)) == stored(old)  # from the dicts to_dict() built
+
+
+@pytest.mark.parametrize("trace_mode", [True, False], ids=["trace", "kube"])
+@pytest.mark.parametrize("path", GOLDEN, ids=_name)
+def test_golden_scenarios(path, trace_mode):
+    try:
+        sim = Simulation(load_scenario(path), tie_break="name", trace_all_filters=trace_mode)
+    except Exception:  # a config the golden file expects to be rejected
+        pytest.skip("configuration rejected")
+    check(list(sim.run()))
+
+
+@pytest.mark.parametrize("path", LOOP, ids=_name)
+def test_loop_scenarios(path):
+    """Encoded when emitted and again after the run: the loop does not change a trace after emitting it."""
+    traces, at_emit = [], []
+
+    def keep(tr):
+        traces.append(tr)
+        at_emit.append(stored(trace_fields(tr)))
+
+    LoopRun(load_scenario(path), tie_break="name", trace_sink=CallbackSink(keep)).run()
+    check(traces, at_emit)
+
+
+def test_lazy_parts_are_not_built():
+    """Encoding neither builds nor stores the lazy rejected statuses and visited nodes, nor turns the score
+    arrays into dicts."""
+    unbuilt = []
+    for path in GOLDEN:
+        try:
+            sim = Simulation(load_scenario(path), tie_break="name", trace_all_filters=False)
+        except Exception:
+            continue
+        for tr in sim.run():
+            if isinstance(tr.node_statuses, LazyDict) and tr.node_statuses._data is None:
+                unbuilt.append(tr)
+    assert unbuilt
+    assert any(tr._score_arrays is not None for tr in unbuilt)
+    for tr in unbuilt:
+        arrays = tr._score_arrays
+        fields = trace_fields(tr)
+        assert tr.node_statuses._data is None and tr.evaluated_nodes._data is None
+        assert tr._score_arrays is arrays
+        assert fields["failing_plugins"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_emitted_traces_reach_on_commit_as_their_summary():
+    """A broadcaster's cycle_summary of an emitted trace is what it was for the to_dict() record."""
+    committed = []
+    rec = Recorder(Cluster.objects.create(name="codec"), batch_size=4, flush_interval=0.05,
+                   on_commit=committed.extend)
+    trs = list(Simulation(scenario_from_data(small_scenario(3)), tie_break="name").run())
+    for tr in trs:
+        rec.emit(tr)
+    assert rec.flush(20)
+    rec.close()
+    assert [k for k, _p in committed] == ["cycle"] * len(trs)
+    assert [cycle_summary(p) for _k, p in committed] == \
+        [cycle_summary(dict(tr.to_dict(), seq=i)) for i, tr in enumerate(trs, 1)]
