@@ -22,10 +22,11 @@ migrate: install
 	$(PY) manage.py migrate --noinput
 
 demo: migrate
+	$(PY) manage.py ensureadmin
 	$(PY) manage.py demo
 
 run: demo
-	@echo "Schedscope on http://$(HOST):$(PORT)/  (Ctrl-C stops)"
+	@echo "Schedscope on http://$(HOST):$(PORT)/  (sign in as admin, password above on first run; Ctrl-C stops)"
 	$(VENV)/bin/daphne -b $(HOST) -p $(PORT) dashboard.asgi:application
 
 test: install

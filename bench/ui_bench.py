@@ -148,6 +148,7 @@ def main() -> int:
     django.setup()
     from django.core.management import call_command
     from django.db import connection
+    from django.contrib.auth.models import User
     from django.test import Client
 
     from dashboard.models import Cluster
@@ -159,7 +160,8 @@ def main() -> int:
     with connection.cursor() as cur:
         cur.execute("ANALYZE")
     seeded = time.perf_counter() - t0
-    c = Client()
+    c = Client()  # every page and API call needs a signed-in user
+    c.force_login(User.objects.filter(username="uibench").first() or User.objects.create_user("uibench"))
     s, ok_seq = args.pods + 1, args.pods + 2
     n = args.nodes
     urls = {

@@ -7,6 +7,7 @@ from django.core.asgi import get_asgi_application  # noqa: E402
 
 django_app = get_asgi_application()
 
+from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 from django.conf import settings  # noqa: E402
@@ -19,6 +20,6 @@ from .services.embedded import autostart  # noqa: E402
 
 application = ProtocolTypeRouter({
     "http": BodySizeLimit(ASGIStaticFilesHandler(django_app), settings.SCHEDSCOPE["MAX_BODY_BYTES"]),
-    "websocket": AllowedHostsOriginValidator(URLRouter(websocket_urlpatterns)),
+    "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
 })
 autostart()

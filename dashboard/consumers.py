@@ -11,9 +11,14 @@ from .services import broadcast, queries
 
 
 class ClusterConsumer(AsyncJsonWebsocketConsumer):
-    """ws/clusters/<name>/: a ``hello`` with the current queue counts, then ``update`` messages."""
+    """ws/clusters/<name>/: a ``hello`` with the current queue counts, then ``update`` messages.
+    Signed-in users only (the session cookie, read by AuthMiddlewareStack); others are refused (4401)."""
 
     async def connect(self):
+        user = self.scope.get("user")
+        if user is None or not user.is_authenticated:
+            await self.close(code=4401)
+            return
         broadcast.attach_loop(asyncio.get_running_loop())
         name = self.scope["url_route"]["kwargs"]["name"]
         cluster = await database_sync_to_async(Cluster.objects.filter(name=name).first)()

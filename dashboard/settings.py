@@ -3,10 +3,13 @@
 DATABASE_URL  default: a SQLite file beside the project (the embedded default)
 REDIS_URL     set: Channels' Redis layer, Celery broker, scheduler loop in Celery workers;
               unset: in-memory channel layer and an in-process scheduler thread
-SECRET_KEY, ALLOWED_HOSTS (comma separated), DEBUG (1/0)
+SECRET_KEY    default: a random key generated once into schedscope.secret beside the project (never a fixed one)
+ALLOWED_HOSTS (comma separated), DEBUG (1/0)
+HTTPS=1       behind TLS: secure cookies, HSTS, redirect to https (each also settable, see README)
 """
 from pathlib import Path
 import os
+import secrets
 
 import dj_database_url
 
@@ -18,8 +21,26 @@ def _env_bool(name: str, default: bool) -> bool:
     return default if val is None else val.strip().lower() in ("1", "true", "yes", "on")
 
 
+def _secret_key() -> str:
+    """SECRET_KEY from the environment, else a random one created once (mode 0600) beside the project."""
+    if os.environ.get("SECRET_KEY"):
+        return os.environ["SECRET_KEY"]
+    path = BASE_DIR / "schedscope.secret"
+    if not path.exists():  # written aside and linked into place: concurrent first starts agree on one key
+        tmp = path.with_name(f".schedscope.secret.{os.getpid()}")
+        with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as f:
+            f.write(secrets.token_urlsafe(50))
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            pass
+        finally:
+            os.unlink(tmp)
+    return path.read_text().strip()
+
+
 DEBUG = _env_bool("DEBUG", False)
-SECRET_KEY = os.environ.get("SECRET_KEY") or "schedscope-insecure-development-key-change-me-0123456789abcdef"
+SECRET_KEY = _secret_key()
 ALLOWED_HOSTS = [h.strip() for h in os.environ.get("ALLOWED_HOSTS", "127.0.0.1,localhost,[::1]").split(",")
                  if h.strip()]
 CSRF_TRUSTED_ORIGINS = [o.strip() for o in os.environ.get("CSRF_TRUSTED_ORIGINS", "").split(",") if o.strip()]
@@ -33,6 +54,7 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "rest_framework",
+    "rest_framework.authtoken",
     "drf_spectacular",
     "channels",
     "dashboard.apps.DashboardConfig",
@@ -45,9 +67,26 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "dashboard.access.LoginRequiredMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
+
+# Every page needs a signed-in user (dashboard.access: the API and the simulated clusters' Kubernetes API
+# authenticate themselves). Roles: any user reads, the "editor" group edits, staff/superusers administer.
+LOGIN_URL = "profiles:login"
+LOGIN_REDIRECT_URL = "index"
+
+# Production behind TLS (HTTPS=1 turns all of these on; `manage.py check --deploy` is then clean).
+HTTPS = _env_bool("HTTPS", False) and not DEBUG
+SECURE_SSL_REDIRECT = _env_bool("SECURE_SSL_REDIRECT", HTTPS)
+SESSION_COOKIE_SECURE = _env_bool("SESSION_COOKIE_SECURE", HTTPS)
+CSRF_COOKIE_SECURE = _env_bool("CSRF_COOKIE_SECURE", HTTPS)
+SECURE_HSTS_SECONDS = int(os.environ.get("SECURE_HSTS_SECONDS", 31536000 if HTTPS else 0))
+SECURE_HSTS_INCLUDE_SUBDOMAINS = _env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", HTTPS)
+SECURE_HSTS_PRELOAD = _env_bool("SECURE_HSTS_PRELOAD", HTTPS)
+if _env_bool("SECURE_PROXY_SSL_HEADER", False):  # a TLS-terminating proxy sets X-Forwarded-Proto
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 
 ROOT_URLCONF = "dashboard.urls"
 ASGI_APPLICATION = "dashboard.asgi.application"
@@ -61,6 +100,7 @@ TEMPLATES = [{
         "django.template.context_processors.request",
         "django.contrib.auth.context_processors.auth",
         "django.contrib.messages.context_processors.messages",
+        "dashboard.access.role_context",
     ]},
 }]
 
@@ -122,13 +162,16 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_PAGINATION_CLASS": "dashboard.api.pagination.Pagination",
     "PAGE_SIZE": 50,
-    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.AllowAny"],
+    "DEFAULT_AUTHENTICATION_CLASSES": ["rest_framework.authentication.SessionAuthentication",
+                                       "rest_framework.authentication.TokenAuthentication"],
+    "DEFAULT_PERMISSION_CLASSES": ["dashboard.api.permissions.RolePermission"],
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Schedscope API",
     "DESCRIPTION": "Clusters, nodes, pods with queue state, recorded scheduling cycles and events.",
     "VERSION": "0.1.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
 }
 
 LANGUAGE_CODE = "en-us"

@@ -4,11 +4,14 @@ from __future__ import annotations
 from django.db.models import Count
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.contrib.auth.decorators import login_not_required
 from django.urls import reverse
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 from prometheus_client import generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
+from .access import editor_required
 from .models import Cluster, Node, Pod, SchedulingEvent
 from .services import clusters as svc
 from .services import metrics, podview, queries
@@ -36,6 +39,7 @@ def overview(request, name):
 
 
 @require_POST
+@editor_required
 def control(request, name, op):
     cluster = get_object_or_404(Cluster, name=name)
     states = {"start": Cluster.RUNNING, "pause": Cluster.PAUSED, "stop": Cluster.STOPPED}
@@ -45,7 +49,10 @@ def control(request, name, op):
         svc.step(cluster, 1)
     else:
         raise Http404(op)
-    return redirect(request.POST.get("next") or reverse("overview", args=[name]))
+    nxt = request.POST.get("next", "")
+    if not url_has_allowed_host_and_scheme(nxt, {request.get_host()}, request.is_secure()):
+        nxt = reverse("overview", args=[name])
+    return redirect(nxt)
 
 
 AGES = [("60", "1 min"), ("600", "10 min"), ("3600", "1 h"), ("86400", "1 day")]
@@ -124,8 +131,10 @@ def events(request, name):
     return render(request, "dashboard/events.html", ctx)
 
 
+@login_not_required
 def metrics_view(request):
-    """Prometheus text format: kube-scheduler's metrics of this process, plus pending pods from the database."""
+    """Prometheus text format: kube-scheduler's metrics of this process, plus pending pods from the database.
+    Left open to scrapers (no sign-in): it has counts and cluster names only; block it at the proxy if needed."""
     for cluster in Cluster.objects.all():
         counts = {r["queue"]: r["n"] for r in Pod.objects.filter(cluster=cluster, node_name="")
                   .values("queue").annotate(n=Count("id"))}

@@ -9,15 +9,28 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _http(method: str, url: str, body=None, timeout: float = 30.0):
+ADMIN_TOKEN = """
+from django.contrib.auth.models import User
+from rest_framework.authtoken.models import Token
+user = (User.objects.filter(username="api-test-admin").first()
+        or User.objects.create_superuser("api-test-admin", "", None))
+print(Token.objects.get_or_create(user=user)[0].key)
+"""
+
+
+def _http(method: str, url: str, body=None, timeout: float = 30.0, token: str = ""):
     data = json.dumps(body).encode() if body is not None else None
-    req = urllib.request.Request(url, data=data, method=method, headers={"Content-Type": "application/json"})
+    headers = {"Content-Type": "application/json"}
+    if token:
+        headers["Authorization"] = f"Token {token}"
+    req = urllib.request.Request(url, data=data, method=method, headers=headers)
     with urllib.request.urlopen(req, timeout=timeout) as resp:
         text = resp.read().decode()
         return resp.status, text
@@ -42,6 +55,7 @@ class ApiServer:
             subprocess.run([sys.executable, "manage.py", "migrate", "--noinput", "-v", "0"], cwd=ROOT, env=env,
                            check=True)
         self.env = env
+        self.token = ""
         self.log = None
         self.port = 0
         self.start()
@@ -69,15 +83,33 @@ class ApiServer:
     def text(self) -> str:
         return self.log_path.read_text(errors="replace")
 
+    def _admin_token(self) -> str:
+        """An admin's API token (the dashboard's REST API and pages need a signed-in user); made again when
+        the tests' database was flushed since."""
+        if self.token:
+            try:
+                _http("GET", f"{self.url}/api/", token=self.token)
+                return self.token
+            except urllib.error.HTTPError:
+                pass
+        self.token = subprocess.run([sys.executable, "manage.py", "shell", "-c", ADMIN_TOKEN], cwd=ROOT,
+                                    env=self.env, check=True, capture_output=True, text=True).stdout.split()[-1]
+        return self.token
+
     def create_cluster(self, name: str, scenario: dict) -> Path:
         """A simulated cluster loaded with ``scenario``; returns the path of its kubeconfig."""
-        _http("POST", f"{self.url}/api/clusters/", {"name": name, "kind": "simulated", "tie_break": "name"})
-        status, text = _http("POST", f"{self.url}/api/clusters/{name}/scenario/", {"scenario": scenario})
+        self._admin_token()
+        _http("POST", f"{self.url}/api/clusters/", {"name": name, "kind": "simulated", "tie_break": "name"},
+              token=self.token)
+        status, text = _http("POST", f"{self.url}/api/clusters/{name}/scenario/", {"scenario": scenario},
+                             token=self.token)
         assert status == 201, text
         return self.kubeconfig(name)
 
     def kubeconfig(self, name: str) -> Path:
-        with urllib.request.urlopen(f"{self.url}/clusters/{name}/k8s/kubeconfig", timeout=30) as resp:
+        req = urllib.request.Request(f"{self.url}/clusters/{name}/k8s/kubeconfig",
+                                     headers={"Authorization": f"Token {self.token}"})
+        with urllib.request.urlopen(req, timeout=30) as resp:
             path = self.tmp_dir / f"{name}.kubeconfig"
             path.write_bytes(resp.read())
         return path

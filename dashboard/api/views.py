@@ -30,11 +30,13 @@ class ProfileViewSet(viewsets.ModelViewSet):
 
 
 class ClusterViewSet(viewsets.ModelViewSet):
-    """Clusters; POST start/pause/stop/step/scenario drive the scheduler loop."""
+    """Clusters; POST start/pause/stop/step/scenario drive the scheduler loop (editors); creating, changing
+    and deleting clusters is for admins."""
 
     queryset = Cluster.objects.select_related("profile").order_by("name")
     serializer_class = s.ClusterSerializer
     lookup_field = "name"
+    admin_actions = ("create", "update", "partial_update", "destroy")
 
     def perform_destroy(self, instance):
         svc.set_state(instance, Cluster.STOPPED)

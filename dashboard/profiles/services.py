@@ -6,13 +6,14 @@ import difflib
 from django.db import transaction
 from django.db.models import Max
 
+from .. import access
 from ..models import Cluster, SchedulerProfile
 from ..services import clusters as cluster_svc
 from .forms import dump_yaml
 from .models import ActiveVersion, AuditLog, ProfileVersion, VersionSpan
 from .validate import check
 
-EDITOR_GROUP = "editor"
+EDITOR_GROUP = access.EDITOR_GROUP
 
 
 class Invalid(ValueError):
@@ -24,11 +25,8 @@ class Invalid(ValueError):
 
 
 def is_editor(user) -> bool:
-    """Editors save, dry-run and apply: superusers, the "editor" group, or profiles.edit_profiles."""
-    if not user.is_authenticated:
-        return False
-    return (user.is_superuser or user.has_perm("profiles.edit_profiles")
-            or user.groups.filter(name=EDITOR_GROUP).exists())
+    """Editors save, dry-run and apply (dashboard.access: admins, the "editor" group, profiles.edit_profiles)."""
+    return access.is_editor(user)
 
 
 def ensure_versions(profile: SchedulerProfile) -> ProfileVersion:

@@ -125,3 +125,69 @@ def small_scenario(pending_web: int = 12) -> dict:
     pending = [pod(f"web-{i}") for i in range(pending_web)]
     pending += [pod("too-big", cpu="64"), pod("wants-ssd", selector={"disk": "ssd"}), pod("also-big", cpu="32")]
     return {"name": "small", "nodes": nodes, "pods": [], "pending": pending}
+
+
+# -- signed-in users: viewer (reads), editor (the "editor" group), admin (pytest-django's superuser) --------
+def make_user(username: str, group: str = ""):
+    """A user with password ``<username>-pw``, in ``group`` if given."""
+    from django.contrib.auth.models import Group, User
+    user = User.objects.create_user(username, password=f"{username}-pw")
+    if group:
+        user.groups.add(Group.objects.get_or_create(name=group)[0])
+    return user
+
+
+@pytest.fixture
+def viewer_user(db):
+    return make_user("viewer", "viewer")
+
+
+@pytest.fixture
+def editor_user(db):
+    return make_user("editor", "editor")
+
+
+def page_client(user=None):
+    """A Django test client, signed in as ``user`` (anonymous if None)."""
+    from django.test import Client
+    c = Client(HTTP_HOST="localhost")
+    if user is not None:
+        c.force_login(user)
+    return c
+
+
+def api_client(user=None):
+    """A DRF test client authenticated as ``user`` (anonymous if None)."""
+    from rest_framework.test import APIClient
+    c = APIClient()
+    if user is not None:
+        c.force_authenticate(user)
+    return c
+
+
+@pytest.fixture
+def client(admin_user):
+    """The pages, signed in as an admin (overrides pytest-django's anonymous ``client``)."""
+    return page_client(admin_user)
+
+
+@pytest.fixture
+def api(admin_user):
+    """The REST API as an admin."""
+    return api_client(admin_user)
+
+
+def session_cookie(user) -> bytes:
+    """A ``Cookie`` header value with a fresh signed-in session of ``user`` (websockets, browsers)."""
+    return f"{settings.SESSION_COOKIE_NAME}={session_key(user)}".encode()
+
+
+def session_key(user) -> str:
+    from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
+    from django.contrib.sessions.backends.db import SessionStore
+    store = SessionStore()
+    store[SESSION_KEY] = str(user.pk)
+    store[BACKEND_SESSION_KEY] = "django.contrib.auth.backends.ModelBackend"
+    store[HASH_SESSION_KEY] = user.get_session_auth_hash()
+    store.create()
+    return store.session_key

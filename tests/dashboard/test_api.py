@@ -6,7 +6,6 @@ from io import StringIO
 
 import pytest
 from django.core.management import call_command
-from rest_framework.test import APIClient
 
 from dashboard.models import Cluster, Node, Pod, SchedulingCycle
 from dashboard.services.runner import Runner
@@ -14,11 +13,6 @@ from dashboard.services.runner import Runner
 from .conftest import small_scenario
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-@pytest.fixture
-def api():
-    return APIClient()
 
 
 @pytest.fixture

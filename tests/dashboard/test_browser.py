@@ -29,6 +29,33 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+SIGN_IN = """
+from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
+from django.contrib.auth.models import User
+from django.contrib.sessions.backends.db import SessionStore
+from rest_framework.authtoken.models import Token
+user = User.objects.create_superuser("e2e-admin", "", None)
+store = SessionStore()
+store.update({SESSION_KEY: str(user.pk), BACKEND_SESSION_KEY: "django.contrib.auth.backends.ModelBackend",
+              HASH_SESSION_KEY: user.get_session_auth_hash()})
+store.create()
+print(store.session_key, Token.objects.create(user=user).key)
+"""
+
+
+class Server(str):
+    """The server's base URL, with an admin's session key (for a browser cookie) and API token."""
+
+    session: str
+    token: str
+
+    def context(self, browser):
+        """A browser context signed in as the admin."""
+        ctx = browser.new_context(viewport={"width": 1440, "height": 1000})
+        ctx.add_cookies([{"name": "sessionid", "value": self.session, "url": str(self)}])
+        return ctx
+
+
 @pytest.fixture
 def server(tmp_path):
     """`make run` in miniature: SQLite, in-memory channel layer, the scheduler as a thread of daphne."""
@@ -38,15 +65,18 @@ def server(tmp_path):
     manage = [sys.executable, str(ROOT / "manage.py")]
     subprocess.run(manage + ["migrate", "--noinput", "-v0"], cwd=ROOT, env=env, check=True)
     subprocess.run(manage + ["demo", "--no-workload"], cwd=ROOT, env=env, check=True, capture_output=True)
+    session, token = subprocess.run(manage + ["shell", "-c", SIGN_IN], cwd=ROOT, env=env, check=True,
+                                    capture_output=True, text=True).stdout.split()[-2:]
     port = _free_port()
     log = open(tmp_path / "daphne.log", "w")
     proc = subprocess.Popen([sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port),
                              "dashboard.asgi:application"], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}"
+    base = Server(f"http://127.0.0.1:{port}")
+    base.session, base.token = session, token
 
     def up():
         try:
-            return urllib.request.urlopen(base + "/api/clusters/", timeout=2).status == 200
+            return urllib.request.urlopen(base + "/profiles/login/", timeout=2).status == 200
         except OSError:
             return False
     try:
@@ -67,9 +97,9 @@ def _shot(page, tmp_path, name):
         shutil.copy(path, Path(out) / f"{name}.png")
 
 
-def _post_json(url, data):
-    req = urllib.request.Request(url, data=json.dumps(data).encode(), method="POST",
-                                 headers={"Content-Type": "application/json"})
+def _post_json(server, path, data):
+    req = urllib.request.Request(server + path, data=json.dumps(data).encode(), method="POST",
+                                 headers={"Content-Type": "application/json", "Authorization": f"Token {server.token}"})
     with urllib.request.urlopen(req, timeout=10) as r:
         return r.status
 
@@ -78,7 +108,7 @@ def test_demo_why_pending_and_live_binding(server, tmp_path):
     from playwright.sync_api import expect, sync_playwright
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
-        page = browser.new_page(viewport={"width": 1440, "height": 1000})
+        page = server.context(browser).new_page()
         page.goto(server + "/")
         expect(page).to_have_url(server + "/clusters/demo/")
         expect(page.locator("#live-dot")).to_have_text("live", timeout=15000)
@@ -94,7 +124,7 @@ def test_demo_why_pending_and_live_binding(server, tmp_path):
         # a new pod that cannot fit arrives in the (unfiltered, first-page) list live, with its reason
         pod = {"metadata": {"name": "live-huge", "namespace": "default", "uid": "live-huge"},
                "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "500", "memory": "1Gi"}}}]}}
-        assert _post_json(server + "/api/clusters/demo/pods/", {"manifest": pod}) == 201
+        assert _post_json(server, "/api/clusters/demo/pods/", {"manifest": pod}) == 201
         row = page.locator('#pending-table tr[data-pod="default/live-huge"]')
         expect(row).to_contain_text("Insufficient cpu", timeout=30000)
         expect(page.locator("#reason-groups")).to_contain_text("nodes are available")
@@ -121,7 +151,7 @@ def test_demo_why_pending_and_live_binding(server, tmp_path):
         expect(page.locator("#live-dot")).to_have_text("live", timeout=15000)
         node = {"metadata": {"name": "nvme-1", "labels": {"disk": "nvme", "topology.kubernetes.io/zone": "zone-a"}},
                 "status": {"allocatable": {"cpu": "16", "memory": "64Gi", "pods": "110"}}}
-        assert _post_json(server + "/api/clusters/demo/nodes/", {"manifest": node}) == 201
+        assert _post_json(server, "/api/clusters/demo/nodes/", {"manifest": node}) == 201
         expect(page.locator("#attempts li").first).to_contain_text("scheduled → nvme-1", timeout=30000)
         expect(page.locator("#pod-queue")).to_contain_text("bound to nvme-1")
         page.reload()
@@ -142,7 +172,7 @@ def test_demo_why_pending_and_live_binding(server, tmp_path):
         page.evaluate("window.schedscopeLive.drop()")
         pod = {"metadata": {"name": "while-away", "namespace": "default", "uid": "while-away"},
                "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "400", "memory": "1Gi"}}}]}}
-        assert _post_json(server + "/api/clusters/demo/pods/", {"manifest": pod}) == 201
+        assert _post_json(server, "/api/clusters/demo/pods/", {"manifest": pod}) == 201
         page.wait_for_function("window.schedscopeLive.resyncs() >= 1", timeout=15000)
         expect(page.locator("#live-dot")).to_have_text("live", timeout=15000)
         expect(page.locator("#pending-table")).to_contain_text("default/while-away", timeout=30000)

@@ -12,7 +12,6 @@ import time
 
 import pytest
 import yaml
-from django.test import Client
 from kubernetes import client as kclient
 from kubernetes import config as kconfig
 from kubernetes import watch as kwatch
@@ -23,7 +22,7 @@ from scheduler_core.kuberun import KubeSchedulerRunner
 from scheduler_core.scheduler import Scheduler
 from tests.k8s_api_server import ApiServer, node, pod
 
-from .conftest import database_url, wait_for
+from .conftest import database_url, page_client, wait_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
 # kubectl binaries to test with: $SCHEDSCOPE_KUBECTL (paths separated by ":"), else the one on PATH.
@@ -65,7 +64,7 @@ def raw_get(srv, path: str, headers=None):
 
 
 # -- discovery, auth, Connect ------------------------------------------------------------------------
-def test_discovery_auth_and_connect(server):
+def test_discovery_auth_and_connect(server, client, viewer_user):
     kc = server.create_cluster("disco", two_nodes())
     cfg = yaml.safe_load(kc.read_text())
     token = token_of(kc)
@@ -99,11 +98,12 @@ def test_discovery_auth_and_connect(server):
     leases = kclient.CoordinationV1Api(api).get_api_resources().resources
     assert [(r.name, r.kind) for r in leases] == [("leases", "Lease")]
 
-    page = Client().get("/clusters/disco/k8s/connect/")
+    assert page_client(viewer_user).get("/clusters/disco/k8s/connect/").status_code == 403  # editors only
+    page = client.get("/clusters/disco/k8s/connect/")
     assert page.status_code == 200
     text = page.content.decode()
     assert "kubectl get pods -o wide -w" in text and token in text and "scheduler_core.kuberun" in text
-    download = Client().get("/clusters/disco/k8s/kubeconfig")
+    download = client.get("/clusters/disco/k8s/kubeconfig")
     assert download["Content-Disposition"] == 'attachment; filename="disco.kubeconfig"'
     assert yaml.safe_load(download.content)["current-context"] == "schedscope-disco"
 

@@ -8,7 +8,6 @@ import json
 
 import pytest
 from django.conf import settings
-from rest_framework.test import APIClient
 
 from dashboard.bodylimit import BodySizeLimit
 from dashboard.models import Cluster, Node
@@ -67,9 +66,8 @@ def test_chunked_body_is_cut_off_at_the_limit():
 
 
 @pytest.mark.django_db(transaction=True)
-def test_cluster_size_limits_are_400s_with_field_paths(settings):
+def test_cluster_size_limits_are_400s_with_field_paths(settings, api):
     settings.SCHEDSCOPE = dict(settings.SCHEDSCOPE, MAX_NODES=5, MAX_PODS=10)
-    api = APIClient()
     Cluster.objects.create(name="limits")
     resp = api.post("/api/clusters/limits/scenario/", {"scenario": small_scenario(12)}, format="json")
     assert resp.status_code == 400

@@ -198,13 +198,14 @@ def test_permissions_and_audit():
     cluster = two_node_cluster("perm")
     v1 = services.ensure_versions(profile)
     anon = Client(HTTP_HOST="localhost")
-    assert anon.get(f"/profiles/{profile.pk}/").status_code == 200
+    assert anon.get(f"/profiles/{profile.pk}/")["Location"] == f"/profiles/login/?next=/profiles/{profile.pk}/"
     assert client(viewer).get("/profiles/").status_code == 200
-    for c in (anon, client(viewer)):
-        assert c.post(f"/profiles/{profile.pk}/", {"source": "yaml", "yaml": "{}"}).status_code == 403
-        assert c.post(f"/profiles/{profile.pk}/v/1/apply/", {"cluster": "perm"}).status_code == 403
-        assert c.post(f"/profiles/{profile.pk}/v/1/dry-run/", {"cluster": "perm"}).status_code == 403
-        assert c.post(f"/profiles/{profile.pk}/v/1/rollback/").status_code == 403
+    for c, refused in ((anon, 302), (client(viewer), 403)):
+        assert c.post(f"/profiles/{profile.pk}/", {"source": "yaml", "yaml": "{}"}).status_code == refused
+        assert c.post(f"/profiles/{profile.pk}/v/1/apply/", {"cluster": "perm"}).status_code == refused
+        assert c.post(f"/profiles/{profile.pk}/v/1/dry-run/", {"cluster": "perm"}).status_code == refused
+        assert c.post(f"/profiles/{profile.pk}/v/1/rollback/").status_code == refused
+    assert not AuditLog.objects.exists() and profile.versions.count() == 1
     assert client(editor).post(f"/profiles/{profile.pk}/v/1/apply/", {"cluster": "perm"}).status_code == 302
     log = AuditLog.objects.get(action="apply")
     assert (log.user, log.version, log.cluster) == (editor, v1, cluster)

@@ -90,7 +90,7 @@ def test_edit_validate_dry_run_apply(server, tmp_path):  # noqa: F811
         expect(page.locator("#audit")).to_contain_text("ed apply v2 → demo")
         manifest = {"metadata": {"name": "after-apply", "namespace": "default"},
                     "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "100m"}}}]}}
-        assert _post_json(server + "/api/clusters/demo/pods/", {"manifest": manifest}) == 201
+        assert _post_json(server, "/api/clusters/demo/pods/", {"manifest": manifest}) == 201
         span = page.locator("#active-version .span").first
         for _ in range(60):
             page.reload()

@@ -3,7 +3,6 @@ filtered matrices, fix suggestions and diff; the pending list's filters; the eve
 from __future__ import annotations
 
 import pytest
-from rest_framework.test import APIClient
 
 from dashboard.models import Cluster, SchedulingCycle
 from dashboard.services import traceview
@@ -15,8 +14,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 @pytest.fixture
-def loaded():
-    api = APIClient()
+def loaded(api):
     assert api.post("/api/clusters/", {"name": "small", "tie_break": "name"}, format="json").status_code == 201
     assert api.post("/api/clusters/small/scenario/", {"scenario": small_scenario()}, format="json").status_code == 201
     cluster = Cluster.objects.get(name="small")
@@ -63,10 +61,9 @@ def test_score_table_ranks_and_pages(loaded):
     assert traceview.score_table(c.matrix, c.node, per_page=2, page=2)["rows"][0]["rank"] == 3
 
 
-def test_pod_page_timeline_and_diff(loaded, client):
+def test_pod_page_timeline_and_diff(loaded, client, api):
     cluster = loaded
     Runner(cluster.id, steps=0).run()
-    api = APIClient()
     node = {"metadata": {"name": "ssd-1", "labels": {"disk": "ssd", "topology.kubernetes.io/zone": "a"}},
             "status": {"allocatable": {"cpu": "4", "memory": "16Gi", "pods": "110"}}}
     assert api.post("/api/clusters/small/nodes/", {"manifest": node}, format="json").status_code == 201

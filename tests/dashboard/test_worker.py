@@ -14,7 +14,7 @@ from dashboard.models import Cluster, Pod, SchedulingCycle, SchedulingEvent
 from dashboard.services import clusters as svc
 from dashboard.services import control
 
-from .conftest import small_scenario, wait_for
+from .conftest import make_user, session_cookie, small_scenario, wait_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -44,7 +44,9 @@ async def test_worker_schedules_records_and_streams(worker_factory):
     from dashboard.asgi import application
     await database_sync_to_async(worker_factory)()
     cluster = await database_sync_to_async(_setup)("stream", small_scenario(12))
-    comm = WebsocketCommunicator(application, "/ws/clusters/stream/", headers=[(b"origin", b"http://localhost")])
+    cookie = await database_sync_to_async(lambda: session_cookie(make_user("watcher")))()
+    comm = WebsocketCommunicator(application, "/ws/clusters/stream/",
+                                 headers=[(b"origin", b"http://localhost"), (b"cookie", cookie)])
     connected, _ = await comm.connect()
     assert connected
     hello = await comm.receive_json_from(timeout=5)
