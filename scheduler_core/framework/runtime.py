@@ -12,6 +12,26 @@ PREFILTER_RESULT_MSG = "node is filtered out by the prefilter result"
 MAX_PERMIT_TIMEOUT = 15 * 60.0
 
 
+def _score_per_node(pl, state, pod, node_infos):
+    """One plugin's raw scores without a batch table: its ``score_nodes`` or ``score`` per node.
+    Returns (scores, None) or (None, kube's wrapped Error status)."""
+    batch = getattr(pl, "score_nodes", None)
+    if batch is not None:
+        raw, st = batch(state, pod, node_infos)
+        if st is not None and st.code != Code.SUCCESS:
+            return None, Status.error(f'running Score plugins: plugin "{pl.name}" failed with: {st.as_error()}',
+                                      plugin=pl.name)
+        return raw, None
+    raw = []
+    for ni in node_infos:
+        score, st = pl.score(state, pod, ni)
+        if st is not None and st.code != Code.SUCCESS:
+            return None, Status.error(f'running Score plugins: plugin "{pl.name}" failed with: {st.as_error()}',
+                                      plugin=pl.name)
+        raw.append(score)
+    return raw, None
+
+
 def _int_array(values):
     """An int64 array of Python ints, or None when one does not fit (the list path then decides)."""
     try:
@@ -430,21 +450,9 @@ class Framework:
         raws = []
         for pl in plugins:
             t0 = time.perf_counter()
-            batch = getattr(pl, "score_nodes", None)
-            if batch is not None:
-                raw, st = batch(state, pod, node_infos)
-                if st is not None and st.code != Code.SUCCESS:
-                    return None, None, Status.error(
-                        f'running Score plugins: plugin "{pl.name}" failed with: {st.as_error()}', plugin=pl.name)
-            else:
-                raw = []
-                for ni in node_infos:
-                    s, st = pl.score(state, pod, ni)
-                    if st is not None and st.code != Code.SUCCESS:
-                        return None, None, Status.error(
-                            f'running Score plugins: plugin "{pl.name}" failed with: {st.as_error()}',
-                            plugin=pl.name)
-                    raw.append(s)
+            raw, st = _score_per_node(pl, state, pod, node_infos)
+            if st is not None:
+                return None, None, st
             raws.append(raw)
             if durations is not None:
                 durations[pl.name] = durations.get(pl.name, 0.0) + time.perf_counter() - t0
@@ -486,21 +494,9 @@ class Framework:
             sb = getattr(pl, "score_batch", None)
             raw = sb(state, pod, table, rows) if sb is not None else None
             if raw is None:
-                per_node = getattr(pl, "score_nodes", None)
-                if per_node is not None:
-                    raw, st = per_node(state, pod, node_infos)
-                    if st is not None and st.code != Code.SUCCESS:
-                        return None, None, Status.error(
-                            f'running Score plugins: plugin "{pl.name}" failed with: {st.as_error()}', plugin=pl.name)
-                else:
-                    raw = []
-                    for ni in node_infos:
-                        s, st = pl.score(state, pod, ni)
-                        if st is not None and st.code != Code.SUCCESS:
-                            return None, None, Status.error(
-                                f'running Score plugins: plugin "{pl.name}" failed with: {st.as_error()}',
-                                plugin=pl.name)
-                        raw.append(s)
+                raw, st = _score_per_node(pl, state, pod, node_infos)
+                if st is not None:
+                    return None, None, st
                 raw = _int_array(raw)
                 if raw is None:
                     return self.run_score(state, pod, node_infos, durations)
