@@ -6,13 +6,15 @@ import asyncio
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
-from .models import Cluster
+from .access import visible_clusters
 from .services import broadcast, queries
 
 
 class ClusterConsumer(AsyncJsonWebsocketConsumer):
     """ws/clusters/<name>/: a ``hello`` with the current queue counts, then ``update`` messages.
-    Signed-in users only (the session cookie, read by AuthMiddlewareStack); others are refused (4401)."""
+    Signed-in users only (the session cookie, read by AuthMiddlewareStack); others are refused (4401). A cluster
+    the user may not see is refused as one that does not exist (4404: reading needs only the viewer role, which
+    every user who can see a cluster has, and a distinct code would tell that the name exists)."""
 
     async def connect(self):
         user = self.scope.get("user")
@@ -21,7 +23,7 @@ class ClusterConsumer(AsyncJsonWebsocketConsumer):
             return
         broadcast.attach_loop(asyncio.get_running_loop())
         name = self.scope["url_route"]["kwargs"]["name"]
-        cluster = await database_sync_to_async(Cluster.objects.filter(name=name).first)()
+        cluster = await database_sync_to_async(lambda: visible_clusters(user).filter(name=name).first())()
         if cluster is None:
             await self.close(code=4404)
             return

@@ -1,6 +1,7 @@
 """Stored state of simulated clusters and the history of every scheduling cycle."""
 from __future__ import annotations
 
+from django.conf import settings
 from django.db import models
 
 
@@ -22,23 +23,79 @@ class Cluster(models.Model):
     KINDS = [(SIMULATED, "Simulated"), (REAL, "Real (kubeconfig)")]
     STOPPED, RUNNING, PAUSED = "stopped", "running", "paused"
     STATES = [(STOPPED, "Stopped"), (RUNNING, "Running"), (PAUSED, "Paused")]
+    SCHEDULER, SHADOW = "scheduler", "shadow"
+    MODES = [(SCHEDULER, "Scheduler (binds pending pods)"),
+             (SHADOW, "Shadow (read-only: compares other schedulers' bindings with the profile's choice)")]
 
     name = models.SlugField(max_length=100, unique=True)
     kind = models.CharField(max_length=16, choices=KINDS, default=SIMULATED)
-    kubeconfig = models.CharField(max_length=500, blank=True, help_text="path of a kubeconfig file (real clusters)")
+    kubeconfig = models.CharField(max_length=500, blank=True,
+                                  help_text="path of a kubeconfig file on the workers, e.g. a mounted secret "
+                                            "(real clusters; or the stored kubeconfig document)")
+    kubeconfig_secret = models.TextField(blank=True, editable=False,
+                                         help_text="the kubeconfig document, Fernet-encrypted (dashboard.crypto)")
+    kubeconfig_summary = models.CharField(max_length=600, blank=True, editable=False,
+                                          help_text="server, context and user of the stored kubeconfig (no secrets)")
     kube_context = models.CharField(max_length=200, blank=True)
     profile = models.ForeignKey(SchedulerProfile, null=True, blank=True, on_delete=models.SET_NULL)
     desired_state = models.CharField(max_length=16, choices=STATES, default=STOPPED)
+    mode = models.CharField(max_length=16, choices=MODES, default=SCHEDULER)
     tie_break = models.CharField(max_length=8, choices=[("name", "name"), ("random", "random")], default="random")
     seed = models.BigIntegerField(null=True, blank=True)
     workload = models.JSONField(null=True, blank=True, help_text="workload generator settings (demo)")
     version = models.PositiveIntegerField(default=0, help_text="bumped when a scenario replaces the state")
     runner = models.CharField(max_length=200, blank=True, help_text="who drives the loop now")
     heartbeat = models.DateTimeField(null=True, blank=True)
+    restricted = models.BooleanField(default=False, help_text="only its members (and admins) see the cluster")
     created = models.DateTimeField(auto_now_add=True)
 
     def __str__(self):
         return self.name
+
+
+class ClusterMembership(models.Model):
+    """A user's role on one cluster (dashboard.access.cluster_role): on a restricted cluster the only way in
+    for non-admins; on the others it can raise the user's global role."""
+
+    VIEWER, EDITOR = "viewer", "editor"
+    ROLES = [(VIEWER, "Viewer"), (EDITOR, "Editor")]
+
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="memberships")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="cluster_memberships")
+    role = models.CharField(max_length=16, choices=ROLES, default=VIEWER)
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["cluster", "user"], name="membership_unique_user")]
+        ordering = ["cluster", "user"]
+
+    def __str__(self):
+        return f"{self.user} {self.role} on {self.cluster}"
+
+
+class ClusterToken(models.Model):
+    """A bearer token of a simulated cluster's Kubernetes API, stored only as its SHA-256 digest."""
+
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="tokens")
+    name = models.CharField(max_length=100)
+    digest = models.CharField(max_length=64, unique=True, help_text="SHA-256 of the token, hex")
+    prefix = models.CharField(max_length=8, help_text="the token's first characters, to tell tokens apart")
+    created = models.DateTimeField(auto_now_add=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                   related_name="+")
+    last_used = models.DateTimeField(null=True, blank=True)
+    revoked = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["cluster", "prefix"], name="clustertoken_prefix_idx")]
+        ordering = ["cluster", "-created", "-id"]
+
+    @property
+    def masked(self) -> str:
+        return f"{self.prefix}…"
+
+    def __str__(self):
+        return f"{self.cluster.name}/{self.name} ({self.masked})"
 
 
 class ClusterState(models.Model):
@@ -203,3 +260,35 @@ class QueueSnapshot(models.Model):
     class Meta:
         indexes = [models.Index(fields=["cluster", "-time"], name="queue_time_idx")]
         ordering = ["-time"]
+
+
+class ShadowDecision(models.Model):
+    """Shadow mode: a binding another scheduler made, next to the node the active profile would have chosen."""
+
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="shadow_decisions")
+    time = models.DateTimeField()
+    pod_uid = models.CharField(max_length=300)
+    pod_namespace = models.CharField(max_length=253)
+    pod_name = models.CharField(max_length=253)
+    scheduler = models.CharField(max_length=200, help_text="schedulerName of the pod (who bound it)")
+    profile = models.CharField(max_length=200, help_text="the profile compared")
+    actual_node = models.CharField(max_length=253, help_text="where the other scheduler bound it")
+    shadow_node = models.CharField(max_length=253, blank=True, help_text="the profile's choice (blank: none)")
+    agree = models.BooleanField()
+    within_ties = models.BooleanField(help_text="the actual node had the profile's best score too")
+    actual_feasible = models.BooleanField(help_text="the actual node passes the profile's Filter plugins")
+    actual_score = models.BigIntegerField(null=True, blank=True)
+    shadow_score = models.BigIntegerField(null=True, blank=True)
+    actual_reasons = models.JSONField(default=list, blank=True, help_text="why the profile rejects the actual node")
+    message = models.TextField(blank=True, help_text="the profile's FitError or error, if it found no node")
+    num_feasible = models.IntegerField(default=0)
+    cycle_seq = models.BigIntegerField(null=True, blank=True, help_text="seq of the shadow's recorded cycle")
+
+    class Meta:
+        indexes = [models.Index(fields=["cluster", "-time"], name="shadow_time_idx"),
+                   models.Index(fields=["cluster", "agree", "-time"], name="shadow_agree_idx")]
+        ordering = ["-time", "-id"]
+
+    @property
+    def pod_key(self) -> str:
+        return f"{self.pod_namespace}/{self.pod_name}"

@@ -6,12 +6,14 @@ REDIS_URL     set: Channels' Redis layer, Celery broker, scheduler loop in Celer
 SECRET_KEY    default: a random key generated once into schedscope.secret beside the project (never a fixed one)
 ALLOWED_HOSTS (comma separated), DEBUG (1/0)
 HTTPS=1       behind TLS: secure cookies, HSTS, redirect to https (each also settable, see README)
+SCHEDSCOPE_ENCRYPTION_KEYS  comma-separated Fernet keys for stored kubeconfigs (dashboard.crypto)
 """
 from pathlib import Path
 import os
 import secrets
 
 import dj_database_url
+from redis.exceptions import ConnectionError as RedisConnectionError
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -54,7 +56,7 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "rest_framework",
-    "rest_framework.authtoken",
+    "knox",
     "drf_spectacular",
     "channels",
     "dashboard.apps.DashboardConfig",
@@ -116,8 +118,12 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = os.environ.get("REDIS_URL", "")
 if REDIS_URL:
-    CHANNEL_LAYERS = {"default": {"BACKEND": "channels_redis.core.RedisChannelLayer",
-                                  "CONFIG": {"hosts": [REDIS_URL], "prefix": "schedscope"}}}
+    # channels_redis blocks up to 5 s in BZPOPMIN; redis-py 8's default 5 s socket timeout cut that wait short
+    # and crashed every websocket consumer every few seconds (redis-py#4091), so reads may last longer here.
+    # A command on a pooled connection that Redis closed (restarted) is retried once on a new connection.
+    CHANNEL_LAYERS = {"default": {"BACKEND": "channels_redis.core.RedisChannelLayer", "CONFIG": {
+        "hosts": [{"address": REDIS_URL, "socket_timeout": 15, "retry_on_error": [RedisConnectionError]}],
+        "prefix": "schedscope"}}}
     SCHEDULER_MODE = "celery"
 else:
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
@@ -159,19 +165,24 @@ SCHEDSCOPE = {
 DATA_UPLOAD_MAX_MEMORY_SIZE = SCHEDSCOPE["MAX_BODY_BYTES"]
 
 REST_FRAMEWORK = {
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "dashboard.api.schema.ApiSchema",
     "DEFAULT_PAGINATION_CLASS": "dashboard.api.pagination.Pagination",
+    # JSON bodies (a form cannot say null); the scenario upload takes multipart too (dashboard.api.views)
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
     "PAGE_SIZE": 50,
     "DEFAULT_AUTHENTICATION_CLASSES": ["rest_framework.authentication.SessionAuthentication",
-                                       "rest_framework.authentication.TokenAuthentication"],
+                                       "knox.auth.TokenAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["dashboard.api.permissions.RolePermission"],
 }
+# API tokens (``Authorization: Token ...``): knox keeps only their SHA-512 digests; they last until deleted.
+REST_KNOX = {"TOKEN_TTL": None, "AUTO_REFRESH": False}
 SPECTACULAR_SETTINGS = {
     "TITLE": "Schedscope API",
     "DESCRIPTION": "Clusters, nodes, pods with queue state, recorded scheduling cycles and events.",
     "VERSION": "0.1.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
+    "COMPONENT_SPLIT_REQUEST": True,  # request bodies without read-only fields, non-blank strings with minLength
 }
 
 LANGUAGE_CODE = "en-us"
@@ -186,6 +197,9 @@ STATIC_ROOT = BASE_DIR / "staticfiles"
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
+    "filters": {"redact_cluster_tokens": {"()": "dashboard.k8sapi.redact.RedactClusterTokens"}},
     "handlers": {"console": {"class": "logging.StreamHandler"}},
-    "loggers": {"dashboard": {"handlers": ["console"], "level": os.environ.get("SCHEDSCOPE_LOG_LEVEL", "INFO")}},
+    "loggers": {"dashboard": {"handlers": ["console"], "level": os.environ.get("SCHEDSCOPE_LOG_LEVEL", "INFO")},
+                # request paths of the simulated clusters' API may carry a token (plain HTTP kubeconfigs)
+                "django.request": {"filters": ["redact_cluster_tokens"]}},
 }

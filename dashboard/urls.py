@@ -3,6 +3,8 @@ from django.urls import include, path
 
 from . import views
 
+handler404 = "dashboard.api.errors.not_found"
+
 urlpatterns = [
     path("", views.index, name="index"),
     path("admin/", admin.site.urls),
@@ -12,6 +14,8 @@ urlpatterns = [
     path("clusters/<slug:name>/control/<str:op>/", views.control, name="control"),
     path("clusters/<slug:name>/pending/", views.pending, name="pending"),
     path("clusters/<slug:name>/pods/<str:namespace>/<str:pod_name>/", views.pod, name="pod"),
+    path("clusters/<slug:name>/pods/<str:namespace>/<str:pod_name>/bind/", views.pod_bind, name="pod-bind"),
+    path("clusters/<slug:name>/shadow/", views.shadow, name="shadow"),
     path("clusters/<slug:name>/nodes/", views.nodes, name="nodes"),
     path("clusters/<slug:name>/nodes/<str:node_name>/", views.node, name="node"),
     path("clusters/<slug:name>/events/", views.events, name="events"),

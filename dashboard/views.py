@@ -1,31 +1,32 @@
 """Server-rendered pages (thin: the data comes from services.queries and services.traceview)."""
 from __future__ import annotations
 
+from django.contrib import messages
 from django.db.models import Count
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.contrib.auth.decorators import login_not_required
 from django.urls import reverse
-from django.utils.http import url_has_allowed_host_and_scheme
+from django.utils.http import url_has_allowed_host_and_scheme, urlencode
 from django.views.decorators.http import require_POST
 from prometheus_client import generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
-from .access import editor_required
+from .access import EDITOR, cluster_view, visible_clusters
 from .models import Cluster, Node, Pod, SchedulingEvent
 from .services import clusters as svc
-from .services import metrics, podview, queries
+from .services import binding, metrics, podview, queries, shadowview
 
 
 def index(request):
-    clusters = list(Cluster.objects.order_by("name"))
+    clusters = list(visible_clusters(request.user).order_by("name"))
     if len(clusters) == 1:
         return redirect("overview", name=clusters[0].name)
     return render(request, "dashboard/index.html", {"clusters": clusters})
 
 
-def overview(request, name):
-    cluster = get_object_or_404(Cluster, name=name)
+@cluster_view()
+def overview(request, cluster):
     return render(request, "dashboard/overview.html", {
         "cluster": cluster, "live": queries.live_state(cluster),
         "plugins": queries.blocking_plugins(cluster), "reasons": queries.blocking_reasons(cluster),
@@ -39,9 +40,8 @@ def overview(request, name):
 
 
 @require_POST
-@editor_required
-def control(request, name, op):
-    cluster = get_object_or_404(Cluster, name=name)
+@cluster_view(EDITOR)
+def control(request, cluster, op):
     states = {"start": Cluster.RUNNING, "pause": Cluster.PAUSED, "stop": Cluster.STOPPED}
     if op in states:
         svc.set_state(cluster, states[op])
@@ -51,15 +51,15 @@ def control(request, name, op):
         raise Http404(op)
     nxt = request.POST.get("next", "")
     if not url_has_allowed_host_and_scheme(nxt, {request.get_host()}, request.is_secure()):
-        nxt = reverse("overview", args=[name])
+        nxt = reverse("overview", args=[cluster.name])
     return redirect(nxt)
 
 
 AGES = [("60", "1 min"), ("600", "10 min"), ("3600", "1 h"), ("86400", "1 day")]
 
 
-def pending(request, name):
-    cluster = get_object_or_404(Cluster, name=name)
+@cluster_view()
+def pending(request, cluster):
     p = request.GET
     page = queries.pending_pods(cluster, q=p.get("q", ""), queue=p.get("queue", ""), plugin=p.get("plugin", ""),
                                 reason=p.get("reason", ""), sort=p.get("sort", "age"), page=p.get("page", 1),
@@ -77,23 +77,49 @@ def pending(request, name):
                                              "priority", "age"))})
 
 
-def pod(request, name, namespace, pod_name):
-    cluster = get_object_or_404(Cluster, name=name)
+@cluster_view()
+def pod(request, cluster, namespace, pod_name):
     ctx = podview.pod_context(cluster, namespace, pod_name, request.GET)
     if ctx is None:
         raise Http404(f"{namespace}/{pod_name}")
     params = request.GET.copy()
     for k in ("fpage", "spage"):
         params.pop(k, None)
-    ctx.update(cluster=cluster, params=params.urlencode())
+    ctx.update(cluster=cluster, params=params.urlencode(), bind_node=request.GET.get("bind", ""))
+    if ctx["pod"] is not None and not ctx["pod"].node_name and cluster.kind == Cluster.SIMULATED:
+        ctx["bind_nodes"] = Node.objects.filter(cluster=cluster).order_by("name").values_list("name", flat=True)
     return render(request, "dashboard/pod.html", ctx)
+
+
+@require_POST
+@cluster_view(EDITOR)
+def pod_bind(request, cluster, namespace, pod_name):
+    """The pod page's "Bind manually" form: check (dry run) or bind, then back to the pod with the outcome."""
+    pod_row = get_object_or_404(Pod, cluster=cluster, namespace=namespace, name=pod_name)
+    node_name = request.POST.get("node", "")
+    check = "check" in request.POST
+    try:
+        answer = binding.bind_pod(cluster, pod_row, node_name, request.user, uid=request.POST.get("uid", ""),
+                                  dry_run=check)
+    except binding.BindFailed as err:
+        messages.error(request, err.message)
+    else:
+        (messages.warning if answer["rejections"] else messages.success)(request, answer["message"])
+    url = reverse("pod", args=[cluster.name, namespace, pod_name])
+    return redirect(f"{url}?{urlencode({'bind': node_name})}" if check else url)
+
+
+@cluster_view()
+def shadow(request, cluster):
+    ctx = shadowview.page_context(cluster, request.GET)
+    return render(request, "dashboard/shadow.html", dict(ctx, cluster=cluster))
 
 
 NODES_PAGE = 100
 
 
-def nodes(request, name):
-    cluster = get_object_or_404(Cluster, name=name)
+@cluster_view()
+def nodes(request, cluster):
     q = request.GET.get("q", "")
     total = queries.count_nodes(cluster, q)
     pages = max(1, -(-total // NODES_PAGE))
@@ -109,8 +135,8 @@ def nodes(request, name):
                                                     "page": page, "pages": pages, "params": params.urlencode()})
 
 
-def node(request, name, node_name):
-    cluster = get_object_or_404(Cluster, name=name)
+@cluster_view()
+def node(request, cluster, node_name):
     node_row = get_object_or_404(Node, cluster=cluster, name=node_name)
     usage = next(r for r in queries.node_usage(cluster, q=node_name) if r["pk"] == node_row.pk)
     pods = Pod.objects.filter(cluster=cluster, node_name=node_name).order_by("namespace", "name")[:500]
@@ -120,8 +146,8 @@ def node(request, name, node_name):
         "by_plugin": rej["by_plugin"], "checked": rej["checked"]})
 
 
-def events(request, name):
-    cluster = get_object_or_404(Cluster, name=name)
+@cluster_view()
+def events(request, cluster):
     data = queries.events_page(cluster, request.GET)
     params = request.GET.copy()
     params.pop("page", None)

@@ -93,6 +93,23 @@ def explain(fwk, snapshot, pod, trace=None, max_per_kind: int = 5) -> list:
     return sorted(ex.out, key=lambda s: -s.num_fits)
 
 
+def node_rejections(fwk, snapshot, pod, node_name: str) -> dict:
+    """{plugin: reason text} of every PreFilter or Filter plugin that rejects ``pod`` on the node ``node_name``
+    of ``snapshot`` ({} when the node passes them all): what a manual binding to that node ignores."""
+    ni = snapshot.by_name.get(node_name)
+    if ni is None:
+        raise KeyError(node_name)
+    state = CycleState()
+    with _pointing(fwk, snapshot):
+        result, st = fwk.run_pre_filter(state, pod)
+        if st is not None and st.code != Code.SUCCESS:
+            return {st.plugin or "PreFilter": st.message() or st.as_error()}
+        if result is not None and node_name not in result:
+            return {PREFILTER_RESULT: "the PreFilter result excludes this node"}
+        _first, per = fwk.run_filter_traced(state, pod, ni, {})
+    return {pl: s.message() or s.as_error() for pl, s in per.items() if s is not None and s.is_rejected()}
+
+
 @contextmanager
 def _pointing(fwk, snapshot):
     """Point the framework's handle (which its plugins read) at ``snapshot`` for the block."""

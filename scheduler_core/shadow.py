@@ -60,12 +60,17 @@ class ShadowScheduler:
     ``config``: the SchedulerConfig whose profile is compared (``profile`` names it; default: the first).
     ``scheduler_names``: whose bindings are compared (default: the default scheduler). ``records`` keeps the
     last ``max_records`` comparisons; ``disagreements`` every one that disagreed, up to the same bound.
+    ``on_record(record, trace)``, if given, is called with every comparison and the shadow's CycleTrace (e.g.
+    to store them), before the trace goes to ``trace_sink``. ``trace_all_filters``: record every Filter plugin's
+    verdict on every node (trace mode) instead of kube's short-circuited ones only.
     """
 
     def __init__(self, cluster, config=None, registry=None, profile: str | None = None,
                  scheduler_names=("default-scheduler",), tie_break: str = "name", seed=None,
-                 trace_sink: TraceSink | None = None, max_records: int = 10000):
+                 trace_sink: TraceSink | None = None, max_records: int = 10000, on_record=None,
+                 trace_all_filters: bool = False):
         self.cluster = cluster
+        self.on_record = on_record
         self.registry = registry or in_tree_registry()
         self.config = config or default_config(self.registry)
         self.scheduler_names = frozenset(scheduler_names)
@@ -74,7 +79,7 @@ class ShadowScheduler:
         self.snapshot = Snapshot((), cluster.objects)
         self.ctx = SchedulerContext(tie_break=tie_break, seed=seed,
                                     percentage_of_nodes_to_score=self.config.percentage_of_nodes_to_score,
-                                    trace_all_filters=False)
+                                    trace_all_filters=trace_all_filters)
 
         def handle_factory():
             h = Handle(snapshot=self.snapshot, parallelism=self.config.parallelism)
@@ -139,6 +144,8 @@ class ShadowScheduler:
             self.disagreements.append(rec)
             log.info("shadow: %s bound to %s by %s; %s would have chosen %s", rec.pod, actual, rec.scheduler,
                      self.framework.profile_name, rec.shadow or "no node")
+        if self.on_record is not None:
+            self.on_record(rec, trace)
         self.trace_sink.emit(trace)
         return rec
 

@@ -18,10 +18,10 @@ ROOT = Path(__file__).resolve().parents[1]
 
 ADMIN_TOKEN = """
 from django.contrib.auth.models import User
-from rest_framework.authtoken.models import Token
+from knox.models import AuthToken
 user = (User.objects.filter(username="api-test-admin").first()
         or User.objects.create_superuser("api-test-admin", "", None))
-print(Token.objects.get_or_create(user=user)[0].key)
+print(AuthToken.objects.create(user=user)[1])
 """
 
 
@@ -106,12 +106,13 @@ class ApiServer:
         assert status == 201, text
         return self.kubeconfig(name)
 
-    def kubeconfig(self, name: str) -> Path:
-        req = urllib.request.Request(f"{self.url}/clusters/{name}/k8s/kubeconfig",
-                                     headers={"Authorization": f"Token {self.token}"})
-        with urllib.request.urlopen(req, timeout=30) as resp:
-            path = self.tmp_dir / f"{name}.kubeconfig"
-            path.write_bytes(resp.read())
+    def kubeconfig(self, name: str, token_name: str = "tests") -> Path:
+        """A new API token of cluster ``name`` (made through the REST API); the path of its kubeconfig."""
+        status, text = _http("POST", f"{self.url}/api/clusters/{name}/tokens/", {"name": token_name},
+                             token=self._admin_token())
+        assert status == 201, text
+        path = self.tmp_dir / f"{name}-{token_name}.kubeconfig"
+        path.write_text(json.loads(text)["kubeconfig"])
         return path
 
     def stop(self) -> None:

@@ -1,13 +1,33 @@
 """DRF serializers. Writes validate with the scheduler core's own parsers (field-level errors, 400)."""
 from __future__ import annotations
 
+from django.contrib.auth import get_user_model
+from django.db import models
 from rest_framework import serializers
 
-from ..models import Cluster, Node, Pod, SchedulerProfile, SchedulingCycle, SchedulingEvent
+from ..models import (Cluster, ClusterMembership, ClusterToken, Node, Pod, SchedulerProfile, SchedulingCycle,
+                      SchedulingEvent)
 from ..services import clusters as svc
+from ..services import credentials
 
 
-class ProfileSerializer(serializers.ModelSerializer):
+class StrictCharField(serializers.CharField):
+    """A string field that takes only strings (DRF's CharField also turns numbers into strings)."""
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+class ModelSerializer(serializers.ModelSerializer):
+    """DRF's ModelSerializer with text columns as StrictCharField."""
+
+    serializer_field_mapping = {**serializers.ModelSerializer.serializer_field_mapping,
+                                models.CharField: StrictCharField, models.TextField: StrictCharField}
+
+
+class ProfileSerializer(ModelSerializer):
     class Meta:
         model = SchedulerProfile
         fields = ["id", "name", "document", "created"]
@@ -22,35 +42,133 @@ class ProfileSerializer(serializers.ModelSerializer):
         return value
 
 
-class ClusterSerializer(serializers.ModelSerializer):
-    profile = serializers.SlugRelatedField(slug_field="name", queryset=SchedulerProfile.objects.all(),
-                                           required=False, allow_null=True)
+class ProfileNameField(serializers.SlugRelatedField):
+    """A scheduler profile by name, or null for kube's defaults; an empty name is an error, not null (DRF's
+    related fields take "" for null)."""
+
+    def run_validation(self, data=serializers.empty):
+        if data == "":
+            self.fail("does_not_exist", slug_name=self.slug_field, value=data)
+        return super().run_validation(data)
+
+
+class ClusterSerializer(ModelSerializer):
+    """A cluster. A real cluster's kubeconfig document is written (``kubeconfig_document``; "" clears it) and
+    never read back: reads show ``kubeconfig_status`` (server, context, user). ``kubeconfig`` is the path of a
+    kubeconfig file on the workers instead (a mounted secret)."""
+
+    profile = ProfileNameField(slug_field="name", queryset=SchedulerProfile.objects.all(), required=False,
+                               allow_null=True)
     queue = serializers.SerializerMethodField()
+    kubeconfig_document = StrictCharField(
+        write_only=True, required=False, allow_blank=True, trim_whitespace=False,
+        style={"base_template": "textarea.html"}, help_text="kubeconfig YAML, stored encrypted; never shown again")
+    kubeconfig_status = serializers.SerializerMethodField()
 
     class Meta:
         model = Cluster
-        fields = ["id", "name", "kind", "kubeconfig", "kube_context", "profile", "desired_state", "tie_break",
-                  "seed", "workload", "runner", "heartbeat", "created", "queue"]
+        fields = ["id", "name", "kind", "kubeconfig", "kubeconfig_document", "kubeconfig_status", "kube_context",
+                  "profile", "desired_state", "mode", "tie_break", "seed", "workload", "restricted", "runner",
+                  "heartbeat", "created", "queue"]
         read_only_fields = ["desired_state", "runner", "heartbeat", "created"]
 
     def get_queue(self, obj) -> dict:
         from ..services.queries import queue_counts
         return queue_counts(obj)
 
+    def get_kubeconfig_status(self, obj) -> str:
+        return credentials.kubeconfig_status(obj)
+
     def validate(self, attrs):
-        if attrs.get("kind") == Cluster.REAL and not attrs.get("kubeconfig"):
-            raise serializers.ValidationError({"kubeconfig": ["required for a real cluster"]})
+        current = self.instance
+        document = attrs.get("kubeconfig_document")
+        context = attrs.get("kube_context", current.kube_context if current else "")
+        try:
+            if document:
+                credentials.parse_kubeconfig(document, context)
+            elif document is None and current is not None and current.kubeconfig_secret \
+                    and context != current.kube_context:
+                self.stored_summary = credentials.stored_summary(current, context)
+        except credentials.KubeconfigInvalid as err:
+            raise serializers.ValidationError({"kubeconfig_document": [str(err)]}) from None
+        except credentials.KubeconfigUnreadable as err:
+            raise serializers.ValidationError({"kube_context": [str(err)]}) from None
+        stored = document if document is not None else (current.kubeconfig_secret if current else "")
+        path = attrs.get("kubeconfig", current.kubeconfig if current else "")
+        if attrs.get("kind", current.kind if current else Cluster.SIMULATED) == Cluster.REAL and not (stored or path):
+            raise serializers.ValidationError({"kubeconfig_document": [
+                "required for a real cluster (or kubeconfig: the path of a kubeconfig file on the workers)"]})
         return attrs
 
+    def _user(self):
+        request = self.context.get("request")
+        return request.user if request is not None else None
 
-class NodeSerializer(serializers.ModelSerializer):
+    def create(self, validated_data):
+        document = validated_data.pop("kubeconfig_document", "")
+        cluster = super().create(validated_data)
+        credentials.set_kubeconfig(cluster, document, self._user())
+        return cluster
+
+    def update(self, instance, validated_data):
+        document = validated_data.pop("kubeconfig_document", None)
+        cluster = super().update(instance, validated_data)
+        if document is not None:
+            credentials.set_kubeconfig(cluster, document, self._user())
+        elif hasattr(self, "stored_summary"):
+            credentials.set_summary(cluster, self.stored_summary, self._user())
+        return cluster
+
+
+class ClusterTokenSerializer(ModelSerializer):
+    """An API token of a simulated cluster, masked (its first characters)."""
+
+    token = serializers.CharField(source="masked", read_only=True)
+    created_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+
+    class Meta:
+        model = ClusterToken
+        fields = ["id", "name", "token", "created", "created_by", "last_used", "revoked"]
+        read_only_fields = ["id", "token", "created", "created_by", "last_used", "revoked"]
+
+
+class NewClusterTokenSerializer(ClusterTokenSerializer):
+    """A token just created: the only answer that holds the whole token, and its kubeconfig."""
+
+    token = serializers.CharField(read_only=True)
+    kubeconfig = serializers.CharField(read_only=True)
+
+    class Meta(ClusterTokenSerializer.Meta):
+        fields = ClusterTokenSerializer.Meta.fields + ["kubeconfig"]
+
+
+class MembershipSerializer(ModelSerializer):
+    """A user's role on the cluster of the URL (one membership per user and cluster)."""
+
+    user = serializers.SlugRelatedField(slug_field="username", queryset=get_user_model().objects.all())
+
+    class Meta:
+        model = ClusterMembership
+        fields = ["user", "role", "created"]
+        read_only_fields = ["created"]
+
+    def validate_user(self, user):
+        others = ClusterMembership.objects.filter(cluster=self.context["view"].cluster(), user=user)
+        if self.instance is not None:
+            others = others.exclude(pk=self.instance.pk)
+        if others.exists():
+            raise serializers.ValidationError(f"{user.get_username()} already has a role on this cluster")
+        return user
+
+
+class NodeSerializer(ModelSerializer):
     class Meta:
         model = Node
         fields = ["name", "zone", "labels", "taints", "unschedulable", "allocatable", "raw", "created"]
         read_only_fields = fields
 
 
-class PodSerializer(serializers.ModelSerializer):
+class PodSerializer(ModelSerializer):
     plugins = serializers.ListField(source="plugin_list", child=serializers.CharField(), read_only=True)
 
     class Meta:
@@ -63,12 +181,7 @@ class PodSerializer(serializers.ModelSerializer):
 class ObjectSerializer(serializers.Serializer):
     """A v1.Node or v1.Pod manifest to create."""
 
-    manifest = serializers.JSONField()
-
-    def validate_manifest(self, value):
-        if not isinstance(value, dict):
-            raise serializers.ValidationError("expected an object")
-        return value
+    manifest = serializers.DictField()
 
 
 class ScenarioSerializer(serializers.Serializer):
@@ -87,7 +200,21 @@ class StepSerializer(serializers.Serializer):
     n = serializers.IntegerField(min_value=1, max_value=10000, default=1)
 
 
-class CycleSerializer(serializers.ModelSerializer):
+class QueuedStepsSerializer(serializers.Serializer):
+    """The answer to a step request: how many cycles the loop was asked to run."""
+
+    queued_steps = serializers.IntegerField()
+
+
+class ScenarioCountsSerializer(serializers.Serializer):
+    """What a loaded scenario holds."""
+
+    nodes = serializers.IntegerField()
+    bound = serializers.IntegerField()
+    pending = serializers.IntegerField()
+
+
+class CycleSerializer(ModelSerializer):
     pod = serializers.CharField(source="pod_key", read_only=True)
 
     class Meta:
@@ -102,16 +229,75 @@ class CycleDetailSerializer(CycleSerializer):
 
 
 class CycleFilterSerializer(serializers.Serializer):
-    pod = serializers.CharField(required=False, help_text="namespace/name or uid")
-    node = serializers.CharField(required=False)
-    plugin = serializers.CharField(required=False, help_text="a plugin that rejected at least one node")
-    result = serializers.ChoiceField(choices=[c for c, _ in SchedulingCycle.RESULTS], required=False)
+    """Query filters of the cycle list (as for every list's filters, an empty one is no filter)."""
+
+    pod = serializers.CharField(required=False, allow_blank=True, help_text="namespace/name or uid")
+    node = serializers.CharField(required=False, allow_blank=True)
+    plugin = serializers.CharField(required=False, allow_blank=True,
+                                   help_text="a plugin that rejected at least one node")
+    result = serializers.ChoiceField(choices=[c for c, _ in SchedulingCycle.RESULTS], required=False,
+                                     allow_blank=True)
     since = serializers.DateTimeField(required=False)
     until = serializers.DateTimeField(required=False)
 
 
-class EventSerializer(serializers.ModelSerializer):
+class NodeFilterSerializer(serializers.Serializer):
+    zone = serializers.CharField(required=False, allow_blank=True)
+
+
+class PodFilterSerializer(serializers.Serializer):
+    queue = serializers.ChoiceField(choices=[c for c, _ in Pod.QUEUES], required=False, allow_blank=True)
+    node = serializers.CharField(required=False, allow_blank=True)
+    namespace = serializers.CharField(required=False, allow_blank=True)
+    q = serializers.CharField(required=False, allow_blank=True, help_text="part of the name")
+    plugin = serializers.CharField(required=False, allow_blank=True, help_text="a plugin that rejected the pod")
+
+
+class EventFilterSerializer(serializers.Serializer):
+    pod = serializers.CharField(required=False, allow_blank=True, help_text="namespace/name")
+    reason = serializers.CharField(required=False, allow_blank=True)
+    node = serializers.CharField(required=False, allow_blank=True)
+    type = serializers.CharField(required=False, allow_blank=True)
+
+
+class EventSerializer(ModelSerializer):
     class Meta:
         model = SchedulingEvent
         fields = ["id", "time", "type", "reason", "pod_uid", "pod_namespace", "pod_name", "node", "message",
                   "cycle_seq"]
+
+
+class BindingTargetSerializer(serializers.Serializer):
+    """A Binding's target: the node (kind Node)."""
+
+    apiVersion = StrictCharField(required=False, allow_blank=True)
+    kind = serializers.ChoiceField(choices=["Node"], required=False, default="Node")
+    name = StrictCharField(max_length=253)
+
+
+class BindingMetaSerializer(serializers.Serializer):
+    """A Binding's metadata: name (the pod's, if given) and uid (a precondition on the pod's uid)."""
+
+    name = StrictCharField(required=False, allow_blank=True)
+    namespace = StrictCharField(required=False, allow_blank=True)
+    uid = StrictCharField(required=False, allow_blank=True)
+
+
+class BindingSerializer(serializers.Serializer):
+    """kube's v1 Binding, as kubectl or a custom scheduler POSTs it to pods/<name>/binding."""
+
+    apiVersion = StrictCharField(required=False, allow_blank=True)
+    kind = serializers.ChoiceField(choices=["Binding"], required=False, default="Binding")
+    metadata = BindingMetaSerializer(required=False)
+    target = BindingTargetSerializer()
+
+
+class BindingResultSerializer(serializers.Serializer):
+    """A manual binding that was made: the node, the Filter plugins that reject it ({plugin: reason}), the
+    ManualBinding event's text, and whether the database had stored it when the answer was sent."""
+
+    pod = serializers.CharField()
+    node = serializers.CharField()
+    rejections = serializers.DictField(child=serializers.CharField())
+    message = serializers.CharField()
+    stored = serializers.BooleanField(allow_null=True, help_text="null for a dry run")

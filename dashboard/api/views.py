@@ -1,20 +1,25 @@
-"""The REST API: clusters (with control actions), nodes, pods, cycles, events, profiles."""
+"""The REST API: clusters (with control actions and members), nodes, pods, cycles, events, profiles."""
 from __future__ import annotations
 
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
-from rest_framework.exceptions import ValidationError
+from rest_framework.exceptions import NotFound, PermissionDenied, ValidationError
 from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
 from rest_framework.response import Response
 
 from scheduler_core.scenario import ScenarioError, load_documents
 
-from ..models import Cluster, Node, Pod, SchedulerProfile, SchedulingCycle, SchedulingEvent
+from ..access import EDITOR, at_least, get_cluster, visible_clusters
+from ..models import (Cluster, ClusterMembership, ClusterToken, Node, Pod, SchedulerProfile, SchedulingCycle,
+                      SchedulingEvent)
+from ..services import binding
 from ..services import clusters as svc
+from ..services import credentials, memberships
 from ..services.queries import filter_cycles
 from . import serializers as s
+from .permissions import ClusterRolePermission
 
 
 def _raise_400(err):
@@ -30,13 +35,28 @@ class ProfileViewSet(viewsets.ModelViewSet):
 
 
 class ClusterViewSet(viewsets.ModelViewSet):
-    """Clusters; POST start/pause/stop/step/scenario drive the scheduler loop (editors); creating, changing
-    and deleting clusters is for admins."""
+    """Clusters the user may see; POST start/pause/stop/step/scenario drive the scheduler loop (editors of the
+    cluster); creating, changing (``restricted`` too) and deleting clusters is for admins."""
 
     queryset = Cluster.objects.select_related("profile").order_by("name")
     serializer_class = s.ClusterSerializer
+    permission_classes = [ClusterRolePermission]
     lookup_field = "name"
     admin_actions = ("create", "update", "partial_update", "destroy")
+
+    def get_queryset(self):
+        return visible_clusters(self.request.user, super().get_queryset())
+
+    def perform_create(self, serializer):
+        cluster = serializer.save()
+        if cluster.restricted:
+            memberships.record_restricted(cluster, self.request.user)
+
+    def perform_update(self, serializer):
+        was = serializer.instance.restricted
+        cluster = serializer.save()
+        if cluster.restricted != was:
+            memberships.record_restricted(cluster, self.request.user)
 
     def perform_destroy(self, instance):
         svc.set_state(instance, Cluster.STOPPED)
@@ -62,21 +82,22 @@ class ClusterViewSet(viewsets.ModelViewSet):
     def stop(self, request, name=None):
         return self._state(request, name, Cluster.STOPPED)
 
-    @extend_schema(request=s.StepSerializer)
+    @extend_schema(request=s.StepSerializer, responses={202: s.QueuedStepsSerializer})
     @action(detail=True, methods=["post"])
     def step(self, request, name=None):
+        cluster = self.get_object()
         ser = s.StepSerializer(data=request.data)
         ser.is_valid(raise_exception=True)
-        svc.step(self.get_object(), ser.validated_data["n"])
+        svc.step(cluster, ser.validated_data["n"])
         return Response({"queued_steps": ser.validated_data["n"]}, status=status.HTTP_202_ACCEPTED)
 
-    @extend_schema(request=s.ScenarioSerializer)
+    @extend_schema(request=s.ScenarioSerializer, responses={201: s.ScenarioCountsSerializer})
     @action(detail=True, methods=["post"], parser_classes=[JSONParser, MultiPartParser, FormParser])
     def scenario(self, request, name=None):
         """Replace the cluster's nodes and pods with a scenario; nothing is written if it is invalid."""
+        cluster = self.get_object()
         ser = s.ScenarioSerializer(data=request.data)
         ser.is_valid(raise_exception=True)
-        cluster = self.get_object()
         data, label = ser.validated_data.get("scenario"), "scenario"
         try:
             if data is None:
@@ -95,10 +116,88 @@ class ClusterViewSet(viewsets.ModelViewSet):
 
 
 class ClusterChildMixin:
-    def cluster(self):
+    """Views below api/clusters/<cluster_name>/: the cluster, 404 unless the user may see it."""
+
+    permission_classes = [ClusterRolePermission]
+
+    def filters(self, serializer_class) -> dict:
+        """The list's query filters, validated by ``serializer_class`` (400 for a bad one), without the empty ones;
+        none for other actions."""
+        if self.action != "list":
+            return {}
+        f = serializer_class(data=self.request.query_params.dict())  # a dict: an empty date is an error
+        f.is_valid(raise_exception=True)
+        return {k: v for k, v in f.validated_data.items() if v not in ("", None)}
+
+    def cluster(self) -> Cluster:
         if not hasattr(self, "_cluster"):
-            self._cluster = get_object_or_404(Cluster, name=self.kwargs["cluster_name"])
+            self._cluster, self._role = get_cluster(self.request.user, self.kwargs["cluster_name"])
         return self._cluster
+
+    def cluster_role(self) -> str:
+        """The user's role on the cluster (dashboard.access.cluster_role)."""
+        self.cluster()
+        return self._role
+
+
+class MembershipViewSet(ClusterChildMixin, viewsets.ModelViewSet):
+    """Who has a role on the cluster (by username); admins only. Changes are recorded in the audit log."""
+
+    serializer_class = s.MembershipSerializer
+    lookup_field = "user__username"
+    lookup_url_kwarg = "username"
+    lookup_value_regex = "[^/]+"
+    queryset = ClusterMembership.objects.none()  # for the schema; get_queryset scopes it
+    admin_actions = ("list", "retrieve", "create", "update", "partial_update", "destroy")
+
+    def get_queryset(self):
+        return (ClusterMembership.objects.filter(cluster=self.cluster()).select_related("user")
+                .order_by("user__username"))
+
+    def perform_create(self, serializer):
+        serializer.instance = memberships.save(ClusterMembership(cluster=self.cluster(), **serializer.validated_data),
+                                               self.request.user)
+
+    def perform_update(self, serializer):
+        for field, value in serializer.validated_data.items():
+            setattr(serializer.instance, field, value)
+        memberships.save(serializer.instance, self.request.user)
+
+    def perform_destroy(self, instance):
+        memberships.delete(instance, self.request.user)
+
+
+class ClusterTokenViewSet(ClusterChildMixin, mixins.ListModelMixin, mixins.DestroyModelMixin,
+                          viewsets.GenericViewSet):
+    """API tokens of a simulated cluster's Kubernetes API (editors): listed masked; POST ``{"name": ...}`` makes
+    one and answers its token and kubeconfig, the only time they are shown; DELETE revokes one."""
+
+    serializer_class = s.ClusterTokenSerializer
+    queryset = ClusterToken.objects.none()  # for the schema; get_queryset scopes it
+
+    def get_queryset(self):
+        cluster = self.cluster()
+        if cluster.kind != Cluster.SIMULATED:
+            raise NotFound("only simulated clusters have API tokens")
+        if not at_least(self.cluster_role(), EDITOR):
+            raise PermissionDenied("only editors can see a cluster's tokens")
+        return ClusterToken.objects.filter(cluster=cluster).select_related("created_by")
+
+    @extend_schema(responses={201: s.NewClusterTokenSerializer})
+    def create(self, request, cluster_name=None):
+        self.get_queryset()
+        ser = self.get_serializer(data=request.data)
+        ser.is_valid(raise_exception=True)
+        cluster = self.cluster()
+        row, token = credentials.create_token(cluster, ser.validated_data["name"], request.user)
+        base = request.build_absolute_uri(f"/clusters/{cluster.name}/k8s")
+        row.token, row.kubeconfig = token, credentials.kubeconfig_for_token(base, cluster.name, token)
+        response = Response(s.NewClusterTokenSerializer(row).data, status=status.HTTP_201_CREATED)
+        response["Cache-Control"] = "no-store"
+        return response
+
+    def perform_destroy(self, instance):
+        credentials.revoke_token(instance, self.request.user)
 
 
 class NodeViewSet(ClusterChildMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.DestroyModelMixin,
@@ -109,11 +208,12 @@ class NodeViewSet(ClusterChildMixin, mixins.ListModelMixin, mixins.RetrieveModel
     lookup_field = "name"
     lookup_value_regex = "[^/]+"
 
+    @extend_schema(parameters=[s.NodeFilterSerializer])
+    def list(self, request, *args, **kwargs):
+        return super().list(request, *args, **kwargs)
+
     def get_queryset(self):
-        qs = Node.objects.filter(cluster=self.cluster()).order_by("id")
-        if self.request.query_params.get("zone"):
-            qs = qs.filter(zone=self.request.query_params["zone"])
-        return qs
+        return Node.objects.filter(cluster=self.cluster(), **self.filters(s.NodeFilterSerializer)).order_by("id")
 
     @extend_schema(request=s.ObjectSerializer, responses=s.NodeSerializer)
     def create(self, request, cluster_name=None):
@@ -127,7 +227,7 @@ class NodeViewSet(ClusterChildMixin, mixins.ListModelMixin, mixins.RetrieveModel
 
     def destroy(self, request, cluster_name=None, name=None):
         if not svc.delete_node(self.cluster(), name):
-            return Response(status=status.HTTP_404_NOT_FOUND)
+            raise NotFound(f'no node named "{name}"')
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -135,33 +235,32 @@ class PodViewSet(ClusterChildMixin, mixins.ListModelMixin, mixins.RetrieveModelM
     """Pods with their queue state; filters: queue, node, namespace, q (name search), plugin."""
 
     serializer_class = s.PodSerializer
-    lookup_value_regex = "[^/]+/[^/]+"
-    lookup_url_kwarg = "key"
+    # pods/<namespace>/<name>/: two path parameters (dashboard.api.urls.ChildRouter), as a path parameter holding
+    # a "/" is ambiguous in OpenAPI
+    lookup_pattern = "(?P<namespace>[^/]+)/(?P<name>[^/]+)"
 
-    @extend_schema(parameters=[OpenApiParameter("queue", str), OpenApiParameter("node", str),
-                               OpenApiParameter("namespace", str), OpenApiParameter("q", str),
-                               OpenApiParameter("plugin", str)])
+    @extend_schema(parameters=[s.PodFilterSerializer])
     def list(self, request, *args, **kwargs):
         return super().list(request, *args, **kwargs)
 
     def get_queryset(self):
         qs = Pod.objects.filter(cluster=self.cluster()).order_by("id")
-        p = self.request.query_params
-        if p.get("queue"):
-            qs = qs.filter(queue=p["queue"])
-        if p.get("node"):
-            qs = qs.filter(node_name=p["node"])
-        if p.get("namespace"):
-            qs = qs.filter(namespace=p["namespace"])
-        if p.get("q"):
-            qs = qs.filter(name__icontains=p["q"])
-        if p.get("plugin"):
-            qs = qs.filter(plugins__contains=f",{p['plugin']},")
+        f = self.filters(s.PodFilterSerializer)
+        if f.get("queue"):
+            qs = qs.filter(queue=f["queue"])
+        if f.get("node"):
+            qs = qs.filter(node_name=f["node"])
+        if f.get("namespace"):
+            qs = qs.filter(namespace=f["namespace"])
+        if f.get("q"):
+            qs = qs.filter(name__icontains=f["q"])
+        if f.get("plugin"):
+            qs = qs.filter(plugins__contains=f",{f['plugin']},")
         return qs
 
     def get_object(self):
-        ns, _, name = self.kwargs["key"].partition("/")
-        return get_object_or_404(Pod, cluster=self.cluster(), namespace=ns, name=name)
+        return get_object_or_404(Pod, cluster=self.cluster(), namespace=self.kwargs["namespace"],
+                                 name=self.kwargs["name"])
 
     @extend_schema(request=s.ObjectSerializer, responses=s.PodSerializer)
     def create(self, request, cluster_name=None):
@@ -173,9 +272,38 @@ class PodViewSet(ClusterChildMixin, mixins.ListModelMixin, mixins.RetrieveModelM
             _raise_400(err)
         return Response(s.PodSerializer(row).data, status=status.HTTP_201_CREATED)
 
-    def destroy(self, request, cluster_name=None, key=None):
+    def destroy(self, request, cluster_name=None, namespace=None, name=None):
         svc.delete_pod(self.cluster(), self.get_object())
         return Response(status=status.HTTP_204_NO_CONTENT)
+
+    @extend_schema(request=s.BindingSerializer, responses={201: s.BindingResultSerializer},
+                   parameters=[OpenApiParameter("dryRun", str, enum=["All"],
+                                                description="check only: nothing is bound (as kube's dryRun)")])
+    @action(detail=True, methods=["post"])
+    def binding(self, request, cluster_name=None, namespace=None, name=None):
+        """Bind the pending pod to a node, as a Binding does (no Filter plugin runs; editors): 409 when it is
+        bound already, 400 for a node that does not exist; ``rejections`` names the Filter plugins that reject
+        the node. Audit-logged; see dashboard.services.binding."""
+        pod = self.get_object()
+        ser = s.BindingSerializer(data=request.data)
+        ser.is_valid(raise_exception=True)
+        meta = ser.validated_data.get("metadata") or {}
+        if meta.get("name") and meta["name"] != pod.name:
+            raise ValidationError({"metadata.name": [f'must be the name of the pod, "{pod.name}"']})
+        dry_run = request.query_params.get("dryRun", "")
+        if dry_run not in ("", "All"):
+            raise ValidationError({"dryRun": [f'Unsupported value: "{dry_run}": supported values: "All"']})
+        try:
+            answer = binding.bind_pod(self.cluster(), pod, ser.validated_data["target"]["name"], request.user,
+                                      uid=meta.get("uid", ""), dry_run=dry_run == "All")
+        except binding.BindFailed as err:
+            if err.status == status.HTTP_400_BAD_REQUEST and err.field:
+                raise ValidationError({err.field: [err.message]}) from None
+            body = {"detail": err.message}
+            if err.field:
+                body["field"] = err.field
+            return Response(body, status=err.status)
+        return Response(s.BindingResultSerializer(dict(answer, pod=pod.key)).data, status=status.HTTP_201_CREATED)
 
 
 class CycleViewSet(ClusterChildMixin, viewsets.ReadOnlyModelViewSet):
@@ -194,9 +322,7 @@ class CycleViewSet(ClusterChildMixin, viewsets.ReadOnlyModelViewSet):
     def get_queryset(self):
         qs = SchedulingCycle.objects.filter(cluster=self.cluster()).order_by("-seq")
         if self.action == "list":
-            f = s.CycleFilterSerializer(data=self.request.query_params)
-            f.is_valid(raise_exception=True)
-            qs = filter_cycles(qs.defer("matrix", "durations", "preemption"), f.validated_data)
+            qs = filter_cycles(qs.defer("matrix", "durations", "preemption"), self.filters(s.CycleFilterSerializer))
         return qs
 
 
@@ -206,18 +332,13 @@ class EventViewSet(ClusterChildMixin, viewsets.ReadOnlyModelViewSet):
     serializer_class = s.EventSerializer
     queryset = SchedulingEvent.objects.none()  # for the schema; get_queryset scopes it
 
-    @extend_schema(parameters=[OpenApiParameter("pod", str), OpenApiParameter("reason", str),
-                               OpenApiParameter("node", str), OpenApiParameter("type", str)])
+    @extend_schema(parameters=[s.EventFilterSerializer])
     def list(self, request, *args, **kwargs):
         return super().list(request, *args, **kwargs)
 
     def get_queryset(self):
         qs = SchedulingEvent.objects.filter(cluster=self.cluster()).order_by("-time", "-id")
-        p = self.request.query_params
-        if p.get("pod"):
-            ns, _, name = p["pod"].partition("/")
-            qs = qs.filter(pod_namespace=ns, pod_name=name)
-        for field in ("reason", "node", "type"):
-            if p.get(field):
-                qs = qs.filter(**{field: p[field]})
-        return qs
+        f = dict(self.filters(s.EventFilterSerializer))
+        if "pod" in f:
+            f["pod_namespace"], _, f["pod_name"] = f.pop("pod").partition("/")
+        return qs.filter(**f)

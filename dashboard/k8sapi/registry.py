@@ -4,26 +4,24 @@ A cluster's API state is built from the database (its nodes, pods and other obje
 asked for it, and lives in this process from then on: API writes change it, not the database. Loading a new
 scenario into the cluster (ClusterState.loaded changes) replaces it; open watches end and their clients re-list.
 
-Tokens are not stored: each is an HMAC of the cluster's id and name under SECRET_KEY, so it survives restarts
-and is different for a cluster re-created under the same name.
+Requests carry one of the cluster's API tokens (``dashboard.services.credentials``: made on the Connect page, the
+REST API or ``manage.py clustertoken``, stored as digests, revocable).
 """
 from __future__ import annotations
 
-import hashlib
-import hmac
 import os
 import threading
 import time
 import uuid
 
 from asgiref.sync import sync_to_async
-from django.conf import settings
 
 from scheduler_core.objects import Node, ParseError, Pod
 
 from ..models import Cluster, ClusterState
 from ..models import Node as NodeRow
 from ..models import Pod as PodRow
+from ..services import credentials
 from .admission import node_defaults
 from .errors import ApiError
 from .store import ApiCluster, rfc3339
@@ -36,16 +34,14 @@ _stores = {}    # cluster name -> (signature, ApiCluster)
 _lookups = {}   # cluster name -> (monotonic expiry, (pk, signature) or None)
 
 
-def token_for(pk: int, name: str) -> str:
-    """The bearer token of a cluster's API."""
-    mac = hmac.new(settings.SECRET_KEY.encode(), f"schedscope-k8sapi:{pk}:{name}".encode(), hashlib.sha256)
-    return mac.hexdigest()[:48]
-
-
-def check_token(header: str, pk: int, name: str) -> None:
-    """401 unless ``header`` is ``Bearer <the cluster's token>``."""
+async def check_token(header: str, pk: int) -> None:
+    """401 unless ``header`` is ``Bearer <a live token of the cluster>``."""
     scheme, _, token = (header or "").partition(" ")
-    if scheme.lower() != "bearer" or not hmac.compare_digest(token.strip().encode(), token_for(pk, name).encode()):
+    token = token.strip()
+    if scheme.lower() != "bearer" or not token:
+        raise ApiError.unauthorized()
+    if not (credentials.token_recently_valid(pk, token)
+            or await sync_to_async(credentials.authenticate_token)(pk, token)):
         raise ApiError.unauthorized()
 
 

@@ -1,4 +1,4 @@
-"""URLs below /clusters/<name>/k8s/: the Connect page, the kubeconfig, and the API itself.
+"""URLs below /clusters/<name>/k8s/: the Connect page (tokens), the kubeconfig of a new token (POST), and the API.
 
 The API also answers below ``t/<token>/``: kubectl sends no credentials over plain HTTP, so the kubeconfig of an
 HTTP deployment carries the token in the server URL.

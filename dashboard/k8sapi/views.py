@@ -14,15 +14,19 @@ import random
 import time
 
 import yaml
+from django import forms
 from django.core.handlers.asgi import ASGIRequest
-from django.http import HttpResponse, StreamingHttpResponse
-from django.shortcuts import get_object_or_404, render
+from django.http import Http404, HttpResponse, StreamingHttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.cache import never_cache
 from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_POST
 
 from scheduler_core.scenario import safe_yaml_load
 from scheduler_core.simulate import KUBERNETES_VERSION
 
-from ..models import Cluster
+from ..models import Cluster, ClusterToken
+from ..services import credentials
 from . import openapi, registry, resources, tables
 from .errors import ApiError
 from .patch import PATCH_TYPES, apply_patch
@@ -143,12 +147,12 @@ async def api(request, name: str, path: str, token: str = ""):
         if len(parts) == 1 and parts[0] in UNAUTHENTICATED_PATHS:
             return HttpResponse("ok", content_type="text/plain")
         store, pk = await registry.lookup(name)
-        registry.check_token(f"Bearer {token}" if token else request.headers.get("Authorization", ""), pk, name)
+        await registry.check_token(f"Bearer {token}" if token else request.headers.get("Authorization", ""), pk)
         return _dispatch(request, store, parts)
     except ApiError as err:
         return _error(err)
     except Exception as err:  # kube-apiserver answers an unexpected failure with a Status too
-        log.exception("k8s API request %s %s failed", request.method, request.path)
+        log.exception("k8s API request %s %s of cluster %s failed", request.method, f"/{path}", name)  # no token
         return _error(ApiError(500, "InternalError", f"Internal error occurred: {err}"))
 
 
@@ -355,35 +359,57 @@ def _watch(request, store, res, namespace: str):
 
 
 # -- Connect ----------------------------------------------------------------------------------------
-def server_url(request, cluster: Cluster) -> str:
-    """The API's address; over plain HTTP with the token in the path (kubectl only sends tokens over TLS)."""
-    base = request.build_absolute_uri(f"/clusters/{cluster.name}/k8s").rstrip("/")
-    return base if request.is_secure() else f"{base}/t/{registry.token_for(cluster.pk, cluster.name)}"
+class TokenForm(forms.Form):
+    """A new API token of a simulated cluster."""
+
+    name = forms.CharField(max_length=100, initial="kubectl", help_text="what it is for, e.g. kubectl, ci")
 
 
-def kubeconfig_text(request, cluster: Cluster) -> str:
-    """A kubeconfig for the cluster's API, with its token, as kubectl and the Python client read it."""
-    entry = f"schedscope-{cluster.name}"
-    doc = {"apiVersion": "v1", "kind": "Config", "preferences": {},
-           "clusters": [{"name": entry, "cluster": {"server": server_url(request, cluster)}}],
-           "users": [{"name": entry, "user": {"token": registry.token_for(cluster.pk, cluster.name)}}],
-           "contexts": [{"name": entry, "context": {"cluster": entry, "user": entry, "namespace": "default"}}],
-           "current-context": entry}
-    return yaml.safe_dump(doc, sort_keys=False)
+def api_base(request, cluster: Cluster) -> str:
+    """The address of the cluster's API as this request reached the server."""
+    return request.build_absolute_uri(f"/clusters/{cluster.name}/k8s").rstrip("/")
 
 
+def _create_token(request, cluster: Cluster, form: TokenForm) -> str:
+    """A new token named as the form says; its kubeconfig (the only time the token is shown)."""
+    _row, token = credentials.create_token(cluster, form.cleaned_data["name"], request.user)
+    return credentials.kubeconfig_for_token(api_base(request, cluster), cluster.name, token)
+
+
+@never_cache
+@require_POST
 def kubeconfig(request, name: str):
-    """The kubeconfig file (``curl .../k8s/kubeconfig > sim.kubeconfig``)."""
+    """Create a token and download its kubeconfig (``<cluster>.kubeconfig``); the token is not shown again."""
     cluster = get_object_or_404(Cluster, name=name, kind=Cluster.SIMULATED)
-    response = HttpResponse(kubeconfig_text(request, cluster), content_type="application/yaml")
+    form = TokenForm(request.POST)
+    if not form.is_valid():
+        return connect_page(request, cluster, form, status=400)
+    response = HttpResponse(_create_token(request, cluster, form), content_type="application/yaml")
     response["Content-Disposition"] = f'attachment; filename="{cluster.name}.kubeconfig"'
     return response
 
 
+@never_cache
 def connect(request, name: str):
-    """The Connect page: how to point kubectl and a scheduler at this simulated cluster."""
+    """The Connect page: how to point kubectl and a scheduler at this simulated cluster; its API tokens (create,
+    shown once; revoke)."""
     cluster = get_object_or_404(Cluster, name=name, kind=Cluster.SIMULATED)
+    if request.method != "POST":
+        return connect_page(request, cluster, TokenForm())
+    if "revoke" in request.POST:
+        if not request.POST["revoke"].isdigit():
+            raise Http404("no such token")
+        row = get_object_or_404(ClusterToken, cluster=cluster, pk=int(request.POST["revoke"]))
+        credentials.revoke_token(row, request.user)
+        return redirect("k8s-connect", cluster.name)
+    form = TokenForm(request.POST)
+    if not form.is_valid():
+        return connect_page(request, cluster, form, status=400)
+    return connect_page(request, cluster, TokenForm(), created=_create_token(request, cluster, form))
+
+
+def connect_page(request, cluster: Cluster, form: TokenForm, created: str = "", status: int = 200):
+    """The Connect page with the token form, the cluster's tokens (masked) and ``created``, a new kubeconfig."""
     return render(request, "k8sapi/connect.html", {
-        "cluster": cluster, "kubeconfig": kubeconfig_text(request, cluster),
-        "base": request.build_absolute_uri(f"/clusters/{cluster.name}/k8s").rstrip("/"),
-        "server": server_url(request, cluster)})
+        "cluster": cluster, "form": form, "created": created, "base": api_base(request, cluster),
+        "tokens": ClusterToken.objects.filter(cluster=cluster).select_related("created_by")}, status=status)

@@ -6,12 +6,14 @@ from functools import wraps
 
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
+from django.db.models import Q
 from django.http import JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
 from django.views.decorators.http import require_POST
 
-from ..models import Cluster, SchedulerProfile
+from ..access import EDITOR, get_cluster, visible_clusters
+from ..models import SchedulerProfile
 from . import services
 from .dryrun import start as start_dry_run
 from .forms import ProfileEditorForm, dump_yaml, effective_plugins
@@ -40,7 +42,8 @@ def profile_list(request):
             services.ensure_versions(profile)
             return redirect("profiles:edit", pk=profile.pk)
         messages.error(request, "a new profile needs a name that is not taken")
-    rows = [{"profile": p, "active": services.active_version(p), "clusters": list(p.cluster_set.all())}
+    rows = [{"profile": p, "active": services.active_version(p),
+             "clusters": list(visible_clusters(request.user, p.cluster_set.all()))}
             for p in SchedulerProfile.objects.order_by("name")]
     return render(request, "profiles/list.html", {"rows": rows, "editor": services.is_editor(request.user)})
 
@@ -48,13 +51,16 @@ def profile_list(request):
 def _context(request, profile, form, saved=None):
     latest = profile.versions.order_by("-number").first()
     doc = form.document if form.is_bound and form.document is not None else form.base
-    clusters = list(Cluster.objects.order_by("name"))
+    visible = visible_clusters(request.user)
+    clusters = list(visible.order_by("name"))
     return {"profile": profile, "form": form, "sections": form.layout(effective_plugins(doc)),
             "versions": profile.versions.select_related("author").order_by("-number")[:50],
             "latest": latest, "active": services.active_version(profile), "editor": services.is_editor(request.user),
             "clusters": clusters, "spans": {c.name: services.spans(c, 5) for c in clusters if c.profile_id == profile.pk},
-            "dry_runs": DryRun.objects.filter(version__profile=profile).select_related("version", "cluster")[:10],
-            "audit": AuditLog.objects.filter(profile=profile).select_related("user", "version", "cluster")[:10],
+            "dry_runs": DryRun.objects.filter(version__profile=profile, cluster__in=visible)
+                                      .select_related("version", "cluster")[:10],
+            "audit": AuditLog.objects.filter(Q(cluster=None) | Q(cluster__in=visible), profile=profile)
+                                     .select_related("user", "version", "cluster")[:10],
             "saved": saved}
 
 
@@ -141,7 +147,7 @@ def version_view(request, pk, number):
         "profile": profile, "version": version, "yaml": dump_yaml(version.document), "against": against,
         "diff": services.diff(against, version) if against else "", "others": others,
         "editor": services.is_editor(request.user), "active": services.active_version(profile),
-        "clusters": Cluster.objects.order_by("name")})
+        "clusters": visible_clusters(request.user).order_by("name")})
 
 
 @require_POST
@@ -157,7 +163,8 @@ def rollback(request, pk, number):
 @editor_required
 def apply(request, pk, number):
     version = get_object_or_404(ProfileVersion, profile_id=pk, number=number)
-    cluster = Cluster.objects.filter(name=request.POST.get("cluster") or "").first()
+    name = request.POST.get("cluster") or ""
+    cluster = get_cluster(request.user, name, EDITOR)[0] if name else None
     try:
         targets = services.apply(version, request.user, cluster)
     except services.Invalid as err:
@@ -172,7 +179,7 @@ def apply(request, pk, number):
 @editor_required
 def dry_run(request, pk, number):
     version = get_object_or_404(ProfileVersion, profile_id=pk, number=number)
-    cluster = get_object_or_404(Cluster, name=request.POST.get("cluster"))
+    cluster = get_cluster(request.user, request.POST.get("cluster") or "")[0]
     source = request.POST.get("source") if request.POST.get("source") in (DryRun.PENDING, DryRun.WINDOW) \
         else DryRun.PENDING
     try:
@@ -186,12 +193,13 @@ def dry_run(request, pk, number):
 
 
 def dry_run_view(request, run_id):
-    run = get_object_or_404(DryRun.objects.select_related("version__profile", "cluster"), pk=run_id)
+    run = get_object_or_404(DryRun.objects.select_related("version__profile", "cluster")
+                            .filter(cluster__in=visible_clusters(request.user)), pk=run_id)
     return render(request, "profiles/dryrun.html", {"run": run, "profile": run.version.profile,
                                                     "editor": services.is_editor(request.user)})
 
 
 def dry_run_status(request, run_id):
-    run = get_object_or_404(DryRun, pk=run_id)
+    run = get_object_or_404(DryRun.objects.filter(cluster__in=visible_clusters(request.user)), pk=run_id)
     return JsonResponse({"state": run.state, "done": run.done, "total": run.total, "percent": run.percent,
                          "error": run.error})

@@ -72,6 +72,7 @@ class Broadcaster:
         self._new_cycles = self._new_events = 0
         self._queue = None
         self._dirty = False
+        self._failing = False
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name=f"broadcast-{cluster_id}", daemon=True)
         self._thread.start()
@@ -117,11 +118,19 @@ class Broadcaster:
 
     def send_now(self):
         msg = self._take()
-        if msg is not None:
-            try:
-                publish(self.group, msg)
-            except Exception as err:  # the channel layer being down must not stop scheduling
-                log.warning("broadcast to %s failed: %s", self.group, err)
+        if msg is None:
+            return
+        try:
+            publish(self.group, msg)
+        except Exception as err:  # the channel layer being down must not stop scheduling
+            if not self._failing:   # once per outage, not once per tick
+                log.warning("broadcast to %s failed: %s; updates are dropped until it works again (clients see "
+                            "the gap in seq and refetch)", self.group, err)
+            self._failing = True
+        else:
+            if self._failing:
+                log.warning("broadcast to %s works again", self.group)
+            self._failing = False
 
     def close(self):
         self._stop.set()

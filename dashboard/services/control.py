@@ -3,6 +3,8 @@
 Embedded mode: the loop is a thread of this process and commands go through an in-process queue.
 Celery mode: the loop runs in a worker (task ``run_cluster``) and commands go through a Redis list.
 The database is written first by the caller; a command only tells a running loop to apply the change.
+A few commands are requests instead (``request``): the loop decides and writes, and answers through a reply
+queue (a Redis list, or an in-process queue), e.g. a manual binding, which must not race the loop's own.
 """
 from __future__ import annotations
 
@@ -10,6 +12,8 @@ import atexit
 import json
 import queue
 import threading
+import time
+import uuid
 
 from django.conf import settings
 
@@ -18,6 +22,13 @@ from . import locks
 _queues = {}
 _queues_guard = threading.Lock()
 _threads = {}
+_replies = {}   # request id -> queue.Queue of its answer (embedded mode)
+REPLY_GRACE_SECONDS = 5.0
+BLOCK_SECONDS = 3   # longest single blocking Redis read (below the client's socket timeout)
+
+
+class NoAnswer(Exception):
+    """No loop answered a request in time (it is not applied later: the loop drops expired requests)."""
 
 
 def _key(cluster_id: int) -> str:
@@ -42,6 +53,61 @@ def send(cluster_id: int, op: str, **args) -> None:
         client.expire(_key(cluster_id), 3600)
     else:
         _local_queue(cluster_id).put(cmd)
+
+
+def request(cluster_id: int, op: str, timeout: float, **args) -> dict:
+    """Send a command the loop answers (``reply``), starting a loop if none drives the cluster, and wait for
+    the answer. The loop ignores the request once ``timeout`` seconds have passed; NoAnswer if none came."""
+    rid = uuid.uuid4().hex
+    args.update(reply=rid, expires=time.time() + timeout)
+    wait = timeout + REPLY_GRACE_SECONDS
+    local = None
+    if not _celery():
+        local = queue.Queue(maxsize=1)
+        with _queues_guard:
+            _replies[rid] = local
+    try:
+        send(cluster_id, op, **args)
+        if not is_driven(cluster_id):
+            ensure_runner(cluster_id)
+        if local is not None:
+            return local.get(timeout=wait)
+        deadline = time.monotonic() + wait
+        while True:  # short waits: the client's socket timeout (redis-py's default 5 s) must outlast each
+            left = deadline - time.monotonic()
+            got = locks.redis_client().blpop([_reply_key(rid)], timeout=max(1, min(BLOCK_SECONDS, round(left))))
+            if got is not None:
+                return json.loads(got[1])
+            if time.monotonic() >= deadline:
+                raise NoAnswer(op)
+    except queue.Empty:
+        raise NoAnswer(op) from None
+    finally:
+        if local is not None:
+            with _queues_guard:
+                _replies.pop(rid, None)
+
+
+def expired(cmd: dict) -> bool:
+    """Whether a request's sender has stopped waiting for it."""
+    return "expires" in cmd and time.time() > cmd["expires"]
+
+
+def reply(cmd: dict, answer: dict) -> None:
+    """The loop's answer to a request (see ``request``)."""
+    if _celery():
+        client = locks.redis_client()
+        client.rpush(_reply_key(cmd["reply"]), json.dumps(answer))
+        client.expire(_reply_key(cmd["reply"]), 60)
+        return
+    with _queues_guard:
+        waiting = _replies.get(cmd["reply"])
+    if waiting is not None:
+        waiting.put(answer)
+
+
+def _reply_key(rid: str) -> str:
+    return f"schedscope:reply:{rid}"
 
 
 def receive(cluster_id: int, timeout: float) -> list:

@@ -4,17 +4,28 @@ from the database, with every decision handed to the recorder.
 The cluster's writes (bindings, evictions, events) are journaled during a call and passed to the
 recorder right after the cycles that caused them, so each cycle is committed together with its
 binding. The database stays the source of truth: a loop that restarts rebuilds this from it.
+
+Manual bindings (``bind``) are made here too, by the loop, so they never race its own: they are accepted as
+kube-apiserver accepts a Binding (the pod exists and is not bound, the node exists; no Filter plugin runs).
+Kube's kubelet would then reject a pod that does not fit (OutOfcpu, ...); a simulated cluster has no kubelet,
+so the pod stays bound and counts on the node, and the ManualBinding event is a Warning naming the Filter
+plugins that reject the node (``scheduler_core.explain.node_rejections``).
+
+Shadow mode (``Cluster.mode``): the loop runs no cycles of its own (read-only); a ShadowScheduler compares
+every binding of a default-scheduler pod made by someone else (manual bindings) with the active profile's
+choice, and the recorder stores its cycle and the ShadowDecision together.
 """
 from __future__ import annotations
 
 from scheduler_core.cluster.simulated import SimulatedCluster
 from scheduler_core.config import load_config
-from scheduler_core.explain import explain
+from scheduler_core.explain import explain, node_rejections
 from scheduler_core.objects import Node as CoreNode
 from scheduler_core.objects import Pod as CorePod
 from scheduler_core.plugins.registry import in_tree_registry
 from scheduler_core.queue import ACTIVE_Q, BACKOFF_Q, UNSCHEDULABLE_PODS
 from scheduler_core.scheduler import Scheduler
+from scheduler_core.shadow import ShadowScheduler
 from scheduler_core.trace import CallbackSink
 
 from ..models import Cluster, ClusterState
@@ -25,6 +36,20 @@ from ..profiles.services import engine_profile
 QUEUE_NAMES = {ACTIVE_Q: PodRow.ACTIVE, BACKOFF_Q: PodRow.BACKOFF, UNSCHEDULABLE_PODS: PodRow.UNSCHEDULABLE}
 FAILED_CODES = ("Unschedulable", "UnschedulableAndUnresolvable")
 MAX_SUGGESTIONS = 8
+MANUAL_BINDING = "ManualBinding"
+
+
+class BindRefused(Exception):
+    """A manual binding the API server would refuse: ``status`` (404, 409, 400), ``field`` and the message."""
+
+    def __init__(self, status: int, message: str, field: str = ""):
+        super().__init__(message)
+        self.status, self.field, self.message = status, field, message
+
+
+def _int_or_none(value):
+    """A score (a NumPy integer from the batch paths) as a plain int for the database."""
+    return None if value is None else int(value)
 
 
 class RecordedCluster(SimulatedCluster):
@@ -68,9 +93,16 @@ class Engine:
         self._traces = []
         self.cluster = RecordedCluster(nodes, pods, state.resources if state else {}, journal=self.journal)
         doc = engine_profile(cluster, recorder)  # the active profile version, noted from the next cycle on
-        config = load_config(doc, in_tree_registry()) if doc else None
+        registry = in_tree_registry()
+        config = load_config(doc, registry) if doc else None
         self.scheduler = Scheduler(self.cluster, config=config, tie_break=cluster.tie_break, seed=cluster.seed,
                                    trace_sink=CallbackSink(self._traces.append), trace_all_filters=True)
+        self._compared = []    # (ShadowRecord, CycleTrace) of shadow comparisons not yet recorded
+        self.shadow = None
+        if cluster.mode == Cluster.SHADOW:
+            self.shadow = ShadowScheduler(self.cluster, config, registry, tie_break=cluster.tie_break,
+                                          seed=cluster.seed, trace_all_filters=True,
+                                          on_record=lambda rec, tr: self._compared.append((rec, tr)))
         self._recorded_queue = {}
         self._counts = {}
         self._explained = {}   # pod uid -> (FitError message, number of nodes, suggestions) of its last explain
@@ -110,9 +142,42 @@ class Engine:
     def has_pod(self, key: str) -> bool:
         return key in self.cluster.pods
 
+    def bind(self, key: str, node_name: str, by: str, uid: str = "", dry_run: bool = False) -> dict:
+        """A manual binding of the pending pod ``key`` (namespace/name; ``uid`` if given must match) to
+        ``node_name`` by user ``by``, as the API server accepts a Binding (see the module doc); raises
+        BindRefused. Returns the node, ``rejections`` ({plugin: reason} of the Filter plugins that reject the
+        node; empty if it fits) and the event's ``message``. ``dry_run``: every check, nothing bound."""
+        pod = self.cluster.pods.get(key)
+        if pod is None or (uid and pod.uid != uid):
+            raise BindRefused(404, f'pods "{key.split("/", 1)[-1]}" not found')
+        if pod.node_name:
+            raise BindRefused(409, f'pod {pod.name} is already assigned to node "{pod.node_name}"')
+        if node_name not in self.cluster.nodes:
+            raise BindRefused(400, f'nodes "{node_name}" not found', field="target.name")
+        if any(wp.pod.uid == pod.uid for wp in self.scheduler.waiting_pods()):
+            raise BindRefused(409, f"pod {pod.name} is being bound by the scheduler (waiting on Permit)")
+        fwk = self.scheduler.profiles.get(pod.scheduler_name) or next(iter(self.scheduler.profiles.values()))
+        self.scheduler.cache.update_snapshot(self.scheduler.snapshot)
+        rejections = node_rejections(fwk, self.scheduler.snapshot, pod, node_name)
+        verb = "Would assign" if dry_run else "Manually assigned"
+        message = f"{verb} {key} to {node_name} by {by}"
+        if rejections:
+            message += ("; the node fails Filter plugin " +
+                        "; ".join(f"{pl} ({why})" for pl, why in rejections.items()) +
+                        ": kube's kubelet would reject the pod, the simulation keeps it bound")
+        if not dry_run:
+            self.cluster.bind(pod, node_name)
+            self.cluster.record_event(self.cluster.pods[key], "Warning" if rejections else "Normal",
+                                      MANUAL_BINDING, "Binding", message)
+            self._flush()
+        return {"node": node_name, "rejections": rejections, "message": message}
+
     # -- the loop ---------------------------------------------------------------------------------
     def schedule_one(self):
-        """Timers and queue flushes that are due, then one attempt; its CycleTrace, or None when idle."""
+        """Timers and queue flushes that are due, then one attempt; its CycleTrace, or None when idle
+        (always, in shadow mode: the loop binds nothing itself)."""
+        if self.shadow is not None:
+            return None
         sched = self.scheduler
         sched.process_timers()
         sched.queue.tick()
@@ -125,21 +190,19 @@ class Engine:
         rec = self.recorder
         seqs, attempts = {}, {}
         for tr in self._traces:
-            d = tr.to_dict()
-            d["attempt"] = tr.attempt + self.base_attempts.get(tr.pod.uid, 0)
-            if tr.status_code:
-                d["result"] = "unschedulable" if tr.status_code in FAILED_CODES else "error"
-                d["bound_node"] = None
-                if tr.bind_error and not d.get("error"):
-                    d["error"] = tr.bind_error
-                if d["result"] == "unschedulable" and tr.unschedulable:
-                    d["suggestions"] = self._suggest(tr)
+            d = self._cycle_record(tr, tr.attempt + self.base_attempts.get(tr.pod.uid, 0))
             seqs[tr.pod.uid] = rec.record_cycle(d)
             attempts[tr.pod.uid] = d["attempt"]
+        for shadow_rec, tr in self._compared:
+            self._record_shadow(shadow_rec, tr)
+        self._compared.clear()
         for kind, obj, arg in self.journal:
             uid = getattr(obj, "uid", "")
             if kind == "bind":
-                rec.record_binding(uid, arg, seqs.get(uid), attempts.get(uid, 1))
+                if uid in seqs:
+                    rec.record_binding(uid, arg, seqs[uid], attempts[uid])
+                else:   # bound after a Permit wait, or manually: attempts and latest cycle stay
+                    rec.record_binding(uid, arg, attempts=None)
                 self._recorded_queue.pop(uid, None)
                 self._explained.pop(uid, None)
             elif kind == "delete":
@@ -156,6 +219,33 @@ class Engine:
                 self._record_failure(tr, seqs.get(tr.pod.uid), attempts[tr.pod.uid])
         self._traces.clear()
         self.journal.clear()
+
+    def _cycle_record(self, tr, attempt: int, suggest: bool = True) -> dict:
+        """The recorder's record of a CycleTrace (result, error, and what would fix it when ``suggest``)."""
+        d = tr.to_dict()
+        d["attempt"] = attempt
+        if tr.status_code:
+            d["result"] = "unschedulable" if tr.status_code in FAILED_CODES else "error"
+            d["bound_node"] = None
+            if tr.bind_error and not d.get("error"):
+                d["error"] = tr.bind_error
+            if suggest and d["result"] == "unschedulable" and tr.unschedulable:
+                d["suggestions"] = self._suggest(tr)
+        return d
+
+    def _record_shadow(self, shadow_rec, tr) -> None:
+        """The shadow's cycle (as an attempt of its pod) and the comparison, committed together."""
+        pod = tr.pod
+        # no suggestions: they would be computed on the scheduler's snapshot, not the one the shadow saw
+        seq = self.recorder.record_cycle(self._cycle_record(tr, self.base_attempts.get(pod.uid, 0) + 1,
+                                                            suggest=False))
+        self.recorder.record_shadow({
+            "pod_uid": pod.uid, "pod_namespace": pod.namespace, "pod_name": pod.name,
+            "scheduler": shadow_rec.scheduler, "profile": tr.profile, "actual_node": shadow_rec.actual,
+            "shadow_node": shadow_rec.shadow or "", "agree": shadow_rec.agree, "within_ties": shadow_rec.within_ties,
+            "actual_feasible": shadow_rec.actual_feasible, "actual_score": _int_or_none(shadow_rec.actual_score),
+            "shadow_score": _int_or_none(shadow_rec.shadow_score), "actual_reasons": shadow_rec.actual_reasons,
+            "message": shadow_rec.message, "num_feasible": shadow_rec.feasible, "cycle_seq": seq})
 
     def _suggest(self, tr) -> list:
         """What would fix it (scheduler_core.explain), as dicts; recomputed only when the pod's FitError

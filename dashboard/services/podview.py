@@ -2,7 +2,7 @@
 what would fix it, and the diff between two attempts."""
 from __future__ import annotations
 
-from ..models import Pod, SchedulingCycle, SchedulingEvent
+from ..models import Pod, SchedulingCycle, SchedulingEvent, ShadowDecision
 from . import queries, traceview
 
 
@@ -29,7 +29,9 @@ def pod_context(cluster, namespace: str, name: str, params) -> dict | None:
     ctx = {"pod": pod_row, "key": f"{namespace}/{name}", "cycles": cycles, "cycle": chosen,
            "timeline": list(reversed(traceview.attempt_timeline(cycles))),
            "events": SchedulingEvent.objects.filter(cluster=cluster, pod_namespace=namespace,
-                                                    pod_name=name).order_by("-time", "-id")[:50]}
+                                                    pod_name=name).order_by("-time", "-id")[:50],
+           "shadow": ShadowDecision.objects.filter(cluster=cluster, pod_namespace=namespace,
+                                                   pod_name=name).order_by("-time", "-id").first()}
     if chosen is None:
         return ctx
     m = chosen.matrix

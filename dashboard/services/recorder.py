@@ -2,9 +2,9 @@
 
 ``emit`` only appends to an in-memory buffer; a background thread writes batches with bulk inserts, each
 batch in one transaction, in the order the records were made. A binding is therefore never committed
-before the cycle that decided it. When the database is unreachable the thread keeps the batch, backs off
-and retries; records made meanwhile wait in the buffer. The buffer is bounded for cycles and events
-(``max_buffer``); what does not fit is dropped and counted (``overflow``, also in /metrics). Bindings,
+before the cycle that decided it (nor a shadow decision before the shadow's cycle). When the database is
+unreachable the thread keeps the batch, backs off and retries; records made meanwhile wait in the buffer. The
+buffer is bounded for cycles, events and shadow decisions (``max_buffer``); what does not fit is dropped and counted (``overflow``, also in /metrics). Bindings,
 deletions and pod states are never dropped: they are small, and pod states are coalesced per pod.
 
 Fencing: with ``fence`` set (the token of the loop's cluster lock), each batch transaction first locks the
@@ -27,14 +27,14 @@ from django.db.utils import DatabaseError, IntegrityError, InterfaceError
 
 from scheduler_core.trace import TraceSink
 
-from ..models import Cluster, Pod, QueueSnapshot, SchedulingCycle, SchedulingEvent
+from ..models import Cluster, Pod, QueueSnapshot, SchedulingCycle, SchedulingEvent, ShadowDecision
 from . import metrics
 from .tracecodec import cycle_fields, trace_fields
 
 log = logging.getLogger("dashboard.recorder")
 
-CYCLE, EVENT, BIND, DELETE, SNAPSHOT = "cycle", "event", "bind", "delete", "snapshot"
-BOUNDED = (CYCLE, EVENT)
+CYCLE, EVENT, BIND, DELETE, SNAPSHOT, SHADOW = "cycle", "event", "bind", "delete", "snapshot", "shadow"
+BOUNDED = (CYCLE, EVENT, SHADOW)
 
 
 def _first_line(err) -> str:
@@ -155,10 +155,20 @@ class Recorder(TraceSink):
                 return
             self._append(EVENT, ev)
 
-    def record_binding(self, uid: str, node: str, cycle_seq=None, attempts: int = 1) -> None:
+    def record_binding(self, uid: str, node: str, cycle_seq=None, attempts: int | None = 1) -> None:
+        """A pod bound to ``node``; ``attempts`` None (a binding no cycle of this loop decided, e.g. a manual
+        one) keeps the pod's attempts and latest cycle as they are."""
         with self._lock:
             self._states.pop(uid, None)
             self._append(BIND, (uid, node, cycle_seq, attempts, _now()))
+
+    def record_shadow(self, decision: dict) -> None:
+        """A shadow-mode comparison (ShadowDecision fields), committed with the shadow's cycle before it."""
+        with self._lock:
+            if self._bounded >= self.max_buffer:
+                self.overflow += 1
+                return
+            self._append(SHADOW, dict(decision, time=_now()))
 
     def record_deletion(self, uid: str) -> None:
         with self._lock:
@@ -299,7 +309,7 @@ class Recorder(TraceSink):
                 holder = Cluster.objects.select_for_update().filter(pk=cid).values_list("runner", flat=True).first()
                 if holder != self.fence:
                     raise Deposed()
-            cycles, events, snaps = [], [], []
+            cycles, events, snaps, shadows = [], [], [], []
 
             def flush_inserts():
                 if cycles:
@@ -311,6 +321,9 @@ class Recorder(TraceSink):
                 if snaps:
                     QueueSnapshot.objects.bulk_create(snaps)
                     snaps.clear()
+                if shadows:
+                    ShadowDecision.objects.bulk_create(shadows)
+                    shadows.clear()
 
             for kind, payload, _t in batch:
                 if kind == CYCLE:
@@ -322,13 +335,15 @@ class Recorder(TraceSink):
                     events.append(SchedulingEvent(cluster_id=cid, **payload))
                 elif kind == SNAPSHOT:
                     snaps.append(QueueSnapshot(cluster_id=cid, **payload))
+                elif kind == SHADOW:
+                    shadows.append(ShadowDecision(cluster_id=cid, **payload))
                 else:
                     flush_inserts()  # keep order: the cycle rows before the binding they explain
                     if kind == BIND:
                         uid, node, seq, attempts, when = payload
+                        decided = {} if attempts is None else {"last_cycle": seq, "attempts": attempts}
                         Pod.objects.filter(cluster_id=cid, uid=uid).update(
-                            node_name=node, queue=Pod.BOUND, bound_at=when, reason="", plugins="", last_cycle=seq,
-                            attempts=attempts)
+                            node_name=node, queue=Pod.BOUND, bound_at=when, reason="", plugins="", **decided)
                     else:
                         Pod.objects.filter(cluster_id=cid, uid=payload).delete()
             flush_inserts()

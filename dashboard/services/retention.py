@@ -1,11 +1,12 @@
-"""History retention: cycles, events and queue snapshots older than N days, or beyond N cycles."""
+"""History retention: cycles, events, queue snapshots and shadow decisions older than N days, or beyond N
+cycles."""
 from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
 from django.conf import settings
 
-from ..models import QueueSnapshot, SchedulingCycle, SchedulingEvent
+from ..models import QueueSnapshot, SchedulingCycle, SchedulingEvent, ShadowDecision
 
 
 def prune(cluster_id: int, days: float | None = None, max_cycles: int | None = None) -> int:
@@ -19,6 +20,7 @@ def prune(cluster_id: int, days: float | None = None, max_cycles: int | None = N
         deleted += SchedulingCycle.objects.filter(cluster_id=cluster_id, started__lt=cutoff).delete()[0]
         SchedulingEvent.objects.filter(cluster_id=cluster_id, time__lt=cutoff).delete()
         QueueSnapshot.objects.filter(cluster_id=cluster_id, time__lt=cutoff).delete()
+        ShadowDecision.objects.filter(cluster_id=cluster_id, time__lt=cutoff).delete()
     if max_cycles and max_cycles > 0:
         edge = (SchedulingCycle.objects.filter(cluster_id=cluster_id).order_by("-seq")
                 .values_list("seq", flat=True)[max_cycles:max_cycles + 1])

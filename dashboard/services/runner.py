@@ -24,13 +24,14 @@ from ..models import Cluster, SchedulingCycle
 from . import control, locks, metrics, retention
 from .broadcast import Broadcaster
 from .clusters import ValidationFailed, insert_pods
-from .engine import Engine
+from .engine import BindRefused, Engine
 from .recorder import Recorder
 from .workload import WorkloadGenerator
 
 log = logging.getLogger("dashboard.runner")
 DB_ERRORS = (DatabaseError, InterfaceError)
 BURST_SECONDS = 0.05
+BIND_FLUSH_SECONDS = 5.0
 
 
 def _conf(key):
@@ -109,6 +110,7 @@ class Runner:
         self.workload = WorkloadGenerator(cluster.workload, random.Random()) if cluster.workload else None
         self.cluster = cluster
         self.version = cluster.version
+        self.mode = cluster.mode
         ttl = self.lock.ttl
         next_renew = next_snapshot = next_prune = next_sync = 0.0
         log.info("cluster %s: scheduler loop started (%s)", cluster.name, self.state)
@@ -242,7 +244,7 @@ class Runner:
         elif op == "reload":
             self.recorder.flush()
             cluster = Cluster.objects.select_related("profile").get(pk=self.cluster_id)
-            self.version = cluster.version
+            self.version, self.mode = cluster.version, cluster.mode
             self.engine = Engine(cluster, self.recorder)
             self.workload = WorkloadGenerator(cluster.workload, random.Random()) if cluster.workload else None
         elif op == "add_node":
@@ -253,8 +255,27 @@ class Runner:
             eng.add_pod(cmd["raw"])
         elif op == "delete_pod":
             eng.delete_pod(cmd["key"])
+        elif op == "bind":
+            self._bind(cmd)
         else:
             log.warning("cluster %s: unknown command %r", self.cluster_id, op)
+
+    def _bind(self, cmd: dict) -> None:
+        """A manual binding (a control.request): bind (or only check, ``dry_run``), store it, and answer with
+        the HTTP status and details."""
+        if control.expired(cmd):
+            log.warning("cluster %s: binding of %s dropped: its requester stopped waiting", self.cluster_id,
+                        cmd["key"])
+            return
+        dry_run = cmd.get("dry_run", False)
+        try:
+            answer = dict(self.engine.bind(cmd["key"], cmd["node"], cmd["by"], cmd.get("uid", ""), dry_run),
+                          status=201)
+        except BindRefused as err:
+            answer = {"status": err.status, "field": err.field, "message": err.message}
+        if answer["status"] == 201 and not dry_run:
+            answer["stored"] = self.recorder.flush(BIND_FLUSH_SECONDS)
+        control.reply(cmd, answer)
 
     def _workload_tick(self):
         add, delete = self.workload.tick(time.monotonic(), self.engine)
@@ -272,11 +293,12 @@ class Runner:
                 self.recorder.record_deletion(uid)
 
     def _heartbeat(self) -> bool:
-        """Mark the cluster as driven; pick up what another process changed (state, a new scenario).
+        """Mark the cluster as driven; pick up what another process changed (state, a new scenario, the mode).
         False if another loop has claimed the cluster meanwhile."""
         try:
             # Plain reads never wait; the heartbeat is skipped while the recorder holds the row.
-            row = Cluster.objects.filter(pk=self.cluster_id).values("desired_state", "version", "runner").first()
+            row = (Cluster.objects.filter(pk=self.cluster_id).values("desired_state", "version", "mode", "runner")
+                   .first())
             if row is not None and row["runner"] == self.lock.token:
                 with transaction.atomic():
                     free = Cluster.objects.select_for_update(skip_locked=True).filter(pk=self.cluster_id)
@@ -292,7 +314,7 @@ class Runner:
             return False
         if not self.one_shot:
             self.state = row["desired_state"]
-        if row["version"] != self.version:
+        if row["version"] != self.version or row["mode"] != self.mode:
             self._apply({"op": "reload"})
         return True
 

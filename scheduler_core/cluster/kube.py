@@ -81,11 +81,14 @@ def api_message(err: ApiException) -> str:
 
 
 def make_api_client(kubeconfig: str | None = None, context: str | None = None, in_cluster: bool = False,
-                    pool_size: int = 32) -> kclient.ApiClient:
-    """An ApiClient from a kubeconfig file and context, or from the pod's service account (in-cluster)."""
+                    pool_size: int = 32, kubeconfig_dict: dict | None = None) -> kclient.ApiClient:
+    """An ApiClient from a kubeconfig file (or an already loaded kubeconfig document, ``kubeconfig_dict``) and
+    context, or from the pod's service account (in-cluster)."""
     cfg = kclient.Configuration()
     if in_cluster:
         kconfig.load_incluster_config(client_configuration=cfg)
+    elif kubeconfig_dict is not None:
+        kconfig.load_kube_config_from_dict(kubeconfig_dict, context=context, client_configuration=cfg)
     else:
         kconfig.load_kube_config(config_file=kubeconfig, context=context, client_configuration=cfg)
     cfg.connection_pool_maxsize = pool_size
@@ -324,8 +327,9 @@ class _EventRecorder(threading.Thread):
 class KubeCluster:
     """A cluster reached through the Kubernetes API (see the module doc).
 
-    ``api_client``: a kubernetes.client.ApiClient, or None to build one from ``kubeconfig``/``context`` or the
-    in-cluster service account. ``qps``/``burst``: client-side rate limit (KubeSchedulerConfiguration's
+    ``api_client``: a kubernetes.client.ApiClient, or None to build one from ``kubeconfig`` (a file) or
+    ``kubeconfig_dict`` (a loaded document, e.g. decrypted by the caller) with ``context``, or from the in-cluster
+    service account. ``qps``/``burst``: client-side rate limit (KubeSchedulerConfiguration's
     clientConnection defaults, 50/100), one bucket for the scheduler's requests and one for its events.
     ``read_only``: every write raises (shadow mode). ``watch_timeout``: the server-side timeout of each watch
     request, randomized up to twice that (client-go's 5-10 minutes). ``backoff_initial``/``backoff_max``: the
@@ -333,11 +337,13 @@ class KubeCluster:
     """
 
     def __init__(self, api_client: kclient.ApiClient | None = None, *, kubeconfig: str | None = None,
-                 context: str | None = None, in_cluster: bool = False, qps: float = 50.0, burst: int = 100,
+                 kubeconfig_dict: dict | None = None, context: str | None = None, in_cluster: bool = False,
+                 qps: float = 50.0, burst: int = 100,
                  read_only: bool = False, watch_timeout: float = 300.0, page_size: int = 500,
                  request_timeout: float = 30.0, backoff_initial: float = 0.8, backoff_max: float = 30.0,
                  reporting_instance: str | None = None):
-        self.api = api_client or make_api_client(kubeconfig, context, in_cluster, pool_size=len(WATCHED) + 16)
+        self.api = api_client or make_api_client(kubeconfig, context, in_cluster, pool_size=len(WATCHED) + 16,
+                                                 kubeconfig_dict=kubeconfig_dict)
         self.limiter = RateLimiter(qps, burst)
         self.event_limiter = RateLimiter(qps, burst)   # kube-scheduler's events have a client of their own
         self.read_only = read_only

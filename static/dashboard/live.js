@@ -216,7 +216,7 @@
     ws.onclose = function () {
       setLive(false);
       setTimeout(connect, delay);
-      delay = Math.min(delay * 2, 15000);
+      delay = Math.min(delay * 2, 5000);   // at most 5 s between tries: back within seconds of an outage's end
     };
   }
 

@@ -11,7 +11,7 @@ import pytest
 from channels.db import database_sync_to_async
 from channels.testing import WebsocketCommunicator
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
-from rest_framework.authtoken.models import Token
+from knox.models import AuthToken
 
 from dashboard.models import Cluster, Node, Pod, SchedulerProfile
 from dashboard.profiles.models import AuditLog, DryRun, ProfileVersion
@@ -49,7 +49,7 @@ def _urls():
 def _counts():
     from django.contrib.auth.models import Group, User
     return [m.objects.count() for m in (Cluster, Node, Pod, SchedulerProfile, ProfileVersion, AuditLog, DryRun,
-                                        User, Group, Token)]
+                                        User, Group, AuthToken)]
 
 
 @pytest.fixture
@@ -87,6 +87,37 @@ def test_anonymous_users_can_read_and_write_nothing(acl):
     # what stays open
     assert anon.get("/profiles/login/").status_code == 200
     assert anon.get("/metrics").status_code == 200
+
+
+# Real objects of the acl fixture for the schema's path parameters; ``{name}`` by the collection it names.
+SCHEMA_PATH_VALUES = {"cluster_name": "acl", "namespace": "default", "seq": "1", "id": "1", "username": "admin"}
+SCHEMA_NAMES = {"clusters": "acl", "nodes": "n-0", "pods": "web-0", "profiles": "acl-profile"}
+
+
+def _schema_path(template: str) -> str:
+    parts, filled = template.strip("/").split("/"), []
+    for i, part in enumerate(parts):
+        if part == "{name}":
+            part = SCHEMA_NAMES[parts[i - 2] if parts[i - 1] == "{namespace}" else parts[i - 1]]
+        elif part.startswith("{"):
+            part = SCHEMA_PATH_VALUES[part[1:-1]]
+        filled.append(part)
+    return "/" + "/".join(filled) + "/"
+
+
+def test_anonymous_users_get_a_documented_refusal_from_every_api_operation(acl):
+    """Operation by operation from the OpenAPI schema, on real objects: 403 (documented), and nothing written."""
+    from drf_spectacular.generators import SchemaGenerator
+    paths = SchemaGenerator().get_schema(request=None, public=True)["paths"]
+    before, anon = _counts(), api_client()
+    operations = [(method, template, op) for template, item in paths.items() for method, op in item.items()]
+    assert len(operations) > 30 and {m for m, _t, _o in operations} == {"get", "post", "put", "patch", "delete"}
+    for method, template, op in operations:
+        resp = getattr(anon, method)(_schema_path(template), {}, format="json")
+        # 403 rather than 401: the first authenticator (the session's) has no WWW-Authenticate challenge
+        assert resp.status_code == 403 and "403" in op["responses"], (method, template, resp.status_code)
+        assert resp.json() == {"detail": "Authentication credentials were not provided."}, (method, template)
+    assert _counts() == before
 
 
 @pytest.mark.asyncio
@@ -139,7 +170,9 @@ def test_viewer_reads_but_does_not_write(acl, viewer_user):
                 "/clusters/acl/events/", "/clusters/acl/pods/default/web-0/", "/profiles/"):
         assert pages.get(url).status_code == 200, url
     assert "Step</button>" not in pages.get("/clusters/acl/").content.decode()  # no controls for viewers
-    assert pages.get("/clusters/acl/k8s/kubeconfig").status_code == 403  # the token binds pods: editors only
+    # a token binds pods: only editors make one
+    assert pages.post("/clusters/acl/k8s/kubeconfig", {"name": "v"}).status_code == 403
+    assert pages.post("/clusters/acl/k8s/connect/", {"name": "v"}).status_code == 403
     before = _counts()
     codes = {k: r.status_code for k, r in _writes(api, pages).items()}
     assert codes == dict.fromkeys(codes, 403), codes
@@ -154,7 +187,8 @@ def test_editor_writes_simulated_clusters_and_profiles_but_not_clusters(acl, edi
     assert codes == {"scenario": 201, "add node": 201, "add pod": 201, "step": 202, "start": 200, "stop": 200,
                      "delete pod": 204, "profile": 201, "page step": 302, "page profile": 302}, codes
     assert "Step</button>" in pages.get("/clusters/acl/").content.decode()
-    assert pages.get("/clusters/acl/k8s/kubeconfig").status_code == 200
+    made = pages.post("/clusters/acl/k8s/kubeconfig", {"name": "editor"})
+    assert made.status_code == 200 and made["Content-Disposition"] == 'attachment; filename="acl.kubeconfig"'
     # admin only: creating, changing and deleting clusters (their kubeconfigs), users
     assert api.post("/api/clusters/", {"name": "nope"}, format="json").status_code == 403
     assert api.patch("/api/clusters/acl/", {"tie_break": "random"}, format="json").status_code == 403
@@ -164,10 +198,10 @@ def test_editor_writes_simulated_clusters_and_profiles_but_not_clusters(acl, edi
 
 
 def test_api_token_and_session_csrf(acl, editor_user, admin_user):
-    token = Token.objects.create(user=editor_user)
+    _row, token = AuthToken.objects.create(user=editor_user)
     anon = api_client()
     resp = anon.post("/api/clusters/acl/nodes/", {"manifest": NODE}, format="json",
-                     HTTP_AUTHORIZATION=f"Token {token.key}")
+                     HTTP_AUTHORIZATION=f"Token {token}")
     assert resp.status_code == 201
     # a session needs the CSRF token for writes (forms and the API alike); the redirect target stays on-site
     from django.test import Client
@@ -206,9 +240,16 @@ def test_ensureadmin_prints_a_random_password_once(capsys):
 
 
 def test_check_deploy_is_clean_with_production_settings():
+    from cryptography.fernet import Fernet
     env = dict(os.environ, DEBUG="0", HTTPS="1", SECRET_KEY=secrets.token_urlsafe(50),
-               ALLOWED_HOSTS="schedscope.example.com", DJANGO_SETTINGS_MODULE="dashboard.settings")
+               ALLOWED_HOSTS="schedscope.example.com", DJANGO_SETTINGS_MODULE="dashboard.settings",
+               SCHEDSCOPE_ENCRYPTION_KEYS=Fernet.generate_key().decode())
     out = subprocess.run([sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"], cwd=ROOT,
                          env=env, capture_output=True, text=True)
     assert out.returncode == 0, out.stdout + out.stderr
     assert "no issues" in out.stdout
+    # without the encryption keys for stored kubeconfigs: a warning
+    del env["SCHEDSCOPE_ENCRYPTION_KEYS"]
+    out = subprocess.run([sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"], cwd=ROOT,
+                         env=env, capture_output=True, text=True)
+    assert out.returncode == 1 and "schedscope.W001" in out.stderr

@@ -33,13 +33,13 @@ SIGN_IN = """
 from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
 from django.contrib.auth.models import User
 from django.contrib.sessions.backends.db import SessionStore
-from rest_framework.authtoken.models import Token
+from knox.models import AuthToken
 user = User.objects.create_superuser("e2e-admin", "", None)
 store = SessionStore()
 store.update({SESSION_KEY: str(user.pk), BACKEND_SESSION_KEY: "django.contrib.auth.backends.ModelBackend",
               HASH_SESSION_KEY: user.get_session_auth_hash()})
 store.create()
-print(store.session_key, Token.objects.create(user=user).key)
+print(store.session_key, AuthToken.objects.create(user=user)[1])
 """
 
 

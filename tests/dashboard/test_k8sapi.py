@@ -2,9 +2,11 @@
 PostgreSQL) and driven by the official ``kubernetes`` client and by kubectl."""
 from __future__ import annotations
 
+import html
 import http.client
 import json
 import os
+import re
 import shutil
 import subprocess
 import threading
@@ -102,10 +104,21 @@ def test_discovery_auth_and_connect(server, client, viewer_user):
     page = client.get("/clusters/disco/k8s/connect/")
     assert page.status_code == 200
     text = page.content.decode()
-    assert "kubectl get pods -o wide -w" in text and token in text and "scheduler_core.kuberun" in text
-    download = client.get("/clusters/disco/k8s/kubeconfig")
+    assert "kubectl get pods -o wide -w" in text and "scheduler_core.kuberun" in text
+    assert token not in text and f"{token[:8]}…" in text   # tokens are listed masked
+    # made on the page: its kubeconfig is shown once; downloaded: the same, as a file
+    shown = client.post("/clusters/disco/k8s/connect/", {"name": "laptop"}).content.decode()
+    shown_cfg = yaml.safe_load(html.unescape(re.search(r'<pre class="mono" id="kubeconfig">(.*?)</pre>', shown,
+                                                       re.S).group(1)))
+    download = client.post("/clusters/disco/k8s/kubeconfig", {"name": "ci"})
     assert download["Content-Disposition"] == 'attachment; filename="disco.kubeconfig"'
-    assert yaml.safe_load(download.content)["current-context"] == "schedscope-disco"
+    download_cfg = yaml.safe_load(download.content)
+    assert download_cfg["current-context"] == "schedscope-disco"
+    for cfg in (shown_cfg, download_cfg):
+        new = cfg["users"][0]["user"]["token"]
+        assert new != token and raw_get(server, f"{base}/api/v1", {"Authorization": f"Bearer {new}"})[0] == 200
+        assert new not in client.get("/clusters/disco/k8s/connect/").content.decode()
+    assert client.get("/clusters/disco/k8s/kubeconfig").status_code == 405   # nothing to fetch again
 
 
 # -- pods: CRUD, selectors, conflicts, patches ------------------------------------------------------------
