@@ -97,6 +97,8 @@ class CycleSerializer(serializers.ModelSerializer):
 
 
 class CycleDetailSerializer(CycleSerializer):
+    matrix = serializers.JSONField(read_only=True, help_text="compact filter and score matrices (tracecodec)")
+
     class Meta(CycleSerializer.Meta):
         fields = CycleSerializer.Meta.fields + ["durations", "matrix", "preemption"]
 

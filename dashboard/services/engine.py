@@ -125,17 +125,15 @@ class Engine:
         rec = self.recorder
         seqs, attempts = {}, {}
         for tr in self._traces:
-            d = tr.to_dict()
-            d["attempt"] = tr.attempt + self.base_attempts.get(tr.pod.uid, 0)
+            over = {"attempt": tr.attempt + self.base_attempts.get(tr.pod.uid, 0)}
             if tr.status_code:
-                d["result"] = "unschedulable" if tr.status_code in FAILED_CODES else "error"
-                d["bound_node"] = None
-                if tr.bind_error and not d.get("error"):
-                    d["error"] = tr.bind_error
-                if d["result"] == "unschedulable" and tr.unschedulable:
-                    d["suggestions"] = self._suggest(tr)
-            seqs[tr.pod.uid] = rec.record_cycle(d)
-            attempts[tr.pod.uid] = d["attempt"]
+                over["result"] = "unschedulable" if tr.status_code in FAILED_CODES else "error"
+                if tr.bind_error and not tr.error:
+                    over["error"] = tr.bind_error
+                if over["result"] == "unschedulable" and tr.unschedulable:
+                    over["suggestions"] = self._suggest(tr)
+            seqs[tr.pod.uid] = rec.record_trace(tr, **over)
+            attempts[tr.pod.uid] = over["attempt"]
         for kind, obj, arg in self.journal:
             uid = getattr(obj, "uid", "")
             if kind == "bind":
