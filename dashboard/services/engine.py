@@ -7,6 +7,7 @@ binding. The database stays the source of truth: a loop that restarts rebuilds t
 """
 from __future__ import annotations
 
+from scheduler_core import gcpolicy
 from scheduler_core.cluster.simulated import SimulatedCluster
 from scheduler_core.config import load_config
 from scheduler_core.explain import explain
@@ -75,6 +76,8 @@ class Engine:
         self._counts = {}
         self._explained = {}   # pod uid -> (FitError message, number of nodes, suggestions) of its last explain
         self.sync_queue_states()
+        gcpolicy.configure()
+        gcpolicy.settle()  # the loaded cluster is long-lived: keep full collections off it
 
     # -- mutations (already stored in the database by the caller; applying twice is harmless) ------
     def add_node(self, raw: dict) -> None:
