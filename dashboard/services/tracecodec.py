@@ -85,6 +85,7 @@ def trace_fields(tr) -> dict:
     statuses = _unshared(tr.node_statuses)
     filt = tr.filter
     nodes = list(_unshared(tr.evaluated_nodes))
+    visited = len(nodes)
     seen = set(nodes)
     for name in filt:
         if name not in seen:
@@ -164,7 +165,7 @@ def trace_fields(tr) -> dict:
         for r in st.reasons:
             fail_reasons[r] = fail_reasons.get(r, 0) + count
 
-    matrix = {"nodes": nodes, "filter_plugins": plugins, "statuses": interned, "filter": cells,
+    matrix = {"nodes": nodes, "visited": visited, "filter_plugins": plugins, "statuses": interned, "filter": cells,
               "final": final_cells, "stop_plugins": stop_plugins, "stopped": stopped,
               "prefilter": tr.prefilter_dict(), "feasible": sorted(tr.feasible), "top_nodes": sorted(tr.top_nodes),
               "prescore_skip": sorted(tr.prescore_skip_plugins),

@@ -30,6 +30,7 @@ def encode_matrix(rec: dict) -> dict:
     filt = rec.get("filter") or {}
     final = rec.get("filter_framework") or {}
     nodes = list(rec.get("evaluated_nodes") or ())
+    visited = len(nodes)
     seen = set(nodes)
     for name in list(final) + list(filt):
         if name not in seen:
@@ -57,7 +58,7 @@ def encode_matrix(rec: dict) -> dict:
         if plugin and plugin not in stop_plugins:
             stop_plugins.append(plugin)
         stopped.append(stop_plugins.index(plugin) if plugin else NOT_RUN)
-    out = {"nodes": nodes, "filter_plugins": plugins, "statuses": statuses, "filter": cells,
+    out = {"nodes": nodes, "visited": visited, "filter_plugins": plugins, "statuses": statuses, "filter": cells,
            "final": final_cells, "stop_plugins": stop_plugins, "stopped": stopped, "prefilter": rec.get("prefilter"),
            "feasible": rec.get("feasible_nodes") or [], "top_nodes": rec.get("top_nodes") or [],
            "prescore_skip": rec.get("prescore_skip_plugins") or [],
