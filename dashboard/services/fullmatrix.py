@@ -3,9 +3,9 @@
 On big clusters kube stops filtering once it has found numFeasibleNodesToFind nodes
 (percentageOfNodesToScore) and scores only those, so a recorded cycle covers part of the cluster. This
 re-runs that pod's cycle with the profile version that made it and percentageOfNodesToScore 100, on the
-cluster as of that cycle: today's nodes and objects, the pods bound up to that cycle (a pod's binding
-cycle is ``Pod.last_cycle``; pods bound when loaded have none), without the pods bound after it. Pods
-deleted since are gone from the database, so they are missing here; the result says what it was built from.
+cluster as of that cycle: today's nodes and objects, the pods bound before the cycle started (``Pod.bound_at``;
+pods bound when the cluster was loaded have none), without the pods bound after it. Pods deleted since are
+gone from the database, so they are missing here; the result says what it was built from.
 """
 from __future__ import annotations
 
@@ -72,7 +72,7 @@ def recompute(cycle: SchedulingCycle) -> dict:
     data["nodes"] = [raw for raw in Node.objects.filter(cluster=cluster).order_by("id").values_list("raw", flat=True)]
     bound = []
     rows = (Pod.objects.filter(cluster=cluster).exclude(node_name="").exclude(pk=pod.pk)
-            .filter(Q(last_cycle__isnull=True) | Q(last_cycle__lt=cycle.seq)).order_by("created", "id")
+            .filter(Q(bound_at__isnull=True) | Q(bound_at__lt=cycle.started)).order_by("created", "id")
             .values_list("raw", "node_name"))
     for raw, node_name in rows.iterator(chunk_size=2000):
         bound.append(dict(raw, spec=dict(raw.get("spec") or {}, nodeName=node_name)))
