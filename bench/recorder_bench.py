@@ -32,7 +32,7 @@ def ensure_database(url: str) -> None:
             conn.execute(f'CREATE DATABASE "{name}"')
 
 
-def make_records(n_nodes: int, n_pods: int) -> list:
+def make_traces(n_nodes: int, n_pods: int) -> list:
     from bench.workloads import make_node, make_pod
     from scheduler_core.scenario import scenario_from_data
     from scheduler_core.simulate import Simulation
@@ -42,7 +42,7 @@ def make_records(n_nodes: int, n_pods: int) -> list:
     for i in range(0, n_pods, 10):
         pending[i]["spec"]["nodeSelector"] = {"disk": "nvme"}
     sim = Simulation(scenario_from_data({"nodes": nodes, "pending": pending}), tie_break="name")
-    return [tr.to_dict() for tr in sim.run()]
+    return list(sim.run())
 
 
 def main() -> int:
@@ -66,16 +66,16 @@ def main() -> int:
     from dashboard.services.recorder import Recorder
     call_command("migrate", verbosity=0)
 
-    records = make_records(args.nodes, min(200, args.cycles))
+    traces = make_traces(args.nodes, min(200, args.cycles))
     cluster, _ = Cluster.objects.get_or_create(name="bench")
     SchedulingCycle.objects.filter(cluster=cluster).delete()
     rec = Recorder(cluster, batch_size=args.batch, max_buffer=args.cycles + 1, flush_interval=0.05, observe=False)
     t0 = time.perf_counter()
     emit_total = 0.0
     for i in range(args.cycles):
-        r = dict(records[i % len(records)])
+        tr = traces[i % len(traces)]
         e0 = time.perf_counter()
-        rec.record_cycle(r)
+        rec.emit(tr)
         emit_total += time.perf_counter() - e0
     produced = time.perf_counter() - t0
     ok = rec.flush(600)

@@ -33,6 +33,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from bench.workloads import WORKLOADS, build  # noqa: E402
+from scheduler_core import gcpolicy  # noqa: E402
 from scheduler_core.trace import TraceSink  # noqa: E402
 
 # Real kube-scheduler v1.30 on this kind of machine (bench-workloads.md) and kube's release floors.
@@ -111,6 +112,7 @@ def run_once(name: str, nodes: int | None, pods: int | None, record: str) -> dic
     from scheduler_core.objects import Node, Pod
     from scheduler_core.scheduler import Scheduler
 
+    gcpolicy.configure()
     node_objs, init, measured = build(name, nodes, pods)
     sink = TraceSink()
     db = None
@@ -127,6 +129,7 @@ def run_once(name: str, nodes: int | None, pods: int | None, record: str) -> dic
     sched.run_until_idle()
     if db is not None and not db.recorder.flush(3600):
         raise SystemExit("the recorder did not commit the init cycles within an hour")
+    gcpolicy.settle()  # as the dashboard's engine does once a cluster is loaded
     t_init = time.perf_counter() - t_setup
     measured_pods = [Pod(p) for p in measured]
     for p in measured_pods:

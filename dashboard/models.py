@@ -4,6 +4,8 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
+from .fields import PackedJSONField
+
 
 class SchedulerProfile(models.Model):
     """A KubeSchedulerConfiguration document (empty: kube's defaults)."""
@@ -205,7 +207,7 @@ class SchedulingCycle(models.Model):
     durations = models.JSONField(default=dict, blank=True, help_text="ms per extension point and plugin")
     failing_plugins = models.JSONField(default=dict, blank=True, help_text="{plugin: nodes rejected}")
     failing_reasons = models.JSONField(default=dict, blank=True, help_text="{reason: nodes}")
-    matrix = models.JSONField(default=dict, blank=True, help_text="compact filter and score matrices")
+    matrix = PackedJSONField(default=dict, blank=True, help_text="compact filter and score matrices (tracecodec)")
     preemption = models.JSONField(null=True, blank=True)
 
     class Meta:

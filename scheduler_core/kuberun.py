@@ -20,6 +20,7 @@ import time
 from .clock import Clock
 from .cluster.kube import KubeCluster
 from .cluster.leaderelection import STOPPED, LeaderElector, LeaseLock
+from . import gcpolicy
 from .config import default_config, load_config
 from .scheduler import Scheduler
 from .shadow import ShadowScheduler
@@ -113,6 +114,7 @@ def _write_report(shadow: ShadowScheduler, path: str) -> None:
 
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
+    gcpolicy.configure()
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     from .cli import _read_config
@@ -129,6 +131,7 @@ def main(argv=None) -> int:
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
     cluster.start()
+    gcpolicy.settle()
     log.info("watching %s", ", ".join(inf.kind for inf in cluster.informers if inf.available))
     sink = JsonLinesSink(args.trace) if args.trace else None
     try:

@@ -224,8 +224,26 @@ class CycleSerializer(ModelSerializer):
 
 
 class CycleDetailSerializer(CycleSerializer):
+    matrix = serializers.JSONField(read_only=True, help_text="compact filter and score matrices (tracecodec)")
+
     class Meta(CycleSerializer.Meta):
         fields = CycleSerializer.Meta.fields + ["durations", "matrix", "preemption"]
+
+
+class FullMatrixSerializer(serializers.Serializer):
+    """A cycle recomputed over every node (dashboard.services.fullmatrix)."""
+
+    seq = serializers.IntegerField()
+    matrix = serializers.JSONField(help_text="compact filter and score matrices over every node (tracecodec)")
+    node = serializers.CharField(allow_blank=True, help_text="the node the profile picks over every node")
+    message = serializers.CharField(allow_blank=True, help_text="the FitError message when no node fits")
+    nodes = serializers.IntegerField(help_text="nodes evaluated (all of the cluster's)")
+    bound_pods = serializers.IntegerField(help_text="pods bound up to the cycle, counted on their nodes")
+    profile = serializers.CharField(help_text="the configuration the cycle was recomputed with")
+
+
+class DetailSerializer(serializers.Serializer):
+    detail = serializers.CharField()
 
 
 class CycleFilterSerializer(serializers.Serializer):

@@ -16,7 +16,7 @@ from ..models import (Cluster, ClusterMembership, ClusterToken, Node, Pod, Sched
                       SchedulingEvent)
 from ..services import binding
 from ..services import clusters as svc
-from ..services import credentials, memberships
+from ..services import credentials, fullmatrix, memberships
 from ..services.queries import filter_cycles
 from . import serializers as s
 from .permissions import ClusterRolePermission
@@ -318,6 +318,18 @@ class CycleViewSet(ClusterChildMixin, viewsets.ReadOnlyModelViewSet):
     @extend_schema(parameters=[s.CycleFilterSerializer])
     def list(self, request, *args, **kwargs):
         return super().list(request, *args, **kwargs)
+
+    @extend_schema(responses={200: s.FullMatrixSerializer, 409: s.DetailSerializer})
+    @action(detail=True, methods=["get"], url_path="full-matrix")
+    def full_matrix(self, request, *args, **kwargs):
+        """The cycle's Filter and Score matrices recomputed over every node (dashboard.services.fullmatrix);
+        409 when the cycle cannot be recomputed (its pod was deleted, or its profile no longer loads)."""
+        cycle = self.get_object()
+        try:
+            out = fullmatrix.recompute(cycle)
+        except fullmatrix.FullMatrixError as err:
+            return Response({"detail": str(err)}, status=status.HTTP_409_CONFLICT)
+        return Response(s.FullMatrixSerializer(dict(out, seq=cycle.seq)).data)
 
     def get_queryset(self):
         qs = SchedulingCycle.objects.filter(cluster=self.cluster()).order_by("-seq")

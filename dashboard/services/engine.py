@@ -17,6 +17,7 @@ choice, and the recorder stores its cycle and the ShadowDecision together.
 """
 from __future__ import annotations
 
+from scheduler_core import gcpolicy
 from scheduler_core.cluster.simulated import SimulatedCluster
 from scheduler_core.config import load_config
 from scheduler_core.explain import explain, node_rejections
@@ -107,6 +108,8 @@ class Engine:
         self._counts = {}
         self._explained = {}   # pod uid -> (FitError message, number of nodes, suggestions) of its last explain
         self.sync_queue_states()
+        gcpolicy.configure()
+        gcpolicy.settle()  # the loaded cluster is long-lived: keep full collections off it
 
     # -- mutations (already stored in the database by the caller; applying twice is harmless) ------
     def add_node(self, raw: dict) -> None:
@@ -190,9 +193,9 @@ class Engine:
         rec = self.recorder
         seqs, attempts = {}, {}
         for tr in self._traces:
-            d = self._cycle_record(tr, tr.attempt + self.base_attempts.get(tr.pod.uid, 0))
-            seqs[tr.pod.uid] = rec.record_cycle(d)
-            attempts[tr.pod.uid] = d["attempt"]
+            over = self._overrides(tr, tr.attempt + self.base_attempts.get(tr.pod.uid, 0))
+            seqs[tr.pod.uid] = rec.record_trace(tr, **over)
+            attempts[tr.pod.uid] = over["attempt"]
         for shadow_rec, tr in self._compared:
             self._record_shadow(shadow_rec, tr)
         self._compared.clear()
@@ -220,25 +223,24 @@ class Engine:
         self._traces.clear()
         self.journal.clear()
 
-    def _cycle_record(self, tr, attempt: int, suggest: bool = True) -> dict:
-        """The recorder's record of a CycleTrace (result, error, and what would fix it when ``suggest``)."""
-        d = tr.to_dict()
-        d["attempt"] = attempt
+    def _overrides(self, tr, attempt: int, suggest: bool = True) -> dict:
+        """What the recorder stores for a CycleTrace beyond the trace itself (Recorder.record_trace): the
+        pod's attempt count, the result and error of a failed attempt, and what would fix it when ``suggest``."""
+        over = {"attempt": attempt}
         if tr.status_code:
-            d["result"] = "unschedulable" if tr.status_code in FAILED_CODES else "error"
-            d["bound_node"] = None
-            if tr.bind_error and not d.get("error"):
-                d["error"] = tr.bind_error
-            if suggest and d["result"] == "unschedulable" and tr.unschedulable:
-                d["suggestions"] = self._suggest(tr)
-        return d
+            over["result"] = "unschedulable" if tr.status_code in FAILED_CODES else "error"
+            if tr.bind_error and not tr.error:
+                over["error"] = tr.bind_error
+            if suggest and over["result"] == "unschedulable" and tr.unschedulable:
+                over["suggestions"] = self._suggest(tr)
+        return over
 
     def _record_shadow(self, shadow_rec, tr) -> None:
         """The shadow's cycle (as an attempt of its pod) and the comparison, committed together."""
         pod = tr.pod
         # no suggestions: they would be computed on the scheduler's snapshot, not the one the shadow saw
-        seq = self.recorder.record_cycle(self._cycle_record(tr, self.base_attempts.get(pod.uid, 0) + 1,
-                                                            suggest=False))
+        seq = self.recorder.record_trace(tr, **self._overrides(tr, self.base_attempts.get(pod.uid, 0) + 1,
+                                                               suggest=False))
         self.recorder.record_shadow({
             "pod_uid": pod.uid, "pod_namespace": pod.namespace, "pod_name": pod.name,
             "scheduler": shadow_rec.scheduler, "profile": tr.profile, "actual_node": shadow_rec.actual,

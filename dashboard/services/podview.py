@@ -3,7 +3,7 @@ what would fix it, and the diff between two attempts."""
 from __future__ import annotations
 
 from ..models import Pod, SchedulingCycle, SchedulingEvent, ShadowDecision
-from . import queries, traceview
+from . import fullmatrix, queries, traceview
 
 
 def _cycle(cluster, namespace, name, seq):
@@ -17,7 +17,8 @@ def pod_context(cluster, namespace: str, name: str, params) -> dict | None:
     """The pod page's context, or None when neither the pod nor any of its cycles exists.
 
     ``params``: cycle (seq shown; default the latest), diff (seq compared with it), group (0: one row
-    per node), and the matrix controls nq, plugin, show, sort, fpage (Filter) and spage (Score).
+    per node), full (1: the matrices recomputed over every node, when kube evaluated part of them), and the
+    matrix controls nq, plugin, show, sort, fpage (Filter) and spage (Score).
     """
     pod_row = Pod.objects.filter(cluster=cluster, namespace=namespace, name=name).first()
     cycles = queries.cycles_of_pod(cluster, namespace, name)
@@ -35,10 +36,18 @@ def pod_context(cluster, namespace: str, name: str, params) -> dict | None:
     if chosen is None:
         return ctx
     m = chosen.matrix
+    ctx["visited"] = fullmatrix.visited(chosen)
+    if ctx["visited"] < chosen.num_nodes and params.get("full") == "1":
+        try:
+            ctx["full"] = fullmatrix.recompute(chosen)
+            m = ctx["full"]["matrix"]
+        except fullmatrix.FullMatrixError as err:
+            ctx["full_error"] = str(err)
     ctx["filter"] = traceview.filter_matrix(
         m, group=params.get("group", "1") != "0", q=params.get("nq", ""), plugin=params.get("plugin", ""),
         show=params.get("show", ""), sort=params.get("sort", ""), page=params.get("fpage", 1))
-    ctx["score"] = traceview.score_table(m, chosen.node, q=params.get("nq", ""), page=params.get("spage", 1))
+    chosen_node = ctx["full"]["node"] if "full" in ctx else chosen.node
+    ctx["score"] = traceview.score_table(m, chosen_node, q=params.get("nq", ""), page=params.get("spage", 1))
     ctx["durations"] = traceview.durations(chosen.durations)
     ctx["prefilter"] = (m.get("prefilter") or {}).get("plugins") or {}
     ctx["suggestions"] = m.get("suggestions") or []

@@ -14,7 +14,6 @@ nothing more: its batch is dropped (``fenced``) and ``deposed`` is set, so no po
 """
 from __future__ import annotations
 
-import json
 import logging
 import threading
 import time
@@ -22,14 +21,16 @@ from collections import deque
 from datetime import datetime, timezone
 from itertools import islice
 
-from django.db import connection, transaction
+import orjson
+from django.db import connection, models, transaction
 from django.db.utils import DatabaseError, IntegrityError, InterfaceError
 
 from scheduler_core.trace import TraceSink
 
+from ..fields import PACK_OPTIONS, PackedJSONField
 from ..models import Cluster, Pod, QueueSnapshot, SchedulingCycle, SchedulingEvent, ShadowDecision
 from . import metrics
-from .tracecodec import cycle_fields, trace_fields
+from .tracecodec import trace_fields
 
 log = logging.getLogger("dashboard.recorder")
 
@@ -43,22 +44,37 @@ def _first_line(err) -> str:
 
 
 class _Emitted:
-    """A queued CycleTrace with its seq; after it is encoded, ``summary`` is the part of its record that
-    ``on_commit`` receives (seq, pod, result, bound_node, error, message, attempt, durations_ms)."""
+    """A queued CycleTrace with its seq and what the caller overrides (``attempt``, ``result``, ``error``,
+    ``suggestions``; ``result`` other than "scheduled" clears the node). After it is encoded, ``summary`` is
+    what ``on_commit`` receives (seq, pod, result, bound_node, error, message, attempt, durations_ms)."""
 
-    __slots__ = ("seq", "trace", "summary")
+    __slots__ = ("seq", "trace", "overrides", "summary")
 
-    def __init__(self, seq: int, trace):
+    def __init__(self, seq: int, trace, overrides: dict):
         self.seq = seq
         self.trace = trace
+        self.overrides = overrides
         self.summary = None
 
     def encode(self) -> dict:
-        """The cycle row's field values (tracecodec.trace_fields); sets ``summary``."""
+        """The cycle row's field values (tracecodec.trace_fields with the overrides); sets ``summary``."""
         tr = self.trace
         row = trace_fields(tr)
-        self.summary = {"seq": self.seq, "pod": tr.pod.key, "result": row["result"], "bound_node": tr.chosen,
-                        "error": tr.error, "message": tr.message, "attempt": row["attempt"],
+        over = self.overrides
+        error = tr.error
+        if over:
+            if over.get("attempt"):
+                row["attempt"] = over["attempt"]
+            if over.get("result"):
+                row["result"] = over["result"]
+                if over["result"] != "scheduled":
+                    row["node"] = ""
+            if over.get("error"):
+                error = row["message"] = row["matrix"]["error"] = over["error"]
+            if over.get("suggestions"):
+                row["matrix"]["suggestions"] = over["suggestions"]
+        self.summary = {"seq": self.seq, "pod": tr.pod.key, "result": row["result"], "bound_node": row["node"] or None,
+                        "error": error, "message": tr.message, "attempt": row["attempt"],
                         "durations_ms": row["durations"]}
         return row
 
@@ -111,26 +127,20 @@ class Recorder(TraceSink):
     def emit(self, trace) -> None:
         """TraceSink: queue the CycleTrace itself (the writer thread encodes it); never blocks on the
         database. The trace must not change after it is emitted (the scheduling loop emits it last)."""
-        with self._lock:
-            seq = self._claim_seq()
-            if seq is None:
-                return
-            self._append(CYCLE, _Emitted(seq, trace))
-        if self.observe:
-            metrics.observe_cycle(self.cluster_name, {
-                "profile": trace.profile, "result": trace.result, "durations_ms": trace.durations_ms(),
-                "filter": dict(islice(trace.filter.items(), 1))})
+        self.record_trace(trace)
 
-    def record_cycle(self, rec: dict) -> int | None:
-        """Queue one CycleTrace.to_dict() record; returns its seq, or None if it overflowed."""
+    def record_trace(self, trace, **overrides) -> int | None:
+        """``emit`` with field overrides (see ``_Emitted``); returns the cycle's seq, or None if the buffer
+        was full (counted as overflow)."""
         with self._lock:
             seq = self._claim_seq()
             if seq is None:
                 return None
-            rec["seq"] = seq
-            self._append(CYCLE, rec)
+            self._append(CYCLE, _Emitted(seq, trace, overrides))
         if self.observe:
-            metrics.observe_cycle(self.cluster_name, rec)
+            metrics.observe_cycle(self.cluster_name, {
+                "profile": trace.profile, "result": overrides.get("result") or trace.result,
+                "durations_ms": trace.durations_ms(), "filter": dict(islice(trace.filter.items(), 1))})
         return seq
 
     def _claim_seq(self) -> int | None:
@@ -289,7 +299,7 @@ class Recorder(TraceSink):
                 metrics.RECORDER_LAG.labels(self.cluster_name).set(self.lag())
                 if self.on_commit is not None and batch:
                     try:
-                        self.on_commit([(k, p.summary if isinstance(p, _Emitted) else p) for k, p, _t in batch])
+                        self.on_commit([(k, p.summary if k == CYCLE else p) for k, p, _t in batch])
                     except Exception:  # a broadcast problem must never stop the recorder
                         log.exception("recorder %s: on_commit failed", self.cluster_name)
                 batch, states = [], {}
@@ -327,10 +337,7 @@ class Recorder(TraceSink):
 
             for kind, payload, _t in batch:
                 if kind == CYCLE:
-                    if isinstance(payload, _Emitted):
-                        cycles.append(dict(payload.encode(), cluster_id=cid, seq=payload.seq))
-                    else:
-                        cycles.append(dict(cycle_fields(payload), cluster_id=cid, seq=payload["seq"]))
+                    cycles.append(dict(payload.encode(), cluster_id=cid, seq=payload.seq))
                 elif kind == EVENT:
                     events.append(SchedulingEvent(cluster_id=cid, **payload))
                 elif kind == SNAPSHOT:
@@ -351,8 +358,20 @@ class Recorder(TraceSink):
                 Pod.objects.filter(cluster_id=cid, uid=uid, node_name="").update(**fields)
 
 
-CYCLE_COLUMNS = [f.column for f in SchedulingCycle._meta.concrete_fields if f.column != "id"]
-JSON_COLUMNS = {f.column for f in SchedulingCycle._meta.concrete_fields if f.get_internal_type() == "JSONField"}
+CYCLE_FIELDS = [f for f in SchedulingCycle._meta.concrete_fields if f.column != "id"]
+CYCLE_COLUMNS = [f.column for f in CYCLE_FIELDS]
+
+
+def _copy_value(field):
+    """How one column's value is written in a COPY row: JSON as text, packed JSON as bytes, others as is."""
+    if isinstance(field, models.JSONField):
+        return lambda v: None if v is None else orjson.dumps(v, option=PACK_OPTIONS).decode()
+    if isinstance(field, PackedJSONField):
+        return field.get_prep_value
+    return None
+
+
+COPY_VALUES = [(f.column, _copy_value(f)) for f in CYCLE_FIELDS]
 
 
 def insert_cycles(rows: list) -> None:
@@ -372,7 +391,6 @@ def insert_cycles(rows: list) -> None:
                     f'SELECT {cols} FROM "{table}" WITH NO DATA')
         with cur.cursor.copy(f"COPY _cycle_load ({cols}) FROM STDIN") as copy:
             for r in rows:
-                copy.write_row([json.dumps(r[c]) if c in JSON_COLUMNS and r[c] is not None else r[c]
-                                for c in CYCLE_COLUMNS])
+                copy.write_row([r[c] if to_copy is None else to_copy(r[c]) for c, to_copy in COPY_VALUES])
         cur.execute(f'INSERT INTO "{table}" ({cols}) SELECT {cols} FROM _cycle_load '
                     f'ON CONFLICT ("cluster_id", "seq") DO NOTHING')

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
+import urllib.request
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -40,6 +43,35 @@ def wait_for(predicate, timeout: float = 30.0, interval: float = 0.05, what: str
         if time.monotonic() > end:
             pytest.fail(f"timed out after {timeout}s waiting for {what}")
         time.sleep(interval)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextmanager
+def daphne(env: dict, log_path):
+    """``daphne dashboard.asgi:application`` on a free port of 127.0.0.1 with ``env`` (its output in
+    ``log_path``); yields the base URL once the sign-in page answers, and stops it afterwards."""
+    port = free_port()
+    with open(log_path, "w") as log:
+        proc = subprocess.Popen([sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port),
+                                 "dashboard.asgi:application"], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+        base = f"http://127.0.0.1:{port}"
+
+        def up():
+            try:
+                return urllib.request.urlopen(base + "/profiles/login/", timeout=2).status == 200
+            except OSError:
+                return False
+        try:
+            wait_for(up, 30, 0.2, "daphne")
+            yield base
+        finally:
+            proc.terminate()
+            proc.wait(15)
 
 
 def database_url() -> str:
@@ -103,6 +135,21 @@ def worker_factory(tmp_path):
     yield start
     for w in started:
         w.stop()
+
+
+def load_cluster(api, scenario: dict, steps: int = 0):
+    """A cluster made and loaded through the API (tie-break by name), after ``steps`` cycles of an in-process
+    loop; its row."""
+    from dashboard.models import Cluster
+    from dashboard.services.runner import Runner
+    name = scenario["name"]
+    assert api.post("/api/clusters/", {"name": name, "tie_break": "name"}, format="json").status_code == 201
+    r = api.post(f"/api/clusters/{name}/scenario/", {"scenario": scenario}, format="json")
+    assert r.status_code == 201, r.content
+    cluster = Cluster.objects.get(name=name)
+    if steps:
+        assert Runner(cluster.id, steps=steps).run()
+    return cluster
 
 
 def small_scenario(pending_web: int = 12) -> dict:

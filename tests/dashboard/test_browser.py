@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import urllib.request
@@ -14,19 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import ROOT, wait_for
+from .conftest import ROOT, daphne
 
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 ARGS = ["--no-sandbox", "--headless", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-dev-shm-usage"]
 
 pytestmark = pytest.mark.skipif(not shutil.which(CHROMIUM), reason=f"{CHROMIUM} is not installed")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 SIGN_IN = """
@@ -67,25 +60,10 @@ def server(tmp_path):
     subprocess.run(manage + ["demo", "--no-workload"], cwd=ROOT, env=env, check=True, capture_output=True)
     session, token = subprocess.run(manage + ["shell", "-c", SIGN_IN], cwd=ROOT, env=env, check=True,
                                     capture_output=True, text=True).stdout.split()[-2:]
-    port = _free_port()
-    log = open(tmp_path / "daphne.log", "w")
-    proc = subprocess.Popen([sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port),
-                             "dashboard.asgi:application"], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
-    base = Server(f"http://127.0.0.1:{port}")
-    base.session, base.token = session, token
-
-    def up():
-        try:
-            return urllib.request.urlopen(base + "/profiles/login/", timeout=2).status == 200
-        except OSError:
-            return False
-    try:
-        wait_for(up, 30, 0.2, "daphne")
+    with daphne(env, tmp_path / "daphne.log") as url:
+        base = Server(url)
+        base.session, base.token = session, token
         yield base
-    finally:
-        proc.terminate()
-        proc.wait(15)
-        log.close()
 
 
 def _shot(page, tmp_path, name):

@@ -16,7 +16,7 @@ from dashboard.profiles.models import AuditLog
 from dashboard.services import control
 from dashboard.services.runner import Runner
 
-from .conftest import api_client, page_client, small_scenario, wait_for
+from .conftest import api_client, load_cluster, page_client, small_scenario, wait_for
 from .test_browser import ARGS, CHROMIUM, server  # noqa: F401 (the embedded server fixture)
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -34,10 +34,7 @@ def to_node(name: str) -> dict:
 @pytest.fixture
 def loaded(api):
     """The small cluster after 20 cycles: the web pods bound, too-big, wants-ssd and also-big pending."""
-    assert api.post("/api/clusters/", {"name": "small", "tie_break": "name"}, format="json").status_code == 201
-    assert api.post("/api/clusters/small/scenario/", {"scenario": small_scenario()}, format="json").status_code == 201
-    cluster = Cluster.objects.get(name="small")
-    assert Runner(cluster.id, steps=20).run()
+    cluster = load_cluster(api, small_scenario(), steps=20)
     assert set(Pod.objects.filter(cluster=cluster, node_name="").values_list("name", flat=True)) == {
         "too-big", "wants-ssd", "also-big"}
     return cluster

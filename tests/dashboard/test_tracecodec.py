@@ -1,5 +1,5 @@
-"""tracecodec.trace_fields (what Recorder.emit stores, straight from the CycleTrace) gives exactly what
-cycle_fields(trace.to_dict()) gives: on every golden scenario's traces (core and config, trace mode and
+"""tracecodec.trace_fields (what the recorder stores, straight from the CycleTrace) gives exactly what the
+reference encoding cycle_fields(trace.to_dict()) gives: on every golden scenario's traces (core and config, trace mode and
 kube mode) and through the scheduling loop on the loop scenarios, with the score arrays and lazy rejected
 statuses still unbuilt and after to_dict() built them; and what the recorder hands to on_commit."""
 from __future__ import annotations
@@ -7,13 +7,15 @@ from __future__ import annotations
 import glob
 import json
 import os
+from types import SimpleNamespace
 
 import pytest
 
 from dashboard.models import Cluster
 from dashboard.services.broadcast import cycle_summary
-from dashboard.services.recorder import Recorder
-from dashboard.services.tracecodec import cycle_fields, trace_fields
+from dashboard.services.engine import FAILED_CODES, Engine
+from dashboard.services.recorder import Recorder, _Emitted
+from dashboard.services.tracecodec import trace_fields
 from scheduler_core.lazy import LazyDict
 from scheduler_core.run import LoopRun
 from scheduler_core.scenario import load_scenario, scenario_from_data
@@ -21,6 +23,7 @@ from scheduler_core.simulate import Simulation
 from scheduler_core.trace import CallbackSink
 
 from .conftest import small_scenario
+from .cycle_reference import cycle_fields
 
 ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
 GOLDEN = sorted(glob.glob(os.path.join(ROOT, "tests", "golden", "core", "*.scenario.json")) +
@@ -71,6 +74,34 @@ def test_loop_scenarios(path):
 
     LoopRun(load_scenario(path), tie_break="name", trace_sink=CallbackSink(keep)).run()
     check(traces, at_emit)
+
+
+def _engine_record(tr, attempt: int, suggestions: list) -> dict:
+    """The to_dict() record the dashboard engine completes: its attempt count, result, error, suggestions."""
+    d = tr.to_dict()
+    d["attempt"] = attempt
+    if tr.status_code:
+        d["result"] = "unschedulable" if tr.status_code in FAILED_CODES else "error"
+        d["bound_node"] = None
+        if tr.bind_error and not d.get("error"):
+            d["error"] = tr.bind_error
+        if d["result"] == "unschedulable" and tr.unschedulable:
+            d["suggestions"] = suggestions
+    return d
+
+
+@pytest.mark.parametrize("path", GOLDEN[::4], ids=_name)
+def test_overrides_match_the_engine_record(path):
+    """A trace queued with the engine's overrides (record_trace) is stored as that completed record."""
+    try:
+        traces = list(Simulation(load_scenario(path), tie_break="name", trace_all_filters=True).run())
+    except Exception:
+        pytest.skip("configuration rejected")
+    suggestions = [{"kind": "remove-taint", "node": "n1"}]
+    engine = SimpleNamespace(_suggest=lambda tr: suggestions)
+    for tr in traces:
+        over = Engine._overrides(engine, tr, tr.attempt + 3)
+        assert _Emitted(1, tr, over).encode() == cycle_fields(_engine_record(tr, tr.attempt + 3, suggestions))
 
 
 def test_lazy_parts_are_not_built():

@@ -4,22 +4,18 @@ from __future__ import annotations
 
 import pytest
 
-from dashboard.models import Cluster, SchedulingCycle
+from dashboard.models import SchedulingCycle
 from dashboard.services import traceview
 from dashboard.services.runner import Runner
 
-from .conftest import small_scenario
+from .conftest import load_cluster, small_scenario
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
 @pytest.fixture
 def loaded(api):
-    assert api.post("/api/clusters/", {"name": "small", "tie_break": "name"}, format="json").status_code == 201
-    assert api.post("/api/clusters/small/scenario/", {"scenario": small_scenario()}, format="json").status_code == 201
-    cluster = Cluster.objects.get(name="small")
-    assert Runner(cluster.id, steps=20).run()
-    return cluster
+    return load_cluster(api, small_scenario(), steps=20)
 
 
 def test_unschedulable_cycle_stores_verified_suggestions(loaded, client):

@@ -6,11 +6,8 @@ from __future__ import annotations
 import bisect
 import json
 import os
-import subprocess
-import sys
 import threading
 import time
-import urllib.request
 
 import pytest
 from django.conf import settings
@@ -20,9 +17,9 @@ from django.test import Client
 from dashboard.models import Cluster, Pod, SchedulingCycle
 from dashboard.services import clusters as svc
 
+from ..dashboard.conftest import daphne
 from ..dashboard.test_browser import ARGS, CHROMIUM
-from .conftest import LOG_ROOT, ROOT, check_invariants, database_url, scenario, wait_for
-from .harness import free_port
+from .conftest import LOG_ROOT, check_invariants, database_url, scenario, wait_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -56,26 +53,10 @@ PAGE_STATE = """() => ({
 @pytest.fixture
 def web(request, workers):
     """daphne (HTTP and websockets) against the test database and the private Redis; its base URL."""
-    port = free_port()
     env = dict(os.environ, DATABASE_URL=database_url(), REDIS_URL=settings.REDIS_URL,
                DJANGO_SETTINGS_MODULE="dashboard.settings")
-    log = open(LOG_ROOT / request.node.name / "daphne.log", "w")   # the workers fixture made the directory
-    proc = subprocess.Popen([sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port),
-                             "dashboard.asgi:application"], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}"
-
-    def up():
-        try:
-            return urllib.request.urlopen(base + "/profiles/login/", timeout=2).status == 200
-        except OSError:
-            return False
-    try:
-        wait_for(up, 30, 0.2, "daphne")
+    with daphne(env, LOG_ROOT / request.node.name / "daphne.log") as base:  # the workers fixture made the directory
         yield base
-    finally:
-        proc.terminate()
-        proc.wait(15)
-        log.close()
 
 
 class LivePage:
