@@ -56,3 +56,11 @@ def get_index(seq, i):
 def make_list_words(text):
     """"a b c" -> ["a", "b", "c"] (for small fixed option lists in templates)."""
     return str(text).split()
+
+
+@register.simple_tag
+def last_cycle(cluster):
+    """The cluster's latest recorded cycle seq (0 if none): live.js compares it with the websocket's hello to
+    catch cycles committed between rendering the page and joining the live stream."""
+    from ..models import SchedulingCycle
+    return SchedulingCycle.objects.filter(cluster=cluster).order_by("-seq").values_list("seq", flat=True).first() or 0

@@ -7,6 +7,7 @@
   var cluster = document.body.dataset.cluster;
   if (!cluster) return;
   var dot = document.getElementById("live-dot");
+  var rendered = Number(document.body.dataset.lastCycle || 0);   // the latest cycle this page shows
   var delay = 500, chart = null, latency = null, lastSeq = 0, epoch = null, opened = false, resyncs = 0, resyncing = null, sock = null;
 
   function setLive(on) {
@@ -203,6 +204,8 @@
       var msg = JSON.parse(ev.data);
       if (msg.kind === "hello") {
         applyQueue(msg.queue, msg.rate);
+        // cycles committed after the page was rendered and before this socket joined the stream
+        if (!resyncs && (msg.last_cycle || 0) > rendered) resync();
       } else if (msg.kind === "update") {
         var gap = epoch !== null && (msg.epoch !== epoch || msg.seq !== lastSeq + 1);
         epoch = msg.epoch; lastSeq = msg.seq;

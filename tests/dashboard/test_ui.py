@@ -77,6 +77,13 @@ def test_pod_page_timeline_and_diff(loaded, client, api):
     assert "gpu-0" in html and ">n-1<" not in html
 
 
+def test_pages_carry_the_latest_cycle_for_the_live_stream(loaded, client):
+    """live.js refetches the page when the websocket's hello reports a later cycle than the page showed."""
+    last = SchedulingCycle.objects.filter(cluster=loaded).order_by("-seq").first().seq
+    for path in ("/clusters/small/", "/clusters/small/pending/", "/clusters/small/pods/default/web-0/"):
+        assert f'data-last-cycle="{last}"' in client.get(path).content.decode()
+
+
 def test_pending_filters_and_events_page(loaded, client):
     r = client.get("/clusters/small/pending/?attempts=1&sort=attempts")
     assert r.status_code == 200 and "too-big" in r.content.decode()
