@@ -19,7 +19,7 @@ import time
 
 from .clock import Clock
 from .cluster.kube import KubeCluster
-from .cluster.leaderelection import STOPPED, LeaderElector, LeaseLock
+from .cluster.leaderelection import STOPPED, LeaderElector, LeaseLock, config_seconds
 from . import gcpolicy
 from .config import default_config, load_config
 from .scheduler import Scheduler
@@ -27,7 +27,6 @@ from .shadow import ShadowScheduler
 from .trace import JsonLinesSink
 
 log = logging.getLogger("scheduler_core.kuberun")
-NS = 1e9
 IDLE_WAIT = 0.05
 LOST_LEASE_EXIT = 1
 
@@ -70,10 +69,6 @@ class KubeSchedulerRunner:
             if elector_thread is not None:
                 stop.set()
                 elector_thread.join(10)
-
-
-def _seconds(ns_value, default: float) -> float:
-    return float(ns_value) / NS if ns_value else default
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -153,10 +148,10 @@ def main(argv=None) -> int:
         if elect:
             lock = LeaseLock(cluster, args.lease_namespace or le.get("resourceNamespace") or "kube-system",
                              args.lease_name or le.get("resourceName") or "kube-scheduler", args.identity)
+            timing = config_seconds(le)
             elector = LeaderElector(
-                lock, args.lease_duration or _seconds(le.get("leaseDuration"), 15.0),
-                args.renew_deadline or _seconds(le.get("renewDeadline"), 10.0),
-                args.retry_period or _seconds(le.get("retryPeriod"), 2.0),
+                lock, args.lease_duration or timing["lease_duration"], args.renew_deadline or timing["renew_deadline"],
+                args.retry_period or timing["retry_period"],
                 on_started_leading=lambda: log.info("%s: started leading", lock.identity),
                 on_new_leader=lambda who: log.info("new leader: %s", who or "<none>"))
         outcome = KubeSchedulerRunner(cluster, sched, elector).run(stop, args.duration)

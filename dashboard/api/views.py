@@ -226,7 +226,11 @@ class NodeViewSet(ClusterChildMixin, mixins.ListModelMixin, mixins.RetrieveModel
         return Response(s.NodeSerializer(row).data, status=status.HTTP_201_CREATED)
 
     def destroy(self, request, cluster_name=None, name=None):
-        if not svc.delete_node(self.cluster(), name):
+        try:
+            deleted = svc.delete_node(self.cluster(), name)
+        except svc.ValidationFailed as err:
+            _raise_400(err)
+        if not deleted:
             raise NotFound(f'no node named "{name}"')
         return Response(status=status.HTTP_204_NO_CONTENT)
 
@@ -273,7 +277,10 @@ class PodViewSet(ClusterChildMixin, mixins.ListModelMixin, mixins.RetrieveModelM
         return Response(s.PodSerializer(row).data, status=status.HTTP_201_CREATED)
 
     def destroy(self, request, cluster_name=None, namespace=None, name=None):
-        svc.delete_pod(self.cluster(), self.get_object())
+        try:
+            svc.delete_pod(self.cluster(), self.get_object())
+        except svc.ValidationFailed as err:
+            _raise_400(err)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
     @extend_schema(request=s.BindingSerializer, responses={201: s.BindingResultSerializer},

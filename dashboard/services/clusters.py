@@ -31,6 +31,13 @@ class ValidationFailed(ValueError):
         self.errors = errors
 
 
+def require_simulated(cluster, change: str) -> None:
+    """Nodes, pods and scenarios of a real cluster are its API server's: refuse to ``change`` them here."""
+    if cluster.kind != Cluster.SIMULATED:
+        raise ValidationFailed({"kind": [f"cluster {cluster.name} is a real cluster: {change} is for simulated "
+                                         f"clusters; change a real cluster through its API server (kubectl)"]})
+
+
 def check_size(cluster, nodes: int = 0, pods: int = 0, replace: bool = False) -> None:
     """Refuse growing a simulated cluster past SCHEDSCOPE MAX_NODES / MAX_PODS (adds ``nodes`` and ``pods``
     to what it holds, or replaces it when ``replace``)."""
@@ -87,6 +94,7 @@ def insert_pods(cluster, raws) -> list:
 
 def load_scenario(cluster: Cluster, data, source: str = "upload") -> dict:
     """Replace the cluster's nodes, pods and objects with a scenario (golden format or a List)."""
+    require_simulated(cluster, "loading a scenario")
     scen = scenario_from_data(data, label=source)
     check_size(cluster, nodes=len(scen.nodes), pods=len(scen.bound_pods) + len(scen.pending_pods), replace=True)
     validate_config(scen.config)
@@ -113,6 +121,7 @@ def load_scenario(cluster: Cluster, data, source: str = "upload") -> dict:
 
 
 def add_node(cluster: Cluster, raw: dict) -> Node:
+    require_simulated(cluster, "adding a node")
     try:
         node = CoreNode(raw)
     except ParseError as err:
@@ -129,6 +138,7 @@ def add_node(cluster: Cluster, raw: dict) -> Node:
 
 
 def delete_node(cluster: Cluster, name: str) -> bool:
+    require_simulated(cluster, "deleting a node")
     with transaction.atomic():
         deleted = Node.objects.filter(cluster=cluster, name=name).delete()[0]
         Pod.objects.filter(cluster=cluster, node_name=name).delete()
@@ -138,6 +148,7 @@ def delete_node(cluster: Cluster, name: str) -> bool:
 
 
 def add_pod(cluster: Cluster, raw: dict) -> Pod:
+    require_simulated(cluster, "adding a pod")
     try:
         CorePod(raw)
     except ParseError as err:
@@ -148,6 +159,7 @@ def add_pod(cluster: Cluster, raw: dict) -> Pod:
 
 
 def delete_pod(cluster: Cluster, pod: Pod) -> None:
+    require_simulated(cluster, "deleting a pod")
     pod.delete()
     notify(cluster, "delete_pod", key=pod.key)
 

@@ -196,15 +196,17 @@ def set_summary(cluster: Cluster, summary: str, user=None) -> None:
     audit(user, "kubeconfig.context", cluster, summary=summary)
 
 
-def kube_cluster_for(cluster: Cluster, **options):
-    """A ``KubeCluster`` on a real cluster: from its stored kubeconfig (decrypted here, handed over as a dict),
-    else from its kubeconfig path; ``options`` go to KubeCluster (qps, read_only, ...)."""
+def kube_cluster_for(cluster: Cluster, cluster_class=None, **options):
+    """A ``KubeCluster`` (or ``cluster_class``, a subclass) on a real cluster: from its stored kubeconfig
+    (decrypted here, handed over as a dict), else from its kubeconfig path; ``options`` go to the class (qps,
+    read_only, ...)."""
     from scheduler_core.cluster.kube import KubeCluster
+    cls = cluster_class or KubeCluster
     context = cluster.kube_context or None
     if cluster.kubeconfig_secret:
-        return KubeCluster(kubeconfig_dict=kubeconfig_document(cluster), context=context, **options)
+        return cls(kubeconfig_dict=kubeconfig_document(cluster), context=context, **options)
     if cluster.kubeconfig:
-        return KubeCluster(kubeconfig=cluster.kubeconfig, context=context, **options)
+        return cls(kubeconfig=cluster.kubeconfig, context=context, **options)
     raise KubeconfigInvalid("kubeconfig", f"cluster {cluster.name} has no kubeconfig")
 
 

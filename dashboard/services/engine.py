@@ -75,118 +75,20 @@ class RecordedCluster(SimulatedCluster):
         self.journal.append(("event", obj, (event_type, reason, message)))
 
 
-class Engine:
-    """Scheduler + simulated cluster of one Cluster row; ``schedule_one`` runs one attempt."""
+class RecordingEngine:
+    """What the engines of simulated and real clusters share: a Scheduler's finished attempts, shadow comparisons
+    and the cluster writes they caused (``journal``: ("bind", pod, node), ("delete", pod, ""), ("event", obj,
+    (type, reason, message))) handed to the recorder in order, and where pending pods wait. A subclass calls
+    ``_start_recording`` first and sets ``cluster`` (with ``list_pods``), ``scheduler`` and ``base_attempts``."""
 
-    def __init__(self, cluster: Cluster, recorder):
+    def _start_recording(self, recorder) -> None:
         self.recorder = recorder
-        state = ClusterState.objects.filter(cluster=cluster).first()
-        nodes = [CoreNode(row.raw) for row in NodeRow.objects.filter(cluster=cluster).order_by("id")]
-        pods, self.base_attempts = [], {}
-        for row in PodRow.objects.filter(cluster=cluster).order_by("created", "id"):
-            pod = CorePod(row.raw)
-            if row.node_name and pod.node_name != row.node_name:
-                pod = pod.bound_to(row.node_name)
-            pods.append(pod)
-            if row.attempts:
-                self.base_attempts[pod.uid] = row.attempts
         self.journal = []
         self._traces = []
-        self.cluster = RecordedCluster(nodes, pods, state.resources if state else {}, journal=self.journal)
-        doc = engine_profile(cluster, recorder)  # the active profile version, noted from the next cycle on
-        registry = in_tree_registry()
-        config = load_config(doc, registry) if doc else None
-        self.scheduler = Scheduler(self.cluster, config=config, tie_break=cluster.tie_break, seed=cluster.seed,
-                                   trace_sink=CallbackSink(self._traces.append), trace_all_filters=True)
         self._compared = []    # (ShadowRecord, CycleTrace) of shadow comparisons not yet recorded
-        self.shadow = None
-        if cluster.mode == Cluster.SHADOW:
-            self.shadow = ShadowScheduler(self.cluster, config, registry, tie_break=cluster.tie_break,
-                                          seed=cluster.seed, trace_all_filters=True,
-                                          on_record=lambda rec, tr: self._compared.append((rec, tr)))
         self._recorded_queue = {}
         self._counts = {}
         self._explained = {}   # pod uid -> (FitError message, number of nodes, suggestions) of its last explain
-        self.sync_queue_states()
-        gcpolicy.configure()
-        gcpolicy.settle()  # the loaded cluster is long-lived: keep full collections off it
-
-    # -- mutations (already stored in the database by the caller; applying twice is harmless) ------
-    def add_node(self, raw: dict) -> None:
-        node = CoreNode(raw)
-        if node.name in self.cluster.nodes:
-            self.cluster.update_node(node)
-        else:
-            self.cluster.add_node(node)
-        self._flush()
-
-    def delete_node(self, name: str) -> None:
-        if name in self.cluster.nodes:
-            self.cluster.delete_node(name)
-            for pod in [p for p in self.cluster.list_pods() if p.node_name == name]:
-                self.cluster.delete_pod(pod.key)  # what the pod garbage collector would do
-        self._flush()
-
-    def add_pod(self, raw: dict) -> None:
-        pod = CorePod(raw)
-        if pod.key not in self.cluster.pods:
-            self.cluster.add_pod(pod)
-        self._flush()
-
-    def delete_pod(self, key: str):
-        """Delete a pod by namespace/name; returns its uid, or None if it was not there."""
-        pod = self.cluster.pods.get(key)
-        if pod is None:
-            return None
-        self.cluster.delete_pod(key)
-        self._flush()
-        return pod.uid
-
-    def has_pod(self, key: str) -> bool:
-        return key in self.cluster.pods
-
-    def bind(self, key: str, node_name: str, by: str, uid: str = "", dry_run: bool = False) -> dict:
-        """A manual binding of the pending pod ``key`` (namespace/name; ``uid`` if given must match) to
-        ``node_name`` by user ``by``, as the API server accepts a Binding (see the module doc); raises
-        BindRefused. Returns the node, ``rejections`` ({plugin: reason} of the Filter plugins that reject the
-        node; empty if it fits) and the event's ``message``. ``dry_run``: every check, nothing bound."""
-        pod = self.cluster.pods.get(key)
-        if pod is None or (uid and pod.uid != uid):
-            raise BindRefused(404, f'pods "{key.split("/", 1)[-1]}" not found')
-        if pod.node_name:
-            raise BindRefused(409, f'pod {pod.name} is already assigned to node "{pod.node_name}"')
-        if node_name not in self.cluster.nodes:
-            raise BindRefused(400, f'nodes "{node_name}" not found', field="target.name")
-        if any(wp.pod.uid == pod.uid for wp in self.scheduler.waiting_pods()):
-            raise BindRefused(409, f"pod {pod.name} is being bound by the scheduler (waiting on Permit)")
-        fwk = self.scheduler.profiles.get(pod.scheduler_name) or next(iter(self.scheduler.profiles.values()))
-        self.scheduler.cache.update_snapshot(self.scheduler.snapshot)
-        rejections = node_rejections(fwk, self.scheduler.snapshot, pod, node_name)
-        verb = "Would assign" if dry_run else "Manually assigned"
-        message = f"{verb} {key} to {node_name} by {by}"
-        if rejections:
-            message += ("; the node fails Filter plugin " +
-                        "; ".join(f"{pl} ({why})" for pl, why in rejections.items()) +
-                        ": kube's kubelet would reject the pod, the simulation keeps it bound")
-        if not dry_run:
-            self.cluster.bind(pod, node_name)
-            self.cluster.record_event(self.cluster.pods[key], "Warning" if rejections else "Normal",
-                                      MANUAL_BINDING, "Binding", message)
-            self._flush()
-        return {"node": node_name, "rejections": rejections, "message": message}
-
-    # -- the loop ---------------------------------------------------------------------------------
-    def schedule_one(self):
-        """Timers and queue flushes that are due, then one attempt; its CycleTrace, or None when idle
-        (always, in shadow mode: the loop binds nothing itself)."""
-        if self.shadow is not None:
-            return None
-        sched = self.scheduler
-        sched.process_timers()
-        sched.queue.tick()
-        tr = sched.schedule_one()
-        self._flush()
-        return tr
 
     def _flush(self) -> None:
         """Hand the finished attempts and the cluster writes they caused to the recorder, in order."""
@@ -283,7 +185,7 @@ class Engine:
         q = self.scheduler.queue
         counts = {PodRow.ACTIVE: 0, PodRow.BACKOFF: 0, PodRow.UNSCHEDULABLE: 0, PodRow.GATED: 0}
         bound = 0
-        for pod in self.cluster.pods.values():
+        for pod in self.cluster.list_pods():   # a copy: a KubeCluster's watches change its store
             if pod.node_name:
                 bound += 1
                 continue
@@ -312,3 +214,111 @@ class Engine:
     def num_pending(self) -> int:
         q = self.scheduler.queue
         return q.num_active() + q.num_backoff() + q.num_unschedulable()
+
+
+class Engine(RecordingEngine):
+    """Scheduler + simulated cluster of one Cluster row; ``schedule_one`` runs one attempt."""
+
+    def __init__(self, cluster: Cluster, recorder):
+        self._start_recording(recorder)
+        state = ClusterState.objects.filter(cluster=cluster).first()
+        nodes = [CoreNode(row.raw) for row in NodeRow.objects.filter(cluster=cluster).order_by("id")]
+        pods, self.base_attempts = [], {}
+        for row in PodRow.objects.filter(cluster=cluster).order_by("created", "id"):
+            pod = CorePod(row.raw)
+            if row.node_name and pod.node_name != row.node_name:
+                pod = pod.bound_to(row.node_name)
+            pods.append(pod)
+            if row.attempts:
+                self.base_attempts[pod.uid] = row.attempts
+        self.cluster = RecordedCluster(nodes, pods, state.resources if state else {}, journal=self.journal)
+        doc = engine_profile(cluster, recorder)  # the active profile version, noted from the next cycle on
+        registry = in_tree_registry()
+        config = load_config(doc, registry) if doc else None
+        self.scheduler = Scheduler(self.cluster, config=config, tie_break=cluster.tie_break, seed=cluster.seed,
+                                   trace_sink=CallbackSink(self._traces.append), trace_all_filters=True)
+        self.shadow = None
+        if cluster.mode == Cluster.SHADOW:
+            self.shadow = ShadowScheduler(self.cluster, config, registry, tie_break=cluster.tie_break,
+                                          seed=cluster.seed, trace_all_filters=True,
+                                          on_record=lambda rec, tr: self._compared.append((rec, tr)))
+        self.sync_queue_states()
+        gcpolicy.configure()
+        gcpolicy.settle()  # the loaded cluster is long-lived: keep full collections off it
+
+    # -- mutations (already stored in the database by the caller; applying twice is harmless) ------
+    def add_node(self, raw: dict) -> None:
+        node = CoreNode(raw)
+        if node.name in self.cluster.nodes:
+            self.cluster.update_node(node)
+        else:
+            self.cluster.add_node(node)
+        self._flush()
+
+    def delete_node(self, name: str) -> None:
+        if name in self.cluster.nodes:
+            self.cluster.delete_node(name)
+            for pod in [p for p in self.cluster.list_pods() if p.node_name == name]:
+                self.cluster.delete_pod(pod.key)  # what the pod garbage collector would do
+        self._flush()
+
+    def add_pod(self, raw: dict) -> None:
+        pod = CorePod(raw)
+        if pod.key not in self.cluster.pods:
+            self.cluster.add_pod(pod)
+        self._flush()
+
+    def delete_pod(self, key: str):
+        """Delete a pod by namespace/name; returns its uid, or None if it was not there."""
+        pod = self.cluster.pods.get(key)
+        if pod is None:
+            return None
+        self.cluster.delete_pod(key)
+        self._flush()
+        return pod.uid
+
+    def has_pod(self, key: str) -> bool:
+        return key in self.cluster.pods
+
+    def bind(self, key: str, node_name: str, by: str, uid: str = "", dry_run: bool = False) -> dict:
+        """A manual binding of the pending pod ``key`` (namespace/name; ``uid`` if given must match) to
+        ``node_name`` by user ``by``, as the API server accepts a Binding (see the module doc); raises
+        BindRefused. Returns the node, ``rejections`` ({plugin: reason} of the Filter plugins that reject the
+        node; empty if it fits) and the event's ``message``. ``dry_run``: every check, nothing bound."""
+        pod = self.cluster.pods.get(key)
+        if pod is None or (uid and pod.uid != uid):
+            raise BindRefused(404, f'pods "{key.split("/", 1)[-1]}" not found')
+        if pod.node_name:
+            raise BindRefused(409, f'pod {pod.name} is already assigned to node "{pod.node_name}"')
+        if node_name not in self.cluster.nodes:
+            raise BindRefused(400, f'nodes "{node_name}" not found', field="target.name")
+        if any(wp.pod.uid == pod.uid for wp in self.scheduler.waiting_pods()):
+            raise BindRefused(409, f"pod {pod.name} is being bound by the scheduler (waiting on Permit)")
+        fwk = self.scheduler.profiles.get(pod.scheduler_name) or next(iter(self.scheduler.profiles.values()))
+        self.scheduler.cache.update_snapshot(self.scheduler.snapshot)
+        rejections = node_rejections(fwk, self.scheduler.snapshot, pod, node_name)
+        verb = "Would assign" if dry_run else "Manually assigned"
+        message = f"{verb} {key} to {node_name} by {by}"
+        if rejections:
+            message += ("; the node fails Filter plugin " +
+                        "; ".join(f"{pl} ({why})" for pl, why in rejections.items()) +
+                        ": kube's kubelet would reject the pod, the simulation keeps it bound")
+        if not dry_run:
+            self.cluster.bind(pod, node_name)
+            self.cluster.record_event(self.cluster.pods[key], "Warning" if rejections else "Normal",
+                                      MANUAL_BINDING, "Binding", message)
+            self._flush()
+        return {"node": node_name, "rejections": rejections, "message": message}
+
+    # -- the loop ---------------------------------------------------------------------------------
+    def schedule_one(self):
+        """Timers and queue flushes that are due, then one attempt; its CycleTrace, or None when idle
+        (always, in shadow mode: the loop binds nothing itself)."""
+        if self.shadow is not None:
+            return None
+        sched = self.scheduler
+        sched.process_timers()
+        sched.queue.tick()
+        tr = sched.schedule_one()
+        self._flush()
+        return tr

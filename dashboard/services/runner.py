@@ -5,6 +5,13 @@ loses it (another worker took over after a stall) stops at once without writing 
 A new holder first claims the cluster row (``Cluster.runner`` = its lock token) and only then reads the
 state it rebuilds from; the recorder commits a batch only while that claim is still its own (fencing),
 so the late writes of a stalled, deposed loop can never bind a pod a second time.
+
+A simulated cluster is driven by ``engine.Engine``, a real one by ``kubeengine.KubeEngine`` (the KubeCluster code
+path of ``scheduler_core.kuberun``): its watch events are pumped every turn, it schedules only while it holds
+the profile's leader-election Lease, and a lost lease ends the loop. Changes that only a simulated cluster takes
+from the dashboard (nodes, pods, scenarios, manual bindings) are refused for a real one. A real cluster whose
+credentials are unusable or whose API server cannot be reached is stopped with one specific error (logged, and a
+Warning event of the cluster); the worker goes on.
 """
 from __future__ import annotations
 
@@ -25,6 +32,7 @@ from . import control, locks, metrics, retention
 from .broadcast import Broadcaster
 from .clusters import ValidationFailed, insert_pods
 from .engine import BindRefused, Engine
+from .kubeengine import ClusterUnavailable, KubeEngine
 from .recorder import Recorder
 from .workload import WorkloadGenerator
 
@@ -32,6 +40,7 @@ log = logging.getLogger("dashboard.runner")
 DB_ERRORS = (DatabaseError, InterfaceError)
 BURST_SECONDS = 0.05
 BIND_FLUSH_SECONDS = 5.0
+SIMULATED_ONLY_OPS = ("add_node", "delete_node", "add_pod", "delete_pod", "bind")
 
 
 def _conf(key):
@@ -68,6 +77,8 @@ class Runner:
         self.needs_reload = False
         self.shutdown = False
         self.redis_down = False
+        self.real = False
+        self.engine = None
         self._recent = deque()          # (monotonic time, ms) of recent cycles, for rate and latency
 
     def run(self) -> bool:
@@ -95,9 +106,6 @@ class Runner:
         if cluster is None:
             log.warning("cluster %s does not exist (any more)", self.cluster_id)
             return
-        if cluster.kind != Cluster.SIMULATED:
-            log.error("cluster %s: only simulated clusters can be driven so far", cluster.name)
-            return
         # Claim before reading: waits for a deposed loop's batch in flight, and fences off the rest.
         Cluster.objects.filter(pk=self.cluster_id).update(runner=self.lock.token, heartbeat=datetime.now(timezone.utc))
         self.state = cluster.desired_state
@@ -106,9 +114,13 @@ class Runner:
                                  max_buffer=_conf("RECORDER_MAX_BUFFER"),
                                  flush_interval=_conf("RECORDER_FLUSH_SECONDS"),
                                  on_commit=self.broadcaster.committed, fence=self.lock.token)
-        self.engine = Engine(cluster, self.recorder)
-        self.workload = WorkloadGenerator(cluster.workload, random.Random()) if cluster.workload else None
         self.cluster = cluster
+        try:
+            self.engine = self._make_engine(cluster)
+        except ClusterUnavailable as err:
+            self._stop_unavailable(err)
+            return
+        self.workload = self._make_workload(cluster)
         self.version = cluster.version
         self.mode = cluster.mode
         ttl = self.lock.ttl
@@ -132,6 +144,11 @@ class Runner:
                         self._apply(cmd)
                     if self.shutdown or (self.state == Cluster.STOPPED and self.pending_steps == 0):
                         return
+                    if self.real:
+                        if self.engine.lost_lease:
+                            log.error("cluster %s: lost the leader-election lease; stopping", cluster.name)
+                            return
+                        self.engine.pump()
                     if self.state == Cluster.RUNNING:
                         if self.workload is not None:
                             self._workload_tick()
@@ -168,11 +185,36 @@ class Runner:
                     next_prune = now + 600
         finally:
             self.engine.sync_queue_states()
+            self._close_engine()
             self.recorder.close()
             self.broadcaster.close()
             log.info("cluster %s: scheduler loop stopped after %d cycles", cluster.name, self.cycles)
 
     # -- pieces --------------------------------------------------------------------------------
+    def _make_engine(self, cluster):
+        """The engine of the cluster's kind (KubeEngine raises ClusterUnavailable)."""
+        self.real = cluster.kind == Cluster.REAL
+        return KubeEngine(cluster, self.recorder) if self.real else Engine(cluster, self.recorder)
+
+    def _make_workload(self, cluster):
+        """The demo workload generator: simulated clusters only (it adds and deletes pods itself)."""
+        if not cluster.workload or self.real:
+            return None
+        return WorkloadGenerator(cluster.workload, random.Random())
+
+    def _close_engine(self) -> None:
+        """A real cluster's engine stops watching and gives its lease up; nothing to do for a simulated one."""
+        if isinstance(self.engine, KubeEngine):
+            self.engine.close()
+
+    def _stop_unavailable(self, err: ClusterUnavailable) -> None:
+        """A real cluster that cannot be driven: one error (log and Warning event), desired state stopped."""
+        log.error("%s; the scheduler loop stops", err)
+        self.recorder.record_event("ClusterUnavailable", str(err), type_="Warning")
+        Cluster.objects.filter(pk=self.cluster_id).update(desired_state=Cluster.STOPPED)
+        self.recorder.close()
+        self.broadcaster.close()
+
     def _renew(self):
         """True: lock renewed; False: lost; None: Redis unreachable. While nobody can reach Redis nobody
         can take the lock over, so the loop goes on; when Redis is back (possibly restarted empty) the
@@ -232,7 +274,13 @@ class Runner:
     def _apply(self, cmd: dict):
         op = cmd["op"]
         eng = self.engine
-        if op == "state":
+        if op in SIMULATED_ONLY_OPS and self.real:
+            message = (f"cluster {self.cluster.name} is a real cluster: {op} is for simulated clusters; change a "
+                       f"real cluster through its API server")
+            log.warning("%s", message)
+            if op == "bind":
+                control.reply(cmd, {"status": 400, "field": "", "message": message})
+        elif op == "state":
             try:
                 self.state = Cluster.objects.values_list("desired_state", flat=True).get(pk=self.cluster_id)
             except Cluster.DoesNotExist:
@@ -245,8 +293,9 @@ class Runner:
             self.recorder.flush()
             cluster = Cluster.objects.select_related("profile").get(pk=self.cluster_id)
             self.version, self.mode = cluster.version, cluster.mode
-            self.engine = Engine(cluster, self.recorder)
-            self.workload = WorkloadGenerator(cluster.workload, random.Random()) if cluster.workload else None
+            self._close_engine()   # first: the new engine takes the lease this one gives up
+            self.engine = self._make_engine(cluster)
+            self.workload = self._make_workload(cluster)
         elif op == "add_node":
             eng.add_node(cmd["raw"])
         elif op == "delete_node":

@@ -69,6 +69,17 @@ class LeaseLock:
         self.lease = self.cluster.request("PUT", f"{self.path}/{self.name}", body=body, timeout=self.timeout)
 
 
+def config_seconds(leader_election: dict) -> dict:
+    """leaseDuration, renewDeadline and retryPeriod of a KubeSchedulerConfiguration's ``leaderElection`` (decoded:
+    nanoseconds) as LeaderElector's keyword arguments in seconds, kube's defaults where unset."""
+    out = {}
+    for key, arg, default in (("leaseDuration", "lease_duration", 15.0), ("renewDeadline", "renew_deadline", 10.0),
+                              ("retryPeriod", "retry_period", 2.0)):
+        value = leader_election.get(key)
+        out[arg] = float(value) / 1e9 if value else default
+    return out
+
+
 class LeaderElector:
     """client-go's LeaderElector (see the module doc). Callbacks run on the electing thread."""
 
