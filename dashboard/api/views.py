@@ -109,7 +109,7 @@ class ClusterViewSet(viewsets.ModelViewSet):
                     raise ValidationError({"file": ["not UTF-8 text"]}) from None
                 docs = load_documents(text, label)
                 data = docs[0] if len(docs) == 1 else docs
-            counts = svc.load_scenario(cluster, data, label)
+            counts = svc.load_scenario(cluster, data, label, user=request.user)
         except (ScenarioError, svc.ValidationFailed) as err:
             _raise_400(err)
         return Response(counts, status=status.HTTP_201_CREATED)
@@ -227,7 +227,7 @@ class NodeViewSet(ClusterChildMixin, mixins.ListModelMixin, mixins.RetrieveModel
 
     def destroy(self, request, cluster_name=None, name=None):
         try:
-            deleted = svc.delete_node(self.cluster(), name)
+            deleted = svc.delete_node(self.cluster(), name, user=request.user)
         except svc.ValidationFailed as err:
             _raise_400(err)
         if not deleted:
@@ -278,7 +278,7 @@ class PodViewSet(ClusterChildMixin, mixins.ListModelMixin, mixins.RetrieveModelM
 
     def destroy(self, request, cluster_name=None, namespace=None, name=None):
         try:
-            svc.delete_pod(self.cluster(), self.get_object())
+            svc.delete_pod(self.cluster(), self.get_object(), user=request.user)
         except svc.ValidationFailed as err:
             _raise_400(err)
         return Response(status=status.HTTP_204_NO_CONTENT)

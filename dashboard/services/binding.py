@@ -10,8 +10,7 @@ from __future__ import annotations
 from redis.exceptions import RedisError
 
 from ..models import Cluster, Node
-from ..profiles.models import AuditLog
-from . import control
+from . import clusters, control
 
 BIND_TIMEOUT_SECONDS = 15.0
 
@@ -52,7 +51,6 @@ def bind_pod(cluster: Cluster, pod, node_name: str, user, uid: str = "", dry_run
         raise BindFailed(answer["status"], answer["message"], answer.get("field", ""))
     if dry_run:
         return dict(answer, stored=None)
-    AuditLog.objects.create(user=user, action="pod.bind", cluster=cluster,
-                            detail={"pod": pod.key, "uid": pod.uid, "node": node_name,
-                                    "rejections": answer["rejections"]})
+    clusters.audit(user, "pod.bind", cluster, pod=pod.key, uid=pod.uid, node=node_name,
+                   rejections=answer["rejections"])
     return answer

@@ -18,6 +18,7 @@ from scheduler_core.plugins.registry import in_tree_registry
 from scheduler_core.scenario import ScenarioError, scenario_from_data
 
 from ..models import Cluster, ClusterState, Node, Pod, SchedulerProfile
+from ..profiles.models import AuditLog
 from . import control
 
 ZONE_LABELS = ("topology.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/zone")
@@ -92,7 +93,13 @@ def insert_pods(cluster, raws) -> list:
     return rows
 
 
-def load_scenario(cluster: Cluster, data, source: str = "upload") -> dict:
+def audit(user, action: str, cluster: Cluster, **detail) -> None:
+    """An AuditLog entry for a change a user made to a cluster (None: a command or the system)."""
+    AuditLog.objects.create(user=user if user is not None and user.is_authenticated else None, action=action,
+                            cluster=cluster, detail=detail)
+
+
+def load_scenario(cluster: Cluster, data, source: str = "upload", user=None) -> dict:
     """Replace the cluster's nodes, pods and objects with a scenario (golden format or a List)."""
     require_simulated(cluster, "loading a scenario")
     scen = scenario_from_data(data, label=source)
@@ -116,8 +123,10 @@ def load_scenario(cluster: Cluster, data, source: str = "upload") -> dict:
                                                                    defaults={"document": scen.config})
             cluster.profile = profile
             cluster.save(update_fields=["profile"])
+    counts = {"nodes": len(scen.nodes), "bound": len(scen.bound_pods), "pending": len(scen.pending_pods)}
+    audit(user, "scenario.load", cluster, source=source, **counts)
     notify(cluster, "reload")
-    return {"nodes": len(scen.nodes), "bound": len(scen.bound_pods), "pending": len(scen.pending_pods)}
+    return counts
 
 
 def add_node(cluster: Cluster, raw: dict) -> Node:
@@ -137,12 +146,13 @@ def add_node(cluster: Cluster, raw: dict) -> Node:
     return row
 
 
-def delete_node(cluster: Cluster, name: str) -> bool:
+def delete_node(cluster: Cluster, name: str, user=None) -> bool:
     require_simulated(cluster, "deleting a node")
     with transaction.atomic():
         deleted = Node.objects.filter(cluster=cluster, name=name).delete()[0]
-        Pod.objects.filter(cluster=cluster, node_name=name).delete()
+        evicted = Pod.objects.filter(cluster=cluster, node_name=name).delete()[0]
     if deleted:
+        audit(user, "node.delete", cluster, node=name, pods_deleted=evicted)
         notify(cluster, "delete_node", name=name)
     return bool(deleted)
 
@@ -158,9 +168,10 @@ def add_pod(cluster: Cluster, raw: dict) -> Pod:
     return row
 
 
-def delete_pod(cluster: Cluster, pod: Pod) -> None:
+def delete_pod(cluster: Cluster, pod: Pod, user=None) -> None:
     require_simulated(cluster, "deleting a pod")
     pod.delete()
+    audit(user, "pod.delete", cluster, pod=pod.key, uid=pod.uid, node=pod.node_name)
     notify(cluster, "delete_pod", key=pod.key)
 
 

@@ -75,6 +75,13 @@ def test_nodes_and_pods_crud_with_field_errors(api, loaded):
     got = api.get("/api/clusters/small/pods/ops/late/").json()
     assert got["queue"] == "active" and got["node_name"] == ""
     assert api.delete("/api/clusters/small/pods/ops/late/").status_code == 204
+    # who loaded the scenario and deleted (evicted) what, in the audit log
+    from dashboard.profiles.models import AuditLog
+    log = {(e.action, e.user.username if e.user else None): e.detail
+           for e in AuditLog.objects.filter(cluster=loaded)}
+    assert log[("scenario.load", "admin")] == {"source": "scenario", "nodes": 6, "bound": 0, "pending": 15}
+    assert log[("node.delete", "admin")] == {"node": "n-9", "pods_deleted": 0}
+    assert log[("pod.delete", "admin")]["pod"] == "ops/late"
 
 
 def test_pods_cycles_events_filters_and_pagination(api, loaded):
