@@ -205,7 +205,7 @@ def test_permissions_and_audit():
         assert c.post(f"/profiles/{profile.pk}/v/1/apply/", {"cluster": "perm"}).status_code == refused
         assert c.post(f"/profiles/{profile.pk}/v/1/dry-run/", {"cluster": "perm"}).status_code == refused
         assert c.post(f"/profiles/{profile.pk}/v/1/rollback/").status_code == refused
-    assert not AuditLog.objects.exists() and profile.versions.count() == 1
+    assert not AuditLog.objects.filter(profile=profile).exists() and profile.versions.count() == 1
     assert client(editor).post(f"/profiles/{profile.pk}/v/1/apply/", {"cluster": "perm"}).status_code == 302
     log = AuditLog.objects.get(action="apply")
     assert (log.user, log.version, log.cluster) == (editor, v1, cluster)
