@@ -158,6 +158,9 @@ SCHEDSCOPE = {
     "MAX_BODY_BYTES": int(os.environ.get("SCHEDSCOPE_MAX_BODY_MB", "64")) * 1024 * 1024,
     "MAX_NODES": int(os.environ.get("SCHEDSCOPE_MAX_NODES", "10000")),
     "MAX_PODS": int(os.environ.get("SCHEDSCOPE_MAX_PODS", "200000")),
+    # /metrics without signing in (for a scraper that cannot send "Authorization: Token ..."): it names every
+    # cluster, restricted ones included.
+    "METRICS_PUBLIC": _env_bool("SCHEDSCOPE_METRICS_PUBLIC", False),
     # Start the in-process scheduler thread for running clusters when the ASGI app starts (thread mode).
     "AUTOSTART": _env_bool("SCHEDSCOPE_AUTOSTART", True),
 }

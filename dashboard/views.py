@@ -1,6 +1,7 @@
 """Server-rendered pages (thin: the data comes from services.queries and services.traceview)."""
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib import messages
 from django.db.models import Count
 from django.http import Http404, HttpResponse
@@ -160,7 +161,11 @@ def events(request, cluster):
 @login_not_required
 def metrics_view(request):
     """Prometheus text format: kube-scheduler's metrics of this process, plus pending pods from the database.
-    Left open to scrapers (no sign-in): it has counts and cluster names only; block it at the proxy if needed."""
+    Signed-in users or an API token (``Authorization: Token ...``, as Prometheus' ``authorization`` sends it):
+    the metrics name every cluster. ``SCHEDSCOPE_METRICS_PUBLIC=1`` opens it to anonymous scrapers."""
+    if not (settings.SCHEDSCOPE["METRICS_PUBLIC"] or request.user.is_authenticated):
+        return HttpResponse("sign in or send an API token\n", status=401, content_type="text/plain",
+                            headers={"WWW-Authenticate": "Token"})
     for cluster in Cluster.objects.all():
         counts = {r["queue"]: r["n"] for r in Pod.objects.filter(cluster=cluster, node_name="")
                   .values("queue").annotate(n=Count("id"))}

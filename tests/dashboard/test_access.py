@@ -10,6 +10,8 @@ import sys
 import pytest
 from channels.db import database_sync_to_async
 from channels.testing import WebsocketCommunicator
+from django.conf import settings
+from django.test import override_settings
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from knox.models import AuthToken
 
@@ -86,7 +88,11 @@ def test_anonymous_users_can_read_and_write_nothing(acl):
     assert bad.get("/clusters/acl/", HTTP_AUTHORIZATION="Token " + "0" * 40).status_code == 302
     # what stays open
     assert anon.get("/profiles/login/").status_code == 200
-    assert anon.get("/metrics").status_code == 200
+    # /metrics names every cluster: signed-in users or an API token, unless SCHEDSCOPE_METRICS_PUBLIC
+    refused = anon.get("/metrics")
+    assert refused.status_code == 401 and refused["WWW-Authenticate"] == "Token"
+    with override_settings(SCHEDSCOPE=dict(settings.SCHEDSCOPE, METRICS_PUBLIC=True)):
+        assert anon.get("/metrics").status_code == 200
 
 
 # Real objects of the acl fixture for the schema's path parameters; ``{name}`` by the collection it names.
@@ -203,6 +209,9 @@ def test_api_token_and_session_csrf(acl, editor_user, admin_user):
     resp = anon.post("/api/clusters/acl/nodes/", {"manifest": NODE}, format="json",
                      HTTP_AUTHORIZATION=f"Token {token}")
     assert resp.status_code == 201
+    # Prometheus' "authorization" sends the same header to /metrics
+    metrics = page_client().get("/metrics", HTTP_AUTHORIZATION=f"Token {token}")
+    assert metrics.status_code == 200 and 'cluster="acl"' in metrics.content.decode()
     # a session needs the CSRF token for writes (forms and the API alike); the redirect target stays on-site
     from django.test import Client
     strict = Client(enforce_csrf_checks=True, HTTP_HOST="localhost")
