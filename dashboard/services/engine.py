@@ -53,8 +53,8 @@ def _int_or_none(value):
     return None if value is None else int(value)
 
 
-class RecordedCluster(SimulatedCluster):
-    """A SimulatedCluster whose writes are also journaled for the recorder (and not kept in memory)."""
+class JournaledBindings:
+    """Mixin for a ClusterSource: its successful bindings are also journaled for the recorder (``journal``)."""
 
     def __init__(self, *args, journal: list, **kw):
         super().__init__(*args, **kw)
@@ -63,6 +63,10 @@ class RecordedCluster(SimulatedCluster):
     def bind(self, pod, node_name: str) -> None:
         super().bind(pod, node_name)
         self.journal.append(("bind", pod, node_name))
+
+
+class RecordedCluster(JournaledBindings, SimulatedCluster):
+    """A SimulatedCluster whose writes are also journaled for the recorder (and not kept in memory)."""
 
     def evict(self, pod, preemptor_uid: str, node_name: str, scheduler_name: str = "default-scheduler"):
         err = super().evict(pod, preemptor_uid, node_name, scheduler_name)

@@ -44,7 +44,7 @@ from ..models import Pod as PodRow
 from ..profiles.services import engine_profile
 from . import credentials
 from .clusters import node_row, pod_row
-from .engine import RecordingEngine
+from .engine import JournaledBindings, RecordingEngine
 
 log = logging.getLogger("dashboard.kubeengine")
 NODE_FIELDS = ["zone", "labels", "taints", "unschedulable", "allocatable", "raw"]
@@ -57,16 +57,8 @@ class ClusterUnavailable(Exception):
     cannot be reached. The message names the cluster and the server's address, never a secret."""
 
 
-class JournaledKubeCluster(KubeCluster):
+class JournaledKubeCluster(JournaledBindings, KubeCluster):
     """A KubeCluster whose successful writes (bindings, events) are also journaled for the recorder."""
-
-    def __init__(self, *args, journal: list, **kw):
-        super().__init__(*args, **kw)
-        self.journal = journal
-
-    def bind(self, pod, node_name: str) -> None:
-        super().bind(pod, node_name)
-        self.journal.append(("bind", pod, node_name))
 
     def record_event(self, obj, event_type: str, reason: str, action: str, message: str, related=None,
                      controller: str | None = None) -> None:
