@@ -148,8 +148,8 @@ def test_redis_outage(request, workers, web, services):
         wait_for(lambda: page.messages("hello"), 30, 0.1, "the page's websocket")
         svc.set_state(cluster, Cluster.RUNNING)
         wait_for(lambda: bound() >= 200, 120, 0.1, "the first bindings")
+        down_at = time.time()  # before stopping: the page's websocket may close while the server shuts down
         services.redis_stop()
-        down_at = time.time()
         before = bound()
         time.sleep(OUTAGE)
         during = bound() - before
