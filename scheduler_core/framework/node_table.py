@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 EXACT_LIMIT = 2**53
+MAX_INDEXES = 256
 HARD_EFFECTS = ("NoSchedule", "NoExecute")
 
 
@@ -41,6 +42,8 @@ class NodeTable:
         self.hard_taints = np.zeros(n, bool)      # has NoSchedule or NoExecute taints
         self.prefer_taints = np.zeros(n, bool)    # has PreferNoSchedule taints
         self.has_images = np.zeros(n, bool)
+        self.generation = np.zeros(n, i64)        # NodeInfo.generation: changes whenever the node's pods do
+        self.indexes = {}                         # pod_index caches kept with this table (see index())
         self._wide = np.zeros(n, bool)            # a value of magnitude 2**53 or more
         self._labels = {}                         # key -> (value -> code, int32 code column)
         self._row_of = None
@@ -68,6 +71,7 @@ class NodeTable:
         (self.alloc_cpu[i], self.alloc_memory[i], self.alloc_ephemeral[i], self.alloc_pods[i], self.req_cpu[i],
          self.req_memory[i], self.req_ephemeral[i], self.nonzero_cpu[i], self.nonzero_memory[i]) = values
         self.pod_count[i] = len(ni.pods)
+        self.generation[i] = ni.generation
         self.unschedulable[i] = node.unschedulable
         hard = prefer = False
         for t in node.taints:
@@ -92,6 +96,29 @@ class NodeTable:
             self._fill(i, infos[i])
         self._recount()
 
+    def index(self, key, make):
+        """The per-row index cached under ``key`` (``make(table)`` builds it on first use).
+
+        Indexes live as long as the table (until the snapshot's node list changes); at most
+        MAX_INDEXES are kept, the oldest dropped first.
+        """
+        idx = self.indexes.get(key)
+        if idx is None:
+            if len(self.indexes) >= MAX_INDEXES:
+                del self.indexes[next(iter(self.indexes))]
+            idx = self.indexes[key] = make(self)
+        return idx
+
+    def domain_sums(self, key: str, per_row):
+        """Sum ``per_row`` (int64 per row) per value of label ``key``: an int64 array over the label's codes,
+        one spare slot longer and 0 there (as ``counts_by_code``); rows without the label add nothing."""
+        codes, column = self.label_column(key)
+        spare = len(codes)
+        slots = np.where(column < 0, spare, column)
+        out = np.bincount(slots, weights=per_row, minlength=spare + 1)
+        out[spare] = 0
+        return out.astype(np.int64)
+
     # -- labels and names ----------------------------------------------------------------------
     def label_column(self, key: str):
         """(value -> code dict, int32 column of codes, -1 where the node lacks the label)."""
@@ -102,6 +129,10 @@ class NodeTable:
                                  dtype=np.int32, count=self.n)
             entry = self._labels[key] = (codes, column)
         return entry
+
+    def label_code(self, key: str, value: str) -> int:
+        """The code of ``value`` in label ``key``'s column, allocated if no node has that value yet."""
+        return _code(self.label_column(key)[0], value)
 
     def row_of(self, name: str) -> int:
         """The row of the node called ``name``, or -1."""

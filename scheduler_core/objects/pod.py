@@ -43,7 +43,7 @@ def tolerates_taint(tolerations, taint) -> bool:
 class AffinityTerm:
     """A pod (anti-)affinity term, with kube's namespace defaulting applied."""
 
-    __slots__ = ("selector", "namespaces", "namespace_selector", "topology_key", "weight")
+    __slots__ = ("selector", "namespaces", "namespace_selector", "topology_key", "weight", "key")
 
     def __init__(self, raw: dict, pod_namespace: str, path: str, weight: int = 0):
         expect(raw, dict, path, "object")
@@ -57,6 +57,8 @@ class AffinityTerm:
         self.namespaces = frozenset(namespaces)
         # A nil namespaceSelector matches no namespace; {} matches all of them.
         self.namespace_selector = LabelSelector(ns_sel, f"{path}.namespaceSelector")
+        # Terms with equal keys match the same pods in the same topology (the weight is not part of it).
+        self.key = (self.selector.key, self.namespaces, self.namespace_selector.key, self.topology_key)
 
     def matches(self, pod: "Pod", namespace_labels) -> bool:
         """AffinityTerm.Matches: namespace (by list or selector) and label selector."""

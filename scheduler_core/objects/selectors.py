@@ -51,7 +51,7 @@ def requirement_matches(key, op, values, labels) -> bool:
 class LabelSelector:
     """metav1.LabelSelector. ``None`` input matches nothing, ``{}`` matches everything."""
 
-    __slots__ = ("match_labels", "expressions", "nothing", "raw")
+    __slots__ = ("match_labels", "expressions", "nothing", "raw", "key")
 
     def __init__(self, raw, path: str = "labelSelector"):
         self.raw = raw
@@ -69,6 +69,8 @@ class LabelSelector:
                                  "values must be non-empty for In and NotIn")
             reqs.append((key, op, frozenset(values)))
         self.expressions = tuple(reqs)
+        # Equal keys select the same pods (requirements are ANDed, so their order does not matter).
+        self.key = None if self.nothing else (frozenset(self.match_labels), frozenset(self.expressions))
 
     @classmethod
     def from_match_labels(cls, labels: dict) -> "LabelSelector":

@@ -258,15 +258,16 @@ def test_pods_on_other_nodes_in_same_topology_count_once_per_term():
     state = CycleState()
     pl.pre_filter(state, make_pod(aff=[term(SEC1)], anti=[term(SEC1, key=REGION)]))
     s = state.read(PRE_FILTER_KEY)
-    assert s.affinity_counts == {ZONE: {"z1": 2}}
-    assert s.anti_affinity_counts == {}
+    assert s.affinity_counts.as_dict() == {ZONE: {"z1": 2}}
+    assert s.anti_affinity_counts.as_dict() == {}
 
 
 # -- AddPod / RemovePod / clone -------------------------------------------------------------------
 
 def _counts(state):
     s = state.read(PRE_FILTER_KEY)
-    return s.existing_anti_affinity_counts, s.affinity_counts, s.anti_affinity_counts
+    return (s.existing_anti_affinity_counts.as_dict(), s.affinity_counts.as_dict(),
+            s.anti_affinity_counts.as_dict())
 
 
 def test_add_remove_pod_match_a_snapshot_with_the_pod():

@@ -1,7 +1,7 @@
 """InterPodAffinity: required pod (anti-)affinity filter and preferred (anti-)affinity score.
 
-Counts are kept as nested dicts ``{topologyKey: {value: count}}`` with zero entries pruned, so
-kube's ``len(map) == 0`` checks are ``not counts`` and Filter is one dict lookup per term.
+Counts per (topologyKey, value) are TopologyCounts: per key an array over the NodeTable's label codes, so
+Filter is one lookup per term and the batch Filter and Score gather them with the code columns.
 """
 from __future__ import annotations
 
@@ -16,7 +16,8 @@ from ...framework.interface import (
     ScoreExtensions,
     ScorePlugin,
 )
-from ...framework.node_table import EXACT_LIMIT, counts_by_code
+from ...framework.node_table import EXACT_LIMIT
+from ...framework.pod_index import match_counts, term_index
 from ...framework.profile import FrameworkError
 from ...framework.status import Code, Status
 from .. import names
@@ -35,7 +36,6 @@ _BATCH_STATUSES = ((Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (ERR_REASON_AFFINITY,))
 
 MIN_HARD_POD_AFFINITY_WEIGHT = 0
 MAX_HARD_POD_AFFINITY_WEIGHT = 100
-_EMPTY: dict = {}
 
 
 def default_args(args) -> dict:
@@ -62,10 +62,11 @@ class MergedTerm:
     """An incoming pod's term with its namespaceSelector resolved into namespace names.
 
     kube's mergeAffinityTermNamespacesIfNotEmpty: a ``{}`` selector stays "all namespaces", any other
-    selector (including null) is replaced by the names of the existing namespaces it selects.
+    selector (including null) is replaced by the names of the existing namespaces it selects. ``key``
+    is equal for terms that match the same pods.
     """
 
-    __slots__ = ("selector", "namespaces", "all_namespaces", "topology_key", "weight")
+    __slots__ = ("selector", "namespaces", "all_namespaces", "topology_key", "weight", "key")
 
     def __init__(self, term, namespace_labels: dict):
         self.selector = term.selector
@@ -77,6 +78,7 @@ class MergedTerm:
         if not self.all_namespaces and not ns_sel.nothing:
             namespaces = namespaces | {ns for ns, labels in namespace_labels.items() if ns_sel.matches(labels)}
         self.namespaces = namespaces
+        self.key = (self.selector.key, None if self.all_namespaces else namespaces)
 
     def matches(self, pod) -> bool:
         """AffinityTerm.Matches with nil namespace labels (the selector was merged in)."""
@@ -100,28 +102,6 @@ class MergedTerm:
         return n
 
 
-def _update(counts: dict, labels: dict, key: str, value: int):
-    """topologyToMatchedTermCount.update: add at the node's pair, dropping entries that reach zero."""
-    tv = labels.get(key)
-    if tv is None:
-        return
-    per_key = counts.get(key)
-    if per_key is None:
-        counts[key] = {tv: value}
-        return
-    n = per_key.get(tv, 0) + value
-    if n:
-        per_key[tv] = n
-    else:
-        del per_key[tv]
-        if not per_key:
-            del counts[key]
-
-
-def _clone_counts(counts: dict) -> dict:
-    return {k: dict(v) for k, v in counts.items()}
-
-
 def _matches_all(terms, pod) -> bool:
     """podMatchesAllAffinityTerms: false for no terms."""
     if not terms:
@@ -132,21 +112,123 @@ def _matches_all(terms, pod) -> bool:
     return True
 
 
+def _per_node_matches(table, terms):
+    """Per NodeTable row, how many of the node's pods match every term in ``terms`` (kept incrementally)."""
+    if len(terms) == 1:
+        t = terms[0]
+        return match_counts(table, ("InterPodAffinity", t.key), t.count)
+
+    def count(pods):
+        return sum(1 for p in pods if _matches_all(terms, p))
+    return match_counts(table, ("InterPodAffinity", tuple(t.key for t in terms)), count)
+
+
+def _required_anti_affinity_terms(ni):
+    for p in ni.pods_with_required_anti_affinity:
+        for t in p.anti_affinity_required:
+            yield t.key, t
+
+
+def _scoring_terms(ni):
+    """The existing pods' terms PreScore matches against the incoming pod, by kind: required affinity
+    (weighted by hardPodAffinityWeight), preferred affinity (+weight), preferred anti-affinity (-weight)."""
+    for p in ni.pods_with_affinity:
+        for t in p.affinity_required:
+            yield (0, t.key), t
+        for t in p.affinity_preferred:
+            yield (1, t.key, t.weight), t
+        for t in p.anti_affinity_preferred:
+            yield (-1, t.key, t.weight), t
+
+
+class TopologyCounts:
+    """kube's topologyToMatchedTermCount: a count per (topology key, value).
+
+    Per key, an int64 array over the NodeTable's codes of that label, with one spare slot at the end that
+    stays 0 (``node_table.counts_by_code``'s layout, so a code column gathers counts per row). A pair whose
+    count is 0 is absent, as kube deletes it.
+    """
+
+    __slots__ = ("table", "arrays")
+
+    def __init__(self, table):
+        self.table = table
+        self.arrays = {}
+
+    def by_code(self, key: str):
+        """The counts of ``key`` indexed by the label column's current codes."""
+        codes, _column = self.table.label_column(key)
+        arr = self.arrays.get(key)
+        if arr is None or len(arr) <= len(codes):
+            grown = np.zeros(len(codes) + 1, np.int64)
+            if arr is not None:
+                grown[:len(arr) - 1] = arr[:-1]
+            arr = self.arrays[key] = grown
+        return arr
+
+    def add_domain_sums(self, key: str, sums, factor: int = 1) -> None:
+        """Add ``factor`` times ``NodeTable.domain_sums(key, ...)``."""
+        arr = self.arrays.get(key)
+        if arr is None and factor == 1:
+            self.arrays[key] = sums.copy()
+            return
+        arr = self.by_code(key)
+        arr[:len(sums) - 1] += sums[:-1] * factor
+
+    def add(self, key: str, labels: dict, value: int) -> None:
+        """topologyToMatchedTermCount.update: add at the node's (key, value) pair, if it has the label."""
+        tv = labels.get(key)
+        if tv is not None:
+            code = self.table.label_code(key, tv)
+            self.by_code(key)[code] += value
+
+    def get(self, key: str, value: str) -> int:
+        arr = self.arrays.get(key)
+        if arr is None:
+            return 0
+        code = self.table.label_column(key)[0].get(value)
+        return 0 if code is None or code >= len(arr) - 1 else int(arr[code])
+
+    def keys(self):
+        return self.arrays.keys()
+
+    def __bool__(self) -> bool:
+        for arr in self.arrays.values():
+            if arr.any():
+                return True
+        return False
+
+    def clone(self) -> "TopologyCounts":
+        c = TopologyCounts(self.table)
+        c.arrays = {k: a.copy() for k, a in self.arrays.items()}
+        return c
+
+    def as_dict(self) -> dict:
+        """``{key: {value: count}}`` with the absent (zero) pairs left out."""
+        out = {}
+        for key, arr in self.arrays.items():
+            codes = self.table.label_column(key)[0]
+            per_value = {v: int(arr[c]) for v, c in codes.items() if c < len(arr) - 1 and arr[c]}
+            if per_value:
+                out[key] = per_value
+        return out
+
+
 class PreFilterState:
     """Topology counts for Filter; updated by AddPod/RemovePod, cloned for dry runs."""
 
     __slots__ = ("pod", "affinity_terms", "anti_affinity_terms", "all_namespace_labels", "matches_own_terms",
                  "existing_anti_affinity_counts", "affinity_counts", "anti_affinity_counts")
 
-    def __init__(self, pod, all_namespace_labels: dict):
+    def __init__(self, pod, all_namespace_labels: dict, table):
         self.pod = pod
         self.all_namespace_labels = all_namespace_labels
         self.affinity_terms = tuple(MergedTerm(t, all_namespace_labels) for t in pod.affinity_required)
         self.anti_affinity_terms = tuple(MergedTerm(t, all_namespace_labels) for t in pod.anti_affinity_required)
         self.matches_own_terms = _matches_all(self.affinity_terms, pod)
-        self.existing_anti_affinity_counts: dict = {}
-        self.affinity_counts: dict = {}
-        self.anti_affinity_counts: dict = {}
+        self.existing_anti_affinity_counts = TopologyCounts(table)
+        self.affinity_counts = TopologyCounts(table)
+        self.anti_affinity_counts = TopologyCounts(table)
 
     def clone(self) -> "PreFilterState":
         c = PreFilterState.__new__(PreFilterState)
@@ -155,38 +237,44 @@ class PreFilterState:
         c.anti_affinity_terms = self.anti_affinity_terms
         c.all_namespace_labels = self.all_namespace_labels
         c.matches_own_terms = self.matches_own_terms
-        c.existing_anti_affinity_counts = _clone_counts(self.existing_anti_affinity_counts)
-        c.affinity_counts = _clone_counts(self.affinity_counts)
-        c.anti_affinity_counts = _clone_counts(self.anti_affinity_counts)
+        c.existing_anti_affinity_counts = self.existing_anti_affinity_counts.clone()
+        c.affinity_counts = self.affinity_counts.clone()
+        c.anti_affinity_counts = self.anti_affinity_counts.clone()
         return c
 
     def update_with_pod(self, other, node, multiplier: int):
         """preFilterState.updateWithPod: count ``other`` on ``node`` with the given sign."""
         labels = node.labels
-        existing = self.existing_anti_affinity_counts
         for t in other.anti_affinity_required:
             if t.matches(self.pod, self.all_namespace_labels):
-                _update(existing, labels, t.topology_key, multiplier)
+                self.existing_anti_affinity_counts.add(t.topology_key, labels, multiplier)
         if _matches_all(self.affinity_terms, other):
             for t in self.affinity_terms:
-                _update(self.affinity_counts, labels, t.topology_key, multiplier)
+                self.affinity_counts.add(t.topology_key, labels, multiplier)
         for t in self.anti_affinity_terms:
             if t.matches(other):
-                _update(self.anti_affinity_counts, labels, t.topology_key, multiplier)
+                self.anti_affinity_counts.add(t.topology_key, labels, multiplier)
 
 
 class PreScoreState:
-    """The topology score map ``{topologyKey: {value: score}}``."""
+    """The topology score per (topologyKey, value) as TopologyCounts. ``present``: some term matched on a
+    node with its topology label (kube's map is then not empty, even where the scores sum to 0)."""
 
-    __slots__ = ("topology_score",)
+    __slots__ = ("topology_score", "present")
 
-    def __init__(self, topology_score: dict):
+    def __init__(self, topology_score: TopologyCounts, present: bool):
         self.topology_score = topology_score
+        self.present = present
 
 
 class InterPodAffinity(PreFilterPlugin, PreFilterExtensions, FilterPlugin, PreScorePlugin, ScorePlugin,
                        ScoreExtensions):
-    """Pod affinity and anti-affinity between the incoming pod and the pods already placed."""
+    """Pod affinity and anti-affinity between the incoming pod and the pods already placed.
+
+    PreFilter and PreScore count over every pod of every node, as kube does, but from per-node counts
+    that ``framework.pod_index`` keeps between cycles: per-node matches of the incoming pod's terms, and
+    per-node carriers of each distinct term of the existing pods.
+    """
 
     name = names.INTER_POD_AFFINITY
 
@@ -207,66 +295,34 @@ class InterPodAffinity(PreFilterPlugin, PreFilterExtensions, FilterPlugin, PreSc
     def pre_filter(self, state, pod):
         snapshot = self.handle.snapshot
         all_ns = snapshot.objects.namespace_labels
-        s = PreFilterState(pod, all_ns)
-        s.existing_anti_affinity_counts = self._existing_anti_affinity_counts(
-            pod, all_ns, snapshot.have_pods_with_required_anti_affinity)
-        s.affinity_counts, s.anti_affinity_counts = self._incoming_counts(
-            s.affinity_terms, s.anti_affinity_terms, snapshot.node_infos)
+        table = snapshot.table()
+        s = PreFilterState(pod, all_ns, table)
+        self._existing_anti_affinity_counts(s.existing_anti_affinity_counts, pod, all_ns, table)
+        self._incoming_counts(s, table)
         if not s.existing_anti_affinity_counts and not s.affinity_terms and not s.anti_affinity_terms:
             return None, Status(Code.SKIP)
         state.write(PRE_FILTER_KEY, s)
         return None, None
 
     @staticmethod
-    def _existing_anti_affinity_counts(pod, all_ns: dict, node_infos) -> dict:
+    def _existing_anti_affinity_counts(counts: TopologyCounts, pod, all_ns: dict, table) -> None:
         """getExistingAntiAffinityCounts: existing pods' required anti-terms that match ``pod``."""
-        counts: dict = {}
-        for ni in node_infos:
-            node = ni.node
-            if node is None:
-                continue
-            labels = node.labels
-            for existing in ni.pods_with_required_anti_affinity:
-                for t in existing.anti_affinity_required:
-                    if t.matches(pod, all_ns):
-                        _update(counts, labels, t.topology_key, 1)
-        return counts
+        entries = term_index(table, ("InterPodAffinity", "requiredAntiAffinity"), _required_anti_affinity_terms)
+        for term, per_row, _total in entries.values():
+            if term.matches(pod, all_ns):
+                counts.add_domain_sums(term.topology_key, table.domain_sums(term.topology_key, per_row))
 
     @staticmethod
-    def _incoming_counts(affinity_terms, anti_terms, node_infos):
+    def _incoming_counts(s: PreFilterState, table) -> None:
         """getIncomingAffinityAntiAffinityCounts over every pod of every node."""
-        affinity: dict = {}
-        anti: dict = {}
-        if not affinity_terms and not anti_terms:
-            return affinity, anti
-        single = affinity_terms[0] if len(affinity_terms) == 1 else None
-        for ni in node_infos:
-            node = ni.node
-            if node is None or not ni.pods:
-                continue
-            pods = ni.pods
-            labels = node.labels
-            if affinity_terms:
-                if single is not None:
-                    n = single.count(pods)
-                else:
-                    n = 0
-                    for p in pods:
-                        for t in affinity_terms:
-                            if not t.matches(p):
-                                break
-                        else:
-                            n += 1
-                if n:
-                    for t in affinity_terms:
-                        _update(affinity, labels, t.topology_key, n)
-            for t in anti_terms:
-                if t.topology_key not in labels:
-                    continue
-                n = t.count(pods)
-                if n:
-                    _update(anti, labels, t.topology_key, n)
-        return affinity, anti
+        terms = s.affinity_terms
+        if terms:
+            per_row = _per_node_matches(table, terms)
+            for t in terms:
+                s.affinity_counts.add_domain_sums(t.topology_key, table.domain_sums(t.topology_key, per_row))
+        for t in s.anti_affinity_terms:
+            per_row = _per_node_matches(table, (t,))
+            s.anti_affinity_counts.add_domain_sums(t.topology_key, table.domain_sums(t.topology_key, per_row))
 
     def pre_filter_extensions(self):
         return self
@@ -299,20 +355,20 @@ class InterPodAffinity(PreFilterPlugin, PreFilterExtensions, FilterPlugin, PreSc
                 tv = labels.get(t.topology_key)
                 if tv is None:
                     return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_AFFINITY)
-                if counts.get(t.topology_key, _EMPTY).get(tv, 0) <= 0:
+                if counts.get(t.topology_key, tv) <= 0:
                     pods_exist = False
             # The first pod of a group with affinity to itself may go anywhere with the topologies.
             if not pods_exist and (counts or not s.matches_own_terms):
                 return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_AFFINITY)
         counts = s.anti_affinity_counts
-        if counts:
-            for t in s.anti_affinity_terms:
-                tv = labels.get(t.topology_key)
-                if tv is not None and counts.get(t.topology_key, _EMPTY).get(tv, 0) > 0:
-                    return Status(Code.UNSCHEDULABLE, ERR_REASON_ANTI_AFFINITY)
-        for key, per_value in s.existing_anti_affinity_counts.items():
+        for t in s.anti_affinity_terms:
+            tv = labels.get(t.topology_key)
+            if tv is not None and counts.get(t.topology_key, tv) > 0:
+                return Status(Code.UNSCHEDULABLE, ERR_REASON_ANTI_AFFINITY)
+        counts = s.existing_anti_affinity_counts
+        for key in counts.keys():
             tv = labels.get(key)
-            if tv is not None and per_value.get(tv, 0) > 0:
+            if tv is not None and counts.get(key, tv) > 0:
                 return Status(Code.UNSCHEDULABLE, ERR_REASON_EXISTING_ANTI_AFFINITY)
         return None
 
@@ -326,9 +382,9 @@ class InterPodAffinity(PreFilterPlugin, PreFilterExtensions, FilterPlugin, PreSc
         kinds = np.full(n, -1, np.int8)
         undecided = np.ones(n, bool)
 
-        def hits(key, per_value):
-            codes, column = table.label_column(key)
-            return counts_by_code(codes, per_value)[column[rows]] > 0
+        def hits(counts, key):
+            column = table.label_column(key)[1]
+            return counts.by_code(key)[column[rows]] > 0
 
         terms = s.affinity_terms
         if terms:
@@ -336,24 +392,21 @@ class InterPodAffinity(PreFilterPlugin, PreFilterExtensions, FilterPlugin, PreSc
             missing = np.zeros(n, bool)
             pods_exist = np.ones(n, bool)
             for t in terms:
-                key = t.topology_key
-                codes, column = table.label_column(key)
-                col = column[rows]
+                col = table.label_column(t.topology_key)[1][rows]
                 missing |= col < 0
-                pods_exist &= counts_by_code(codes, counts.get(key))[col] > 0
+                pods_exist &= counts.by_code(t.topology_key)[col] > 0
             fail = missing
             if counts or not s.matches_own_terms:
                 fail = missing | ~pods_exist
             kinds[fail] = 0
             undecided &= ~fail
-        counts = s.anti_affinity_counts
-        if counts:
-            for t in s.anti_affinity_terms:
-                fail = undecided & hits(t.topology_key, counts.get(t.topology_key))
-                kinds[fail] = 1
-                undecided &= ~fail
-        for key, per_value in s.existing_anti_affinity_counts.items():
-            fail = undecided & hits(key, per_value)
+        for t in s.anti_affinity_terms:
+            fail = undecided & hits(s.anti_affinity_counts, t.topology_key)
+            kinds[fail] = 1
+            undecided &= ~fail
+        counts = s.existing_anti_affinity_counts
+        for key in counts.keys():
+            fail = undecided & hits(counts, key)
             kinds[fail] = 2
             undecided &= ~fail
         return kinds, _BATCH_STATUSES
@@ -367,82 +420,76 @@ class InterPodAffinity(PreFilterPlugin, PreFilterExtensions, FilterPlugin, PreSc
             return Status(Code.SKIP)
         snapshot = self.handle.snapshot
         all_ns = snapshot.objects.namespace_labels
-        # The incoming pod's terms, merged, with the sign their weight counts with.
-        own_terms = tuple([(t, t.weight) for t in (MergedTerm(t, all_ns) for t in pod.affinity_preferred)]
-                          + [(t, -t.weight) for t in (MergedTerm(t, all_ns) for t in pod.anti_affinity_preferred)])
+        table = snapshot.table()
+        score = TopologyCounts(table)
+        present = False
+
+        def add(key, per_row, weight):
+            nonlocal present
+            sums = table.domain_sums(key, per_row)
+            if sums.any():
+                present = True
+                score.add_domain_sums(key, sums, weight)
+
+        # The incoming pod's preferred terms against the existing pods.
+        for t in pod.affinity_preferred:
+            t = MergedTerm(t, all_ns)
+            add(t.topology_key, _per_node_matches(table, (t,)), t.weight)
+        for t in pod.anti_affinity_preferred:
+            t = MergedTerm(t, all_ns)
+            add(t.topology_key, _per_node_matches(table, (t,)), -t.weight)
+        # The existing pods' terms against the incoming pod (with its namespace's labels).
         hard_weight = self.hard_pod_affinity_weight
-        topology_score: dict = {}
-        nodes = snapshot.node_infos if has_constraints else snapshot.have_pods_with_affinity
-        for ni in nodes:
-            node = ni.node
-            if node is None:
-                continue
-            labels = node.labels
-            if not labels:
-                continue
-            pods = ni.pods if has_constraints else ni.pods_with_affinity
-            for t, w in own_terms:
-                if t.topology_key in labels:
-                    n = t.count(pods)
-                    if n:
-                        _add_score(topology_score, labels, t.topology_key, w * n)
-            for existing in pods:
-                # The existing pod's terms against the incoming pod (with its namespace's labels).
-                if hard_weight > 0:
-                    for t in existing.affinity_required:
-                        if t.matches(pod, all_ns):
-                            _add_score(topology_score, labels, t.topology_key, hard_weight)
-                for t in existing.affinity_preferred:
-                    if t.matches(pod, all_ns):
-                        _add_score(topology_score, labels, t.topology_key, t.weight)
-                for t in existing.anti_affinity_preferred:
-                    if t.matches(pod, all_ns):
-                        _add_score(topology_score, labels, t.topology_key, -t.weight)
-        if not topology_score:
+        entries = term_index(table, ("InterPodAffinity", "scoringTerms"), _scoring_terms)
+        for sig, (term, per_row, _total) in entries.items():
+            kind = sig[0]
+            if kind == 0:
+                if hard_weight <= 0:
+                    continue
+                weight = hard_weight
+            else:
+                weight = kind * term.weight
+            if term.matches(pod, all_ns):
+                add(term.topology_key, per_row, weight)
+        if not present:
             return Status(Code.SKIP)
-        state.write(PRE_SCORE_KEY, PreScoreState(topology_score))
+        state.write(PRE_SCORE_KEY, PreScoreState(score, present))
         return None
 
     def score(self, state, pod, node_info):
         s = state.get(PRE_SCORE_KEY)
         if s is None:
             return 0, Status.error(f'failed to read "{PRE_SCORE_KEY}" from cycleState: not found')
-        labels = node_info.node.labels
+        return self._node_score(s.topology_score, node_info.node.labels), None
+
+    @staticmethod
+    def _node_score(score: TopologyCounts, labels: dict) -> int:
         total = 0
-        for key, per_value in s.topology_score.items():
+        for key in score.keys():
             tv = labels.get(key)
             if tv is not None:
-                total += per_value.get(tv, 0)
-        return total, None
+                total += score.get(key, tv)
+        return total
 
     def score_nodes(self, state, pod, node_infos):
         """Score for many nodes at once (same result as ``score`` per node)."""
         s = state.get(PRE_SCORE_KEY)
         if s is None:
             return None, Status.error(f'failed to read "{PRE_SCORE_KEY}" from cycleState: not found')
-        items = tuple(s.topology_score.items())
-        out = []
-        for ni in node_infos:
-            labels = ni.node.labels
-            total = 0
-            for key, per_value in items:
-                tv = labels.get(key)
-                if tv is not None:
-                    total += per_value.get(tv, 0)
-            out.append(total)
-        return out, None
+        score = s.topology_score
+        return [self._node_score(score, ni.node.labels) for ni in node_infos], None
 
     def score_batch(self, state, pod, table, rows):
-        """Score over NodeTable rows: the topology score map gathered through the label columns."""
+        """Score over NodeTable rows: the topology scores gathered through the label columns."""
         s = state.get(PRE_SCORE_KEY)
         if s is None:
             return None
         out = np.zeros(len(rows), np.int64)
-        for key, per_value in s.topology_score.items():
-            if any(v >= EXACT_LIMIT or v <= -EXACT_LIMIT for v in per_value.values()):
+        for key in s.topology_score.keys():
+            per_code = s.topology_score.by_code(key)
+            if np.abs(per_code).max() >= EXACT_LIMIT:
                 return None
-            codes, column = table.label_column(key)
-            out += counts_by_code(codes, per_value)[column[rows]]
+            out += per_code[table.label_column(key)[1][rows]]
         return out
 
     def score_extensions(self):
@@ -452,7 +499,7 @@ class InterPodAffinity(PreFilterPlugin, PreFilterExtensions, FilterPlugin, PreSc
         s = state.get(PRE_SCORE_KEY)
         if s is None:
             return Status.error(f'failed to read "{PRE_SCORE_KEY}" from cycleState: not found')
-        if not s.topology_score or not scores:
+        if not s.present or not scores:
             return None
         lo = min(v for _n, v in scores)
         hi = max(v for _n, v in scores)
@@ -466,7 +513,7 @@ class InterPodAffinity(PreFilterPlugin, PreFilterExtensions, FilterPlugin, PreSc
         s = state.get(PRE_SCORE_KEY)
         if s is None:
             return None
-        if not s.topology_score or not len(scores):
+        if not s.present or not len(scores):
             return scores
         lo = int(scores.min())
         diff = int(scores.max()) - lo
@@ -480,14 +527,3 @@ class InterPodAffinity(PreFilterPlugin, PreFilterExtensions, FilterPlugin, PreSc
     def events_to_register(self):
         return (("Pod", ("Add", "Update", "Delete")), ("Node", ("Add", "UpdateNodeLabel")))
 
-
-def _add_score(topology_score: dict, labels: dict, key: str, value: int):
-    """scoreMap.processTerm: add at the existing pod's node pair (entries may sum to zero and stay)."""
-    tv = labels.get(key)
-    if tv is None:
-        return
-    per_value = topology_score.get(key)
-    if per_value is None:
-        topology_score[key] = {tv: value}
-    else:
-        per_value[tv] = per_value.get(tv, 0) + value

@@ -131,7 +131,7 @@ class PodTopologySpread(PreFilterPlugin, PreFilterExtensions, FilterPlugin, PreS
         constraints = self._constraints(pod, DO_NOT_SCHEDULE)
         if not constraints:
             return None, Status(Code.SKIP)
-        state.write(PRE_FILTER_KEY, compute_pre_filter_state(pod, constraints, self.handle.snapshot.node_infos))
+        state.write(PRE_FILTER_KEY, compute_pre_filter_state(pod, constraints, self.handle.snapshot.table()))
         return None, None
 
     def pre_filter_extensions(self):

@@ -2,6 +2,10 @@
 (podtopologyspread/common.go and helper/spread.go)."""
 from __future__ import annotations
 
+import numpy as np
+
+from ...framework.node_table import node_selector_mask
+from ...framework.pod_index import match_counts
 from ...objects.errors import ParseError
 from ...objects.pod import TopologySpreadConstraint
 from ...objects.selectors import LabelSelector
@@ -31,13 +35,14 @@ class Constraint:
     matches the incoming pod (kube's countPodsMatchSelector quirk).
     """
 
-    __slots__ = ("max_skew", "topology_key", "matches", "empty", "min_domains",
+    __slots__ = ("max_skew", "topology_key", "matches", "selector_key", "empty", "min_domains",
                  "honor_affinity", "honor_taints")
 
     def __init__(self, c: TopologySpreadConstraint, selector: LabelSelector):
         self.max_skew = c.max_skew
         self.topology_key = c.topology_key
         self.matches = compile_selector(selector)
+        self.selector_key = selector.key
         self.empty = selector.is_empty()
         self.min_domains = 1 if c.min_domains is None else c.min_domains
         self.honor_affinity = c.node_affinity_policy == "Honor"
@@ -180,6 +185,14 @@ def count_matching(pods, c: Constraint, namespace: str) -> int:
     return n
 
 
+def matching_per_row(table, c: Constraint, namespace: str):
+    """count_matching for every NodeTable row (int64), from the per-node counts kept between cycles."""
+    if c.empty:
+        return np.zeros(table.n, np.int64)
+    return match_counts(table, ("PodTopologySpread", c.selector_key, namespace),
+                        lambda pods: count_matching(pods, c, namespace))
+
+
 def required_affinity_matcher(pod):
     """nodeaffinity.GetRequiredNodeAffinity(pod).Match as ``node -> bool``; None when it matches all."""
     node_selector = pod.node_selector
@@ -208,9 +221,11 @@ class InclusionCheck:
     constraint's policies to them. ``trivial`` means every node passes every constraint's policies.
     """
 
-    __slots__ = ("affinity", "tolerations", "taints", "trivial")
+    __slots__ = ("affinity", "node_selector", "required", "tolerations", "taints", "trivial")
 
     def __init__(self, pod, constraints):
+        self.node_selector = pod.node_selector
+        self.required = pod.required_node_affinity
         self.affinity = (required_affinity_matcher(pod) if any(c.honor_affinity for c in constraints)
                          else None)
         self.tolerations = pod.tolerations
@@ -225,3 +240,24 @@ class InclusionCheck:
     @staticmethod
     def included(c: Constraint, flags) -> bool:
         return (flags[0] or not c.honor_affinity) and (flags[1] or not c.honor_taints)
+
+
+def inclusion_masks(check: InclusionCheck, table):
+    """``check.node_flags`` for every NodeTable row: (passes nodeAffinity, passes taints) bool arrays."""
+    n = table.n
+    aff_ok = np.ones(n, bool)
+    if check.affinity is not None:
+        for key, value in check.node_selector:
+            codes, column = table.label_column(key)
+            aff_ok &= column == codes.get(value, -2)
+        if check.required is not None:
+            mask = node_selector_mask(table, table.rows, check.required)
+            if mask is None:  # Gt / Lt: the per-node matcher decides
+                mask = np.fromiter((check.required.matches(ni.node.labels, ni.name) for ni in table.infos),
+                                   bool, n)
+            aff_ok &= mask
+    taints_ok = np.ones(n, bool)
+    if check.taints:
+        for i in np.flatnonzero(table.hard_taints).tolist():
+            taints_ok[i] = not has_untolerated_taint(table.infos[i].node, check.tolerations)
+    return aff_ok, taints_ok

@@ -5,8 +5,10 @@ domains and critical paths.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from ...framework.node_table import counts_by_code
-from .common import InclusionCheck, count_matching
+from .common import InclusionCheck, inclusion_masks, matching_per_row
 
 MAX_INT32 = 2**31 - 1
 
@@ -86,52 +88,36 @@ class PreFilterState:
             update_critical_paths(self.critical_paths[key], value, n)
 
 
-def compute_pre_filter_state(pod, constraints, node_infos) -> PreFilterState:
-    """calPreFilterState over all nodes of the snapshot."""
+def compute_pre_filter_state(pod, constraints, table) -> PreFilterState:
+    """calPreFilterState over all nodes of the snapshot (the NodeTable's rows, in node order).
+
+    A node counts when it has every constraint's topology key; for each key, the last constraint on that
+    key whose inclusion policies admit the node gives its count (kube's per-node map), and its value is a
+    domain even when the count is 0. Domains are listed in the order of their first node, as kube's loop
+    meets them.
+    """
     keys = tuple(dict.fromkeys(c.topology_key for c in constraints))
     check = InclusionCheck(pod, constraints)
-    included = InclusionCheck.included
-    ns = pod.namespace
+    has_keys = np.ones(table.n, bool)
+    for key in keys:
+        has_keys &= table.label_column(key)[1] >= 0
+    aff_ok, taints_ok = inclusion_masks(check, table)
     counts = {}
-    if len(constraints) == 1 and check.trivial:
-        # Fast path (one constraint, no inclusion policy to evaluate): count per value directly.
-        c = constraints[0]
-        per_value = {}
-        get = per_value.get
-        key = c.topology_key
-        match = c.matches
-        for ni in node_infos:
-            value = ni.node.labels.get(key)
-            if value is None:
+    for key in keys:
+        per_row = np.zeros(table.n, np.int64)
+        counted = np.zeros(table.n, bool)
+        for c in constraints:
+            if c.topology_key != key:
                 continue
-            n = 0
-            if not c.empty:
-                for p in ni.pods:
-                    if p.namespace == ns and p.deletion_timestamp is None and match(p.labels):
-                        n += 1
-            per_value[value] = get(value, 0) + n
-        if per_value:
-            counts[key] = per_value
-    else:
-        for ni in node_infos:
-            node = ni.node
-            labels = node.labels
-            for k in keys:
-                if k not in labels:
-                    break
-            else:
-                flags = check.node_flags(node)
-                # One count per key and node: the last constraint on a shared key wins (kube's per-node map).
-                per_node = {}
-                for c in constraints:
-                    if included(c, flags):
-                        per_node[c.topology_key] = count_matching(ni.pods, c, ns)
-                for key, n in per_node.items():
-                    per_value = counts.get(key)
-                    if per_value is None:
-                        per_value = counts[key] = {}
-                    value = labels[key]
-                    per_value[value] = per_value.get(value, 0) + n
+            admitted = has_keys
+            if c.honor_affinity:
+                admitted = admitted & aff_ok
+            if c.honor_taints:
+                admitted = admitted & taints_ok
+            per_row = np.where(admitted, matching_per_row(table, c, pod.namespace), per_row)
+            counted |= admitted
+        if counted.any():
+            counts[key] = _sums_by_value(table, key, per_row, counted)
     paths = {k: new_critical_paths() for k in keys}
     for key, per_value in counts.items():
         p = paths[key]
@@ -140,3 +126,14 @@ def compute_pre_filter_state(pod, constraints, node_infos) -> PreFilterState:
     domains_num = {k: len(v) for k, v in counts.items()}
     self_match = tuple(1 if c.matches(pod.labels) else 0 for c in constraints)
     return PreFilterState(constraints, self_match, paths, counts, domains_num)
+
+
+def _sums_by_value(table, key: str, per_row, counted) -> dict:
+    """``{value: sum of per_row}`` over the counted rows, values in the order of their first counted row."""
+    codes, column = table.label_column(key)
+    col = column[counted]
+    sums = np.bincount(col, weights=per_row[counted], minlength=len(codes)).astype(np.int64)
+    present, first = np.unique(col, return_index=True)
+    ordered = present[np.argsort(first, kind="stable")].tolist()
+    values = list(codes)
+    return dict(zip([values[c] for c in ordered], sums[ordered].tolist()))
