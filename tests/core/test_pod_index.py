@@ -3,6 +3,7 @@ changes through the cache, InterPodAffinity's and PodTopologySpread's PreFilter 
 computed from them equal a full recount over every pod of every node (the reference below, written
 as kube's getIncomingAffinityAntiAffinityCounts, getExistingAntiAffinityCounts, PreScore's processNode and
 calPreFilterState loops)."""
+import math
 import random
 
 import numpy as np
@@ -16,6 +17,7 @@ from scheduler_core.objects import Node, Pod
 from scheduler_core.plugins.interpodaffinity import (PRE_FILTER_KEY, PRE_SCORE_KEY, InterPodAffinity,
                                                      MergedTerm)
 from scheduler_core.plugins.podtopologyspread import PRE_FILTER_KEY as SPREAD_PRE_FILTER_KEY
+from scheduler_core.plugins.podtopologyspread import PRE_SCORE_KEY as SPREAD_PRE_SCORE_KEY
 from scheduler_core.plugins.podtopologyspread import PodTopologySpread
 from scheduler_core.plugins.podtopologyspread.common import DO_NOT_SCHEDULE, InclusionCheck, count_matching
 from tests.core.test_batch_paths import add_inter_pod_terms, rand_node, rand_pod
@@ -107,6 +109,37 @@ def reference_spread_counts(pod, constraints, snapshot):
             per_value = counts.setdefault(key, {})
             per_value[labels[key]] = per_value.get(labels[key], 0) + n
     return counts
+
+
+def reference_spread_pre_score(pod, constraints, filtered_nodes, all_nodes, require_all):
+    """initPreScoreState and the all-nodes count: (ignored node names, counts per key, topoSize per constraint)."""
+    keys = {c.topology_key for c in constraints}
+    ignored, counts = set(), {}
+    sizes = [0] * len(constraints)
+    zonal = [(i, c) for i, c in enumerate(constraints) if c.topology_key != "kubernetes.io/hostname"]
+    for _i, c in zonal:
+        counts[c.topology_key] = {}
+    for ni in filtered_nodes:
+        labels = ni.node.labels
+        if require_all and not keys <= labels.keys():
+            ignored.add(ni.name)
+            continue
+        for i, c in zonal:
+            value = labels.get(c.topology_key, "")
+            if value not in counts[c.topology_key]:
+                counts[c.topology_key][value] = 0
+                sizes[i] += 1
+    check = InclusionCheck(pod, [c for _i, c in zonal])
+    for ni in all_nodes:
+        labels = ni.node.labels
+        if require_all and not keys <= labels.keys():
+            continue
+        flags = check.node_flags(ni.node)
+        for _i, c in zonal:
+            value = labels.get(c.topology_key, "")
+            if value in counts[c.topology_key] and InclusionCheck.included(c, flags):
+                counts[c.topology_key][value] += count_matching(ni.pods, c, pod.namespace)
+    return ignored, counts, sizes
 
 
 # -- a cluster changing through the cache -----------------------------------------------------------
@@ -243,6 +276,43 @@ def test_spread_counts_follow_cluster_changes(seed):
             want = reference_spread_counts(pod, pl._constraints(pod, DO_NOT_SCHEDULE), cl.snapshot)
             # Same domains in the same order (the critical paths depend on it), same counts.
             assert {k: list(v.items()) for k, v in s.counts.items()} == {k: list(v.items()) for k, v in want.items()}
+            compared += 1
+    assert compared > 30
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_spread_pre_score_follows_cluster_changes(seed):
+    """Pods with a controller (system default constraints, keys not required) and pods with their own
+    ScheduleAnyway constraints (keys required), scored over a random subset of the nodes."""
+    rng = random.Random(90 + seed)
+    cl = ChangingCluster(rng)
+    rs = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": "web", "namespace": "default"},
+          "spec": {"selector": {"matchLabels": {"color": "blue"}}}}
+    cl.snapshot.objects.replicasets.append(rs)
+    pl = PodTopologySpread(None, _Handle(cl.snapshot))
+    compared = 0
+    for step in range(60):
+        cl.change()
+        for _ in range(3):
+            pod = cl.new_pod()
+            if rng.random() < 0.5:
+                raw = dict(pod.raw, metadata=dict(pod.raw["metadata"], ownerReferences=[
+                    {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web", "controller": True}]))
+                raw["spec"] = {k: v for k, v in raw["spec"].items() if k != "topologySpreadConstraints"}
+                pod = Pod(raw)
+            infos = cl.snapshot.node_infos
+            filtered = rng.sample(infos, rng.randint(1, len(infos)))
+            state = CycleState()
+            if pl.pre_score(state, pod, filtered) is not None:
+                continue
+            s = state.read(SPREAD_PRE_SCORE_KEY)
+            require_all = bool(pod.spread_constraints)
+            ignored, counts, sizes = reference_spread_pre_score(pod, s.constraints, filtered, infos, require_all)
+            assert s.ignored_nodes == ignored, step
+            assert s.counts == counts, step
+            want_weights = [math.log((len(filtered) - len(ignored) if c.topology_key == "kubernetes.io/hostname"
+                                      else size) + 2) for c, size in zip(s.constraints, sizes)]
+            assert [t[2] for t in s.terms] == want_weights
             compared += 1
     assert compared > 30
 

@@ -36,8 +36,8 @@ from .common import (
     DO_NOT_SCHEDULE,
     SCHEDULE_ANYWAY,
     SYSTEM_DEFAULT_CONSTRAINTS,
-    count_matching,
     get_constraints,
+    matching_per_row,
 )
 from .filtering import compute_pre_filter_state
 from .scoring import compute_pre_score_state, normalize, normalize_array
@@ -202,7 +202,8 @@ class PodTopologySpread(PreFilterPlugin, PreFilterExtensions, FilterPlugin, PreS
         if not constraints:
             return Status(Code.SKIP)
         require_all = bool(pod.spread_constraints) or not self.system_defaulted
-        state.write(PRE_SCORE_KEY, compute_pre_score_state(pod, constraints, node_infos, all_nodes, require_all))
+        state.write(PRE_SCORE_KEY, compute_pre_score_state(pod, constraints, node_infos, self.handle.snapshot.table(),
+                                                                   require_all))
         return None
 
     def score(self, state, pod, node_info):
@@ -227,13 +228,11 @@ class PodTopologySpread(PreFilterPlugin, PreFilterExtensions, FilterPlugin, PreS
             return None
         n = len(rows)
         total = np.zeros(n, np.float64)
-        infos = table.infos
         for key, is_hostname, weight, skew_term, c in s.terms:
             codes, column = table.label_column(key)
             col = column[rows]
             if is_hostname:
-                ns = s.namespace
-                cnt = np.fromiter((count_matching(infos[r].pods, c, ns) for r in rows.tolist()), np.int64, n)
+                cnt = matching_per_row(table, c, s.namespace)[rows]
             else:
                 cnt = counts_by_code(codes, s.counts[key])[col]
             total += np.where(col >= 0, cnt * weight + skew_term, 0.0)

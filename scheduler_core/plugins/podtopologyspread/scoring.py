@@ -7,7 +7,7 @@ import numpy as np
 
 from ...framework.interface import MAX_NODE_SCORE
 from ..helper import go_round, tdiv
-from .common import HOSTNAME, InclusionCheck, count_matching
+from .common import HOSTNAME, InclusionCheck, count_matching, inclusion_masks, matching_per_row
 
 INVALID_SCORE = -1
 
@@ -50,83 +50,65 @@ def topology_normalizing_weight(size: int) -> float:
     return math.log(size + 2)
 
 
-def _has_all(labels: dict, keys) -> bool:
-    for k in keys:
-        if k not in labels:
-            return False
-    return True
-
-
-def compute_pre_score_state(pod, constraints, filtered_nodes, all_nodes, require_all: bool) -> PreScoreState:
-    """initPreScoreState over the feasible nodes, then pod counts per domain over all nodes.
+def compute_pre_score_state(pod, constraints, filtered_nodes, table, require_all: bool) -> PreScoreState:
+    """initPreScoreState over the feasible nodes, then pod counts per domain over all nodes (the
+    NodeTable's rows).
 
     Only domains of feasible nodes are counted; a node missing a key counts under the value "" (kube's
     zero value), which matters only when keys are not required (system defaulting).
     """
     keys = tuple(dict.fromkeys(c.topology_key for c in constraints))
-    ignored = set()
-    zonal = [(i, c) for i, c in enumerate(constraints) if c.topology_key != HOSTNAME]
-    counts = {c.topology_key: {} for _i, c in zonal}
-    topo_size = [0] * len(constraints)
-    for ni in filtered_nodes:
-        labels = ni.node.labels
-        if require_all and not _has_all(labels, keys):
-            ignored.add(ni.name)
-            continue
-        for i, c in zonal:
-            per_value = counts[c.topology_key]
-            value = labels.get(c.topology_key, "")
-            if value not in per_value:
-                per_value[value] = 0
-                topo_size[i] += 1
-    weights = []
-    for i, c in enumerate(constraints):
-        size = len(filtered_nodes) - len(ignored) if c.topology_key == HOSTNAME else topo_size[i]
-        weights.append(topology_normalizing_weight(size))
+    filtered = np.fromiter((ni.index for ni in filtered_nodes), np.int64, len(filtered_nodes))
+    has_keys = np.ones(table.n, bool)
+    for key in keys:
+        has_keys &= table.label_column(key)[1] >= 0
+    if require_all:
+        kept = filtered[has_keys[filtered]]
+        ignored = {table.infos[i].name for i in filtered[~has_keys[filtered]].tolist()}
+    else:
+        kept = filtered
+        ignored = set()
+    zonal = [c for c in constraints if c.topology_key != HOSTNAME]
+    counts = {}
+    sizes = {}
     if zonal:
-        counted = [c for _i, c in zonal]
-        check = InclusionCheck(pod, counted)
-        ns = pod.namespace
-        if len(counted) == 1 and check.trivial and (not require_all or len(keys) == 1):
-            _count_one(counts[counted[0].topology_key], counted[0], all_nodes, ns, require_all)
-        else:
-            included = InclusionCheck.included
-            for ni in all_nodes:
-                node = ni.node
-                labels = node.labels
-                if require_all and not _has_all(labels, keys):
-                    continue
-                flags = None
-                for c in counted:
-                    per_value = counts[c.topology_key]
-                    value = labels.get(c.topology_key, "")
-                    if value not in per_value:
-                        continue
-                    if flags is None:
-                        flags = check.node_flags(node)
-                    if included(c, flags):
-                        per_value[value] += count_matching(ni.pods, c, ns)
+        aff_ok, taints_ok = inclusion_masks(InclusionCheck(pod, zonal), table)
+    for c in zonal:
+        key = c.topology_key
+        values, slots = _value_slots(table, key)
+        domains = np.zeros(len(values), bool)
+        domains[slots[kept]] = True
+        # kube counts a domain for the first constraint on its key only (topoSize[i]++ on a new pair).
+        sizes[id(c)] = 0 if key in counts else int(domains.sum())
+        eligible = domains[slots]
+        if require_all:
+            eligible &= has_keys
+        if c.honor_affinity:
+            eligible &= aff_ok
+        if c.honor_taints:
+            eligible &= taints_ok
+        per_row = matching_per_row(table, c, pod.namespace)
+        sums = np.bincount(slots[eligible], weights=per_row[eligible], minlength=len(values)).astype(np.int64)
+        # A later constraint on the same key adds to the same domains (kube's shared per-key map).
+        per_value = counts.setdefault(key, {})
+        for code in np.flatnonzero(domains).tolist():
+            per_value[values[code]] = per_value.get(values[code], 0) + int(sums[code])
+    weights = []
+    for c in constraints:
+        size = len(kept) if c.topology_key == HOSTNAME else sizes[id(c)]
+        weights.append(topology_normalizing_weight(size))
     return PreScoreState(constraints, ignored, counts, weights, pod.namespace)
 
 
-def _count_one(per_value: dict, c, all_nodes, ns: str, require_all: bool) -> None:
-    """The all-nodes pass for the common case: one counted key and no inclusion policy to evaluate."""
-    if c.empty:
-        return
-    key = c.topology_key
-    match = c.matches
-    for ni in all_nodes:
-        value = ni.node.labels.get(key)
-        if value is None:
-            if require_all:
-                continue
-            value = ""
-        if value in per_value:
-            n = 0
-            for p in ni.pods:
-                if p.namespace == ns and p.deletion_timestamp is None and match(p.labels):
-                    n += 1
-            per_value[value] += n
+def _value_slots(table, key: str):
+    """The label's values by slot, and each row's slot, a missing label counting as the value ""."""
+    codes, column = table.label_column(key)
+    values = list(codes)
+    empty = codes.get("")
+    if empty is None:
+        empty = len(values)
+        values.append("")
+    return values, np.where(column < 0, empty, column)
 
 
 def normalize(ignored_nodes, scores) -> None:
