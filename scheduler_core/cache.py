@@ -3,8 +3,8 @@ and the per-cycle snapshot.
 
 NodeInfos here are the cache's own; ``update_snapshot`` copies the ones that changed since the last cycle
 (by generation, most recently changed first) into the snapshot's NodeInfo objects, which keep their
-identity, and rebuilds the snapshot's lists only when a node was added or removed or a node gained or
-lost pods with affinity or PVCs. Bound pods of every scheduler enter the cache.
+identity, and installs a new node list only when a node was added or removed. Bound pods of every
+scheduler enter the cache.
 """
 from __future__ import annotations
 
@@ -323,7 +323,7 @@ class Cache:
         """UpdateSnapshot: bring ``snap`` up to date, copying only NodeInfos changed since its generation."""
         smap = snap.by_name
         gen = snap.generation
-        update_all = update_affinity = update_pvc = False
+        update_all = False
         nodes = self._nodes
         for name in reversed(nodes):
             ni = nodes[name]
@@ -335,11 +335,6 @@ class Cache:
             if existing is None:
                 update_all = True
                 existing = smap[name] = NodeInfo()
-            if (bool(existing.pods_with_affinity) != bool(ni.pods_with_affinity)
-                    or bool(existing.pods_with_required_anti_affinity) != bool(ni.pods_with_required_anti_affinity)):
-                update_affinity = True
-            if not update_pvc and existing.pvc_ref_counts.keys() != ni.pvc_ref_counts.keys():
-                update_pvc = True
             _copy_into(existing, ni)
         if nodes:
             snap.generation = nodes[next(reversed(nodes))].generation
@@ -348,6 +343,4 @@ class Cache:
                 del smap[name]
             update_all = True
         if update_all:
-            snap.rebuild_lists([smap[name] for name in self._tree.list()])
-        elif update_affinity or update_pvc:
-            snap.rebuild_lists()
+            snap.set_node_list([smap[name] for name in self._tree.list()])

@@ -409,7 +409,7 @@ class _Explainer:
             infos.append(add)
         snap.by_name = {ni.name: ni for ni in infos}
         # Shared NodeInfos keep their positions, so the indexes this sets on them do not change.
-        snap.rebuild_lists(infos)
+        snap.set_node_list(infos)
         return snap
 
     def verdicts(self, pod=None, replace=None, add=None, only=None, reuse_state=False) -> dict:

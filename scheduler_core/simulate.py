@@ -80,7 +80,6 @@ class Simulation:
     def assume(self, pod, node_name: str):
         ni = self.snapshot.get(node_name)
         ni.add_pod(pod.bound_to(node_name))
-        self.snapshot.pod_added(ni)
 
 
 def golden_document(sim: Simulation, traces) -> dict:

@@ -31,11 +31,13 @@ class ClusterObjects:
 
 
 class Snapshot:
-    """The view one cycle sees: NodeInfos in node-tree order, by name, the pods-with-affinity lists.
+    """The view one cycle sees: NodeInfos in node-tree order, by name, and their NodeTable.
 
     A standalone snapshot is built from a list (``Snapshot(node_infos, objects)``). The scheduler's
     snapshot is kept by ``Cache.update_snapshot``, which copies only the NodeInfos that changed since
-    the last cycle into the existing objects and rebuilds the lists only when they must change.
+    the last cycle into the existing objects and installs a new node list only when nodes came or went.
+    kube's lists of nodes with affinity pods and its used-PVC set are not kept: the plugins that read
+    them count from the pod indexes (framework.pod_index) or the NodeInfos instead.
     """
 
     def __init__(self, node_infos=(), objects: ClusterObjects | None = None):
@@ -50,20 +52,25 @@ class Snapshot:
     def refresh(self):
         """Recompute indexes and image states after the node list or pods changed."""
         self.by_name = {ni.name: ni for ni in self.node_infos}
-        self.rebuild_lists(self.node_infos)
+        self.set_node_list(self.node_infos)
         self._rebuild_image_states()
 
-    def rebuild_lists(self, node_infos=None):
-        """Install a new ordered node list (when given); recompute the affinity lists and the used PVCs."""
-        if node_infos is not None:
-            self.node_infos = node_infos
-            self._table = None
-            for i, ni in enumerate(node_infos):
-                ni.index = i
-        infos = self.node_infos
-        self.have_pods_with_affinity = [ni for ni in infos if ni.pods_with_affinity]
-        self.have_pods_with_required_anti_affinity = [ni for ni in infos if ni.pods_with_required_anti_affinity]
-        self.used_pvc_set = {key for ni in infos for key in ni.pvc_ref_counts}
+    def set_node_list(self, node_infos):
+        """Install a new ordered node list (its NodeInfos' indexes follow it; the NodeTable is rebuilt)."""
+        self.node_infos = node_infos
+        self._table = None
+        for i, ni in enumerate(node_infos):
+            ni.index = i
+
+    @property
+    def have_pods_with_affinity(self) -> list:
+        """NodeInfos with pods that have (anti-)affinity terms, in node order."""
+        return [ni for ni in self.node_infos if ni.pods_with_affinity]
+
+    @property
+    def have_pods_with_required_anti_affinity(self) -> list:
+        """NodeInfos with pods that have required anti-affinity terms, in node order."""
+        return [ni for ni in self.node_infos if ni.pods_with_required_anti_affinity]
 
     def _rebuild_image_states(self):
         counts, sizes = {}, {}
@@ -109,16 +116,3 @@ class Snapshot:
 
     def num_nodes(self) -> int:
         return len(self.node_infos)
-
-    def is_pvc_used_by_pods(self, key: str) -> bool:
-        """Whether a scheduled pod uses the claim ``namespace/name``."""
-        return key in self.used_pvc_set
-
-    def pod_added(self, node_info):
-        """Keep the affinity lists current after a pod was added to node_info."""
-        if node_info.pods_with_affinity and node_info not in self.have_pods_with_affinity:
-            self.have_pods_with_affinity.append(node_info)
-        if node_info.pods_with_required_anti_affinity and \
-                node_info not in self.have_pods_with_required_anti_affinity:
-            self.have_pods_with_required_anti_affinity.append(node_info)
-        self.used_pvc_set.update(node_info.pvc_ref_counts)
