@@ -3,10 +3,11 @@
 Real traces are made once (the scheduler core on a cluster of --nodes nodes, every Filter plugin on
 every node as the dashboard records them), then --cycles records are pushed through the Recorder into a
 scratch database as fast as the producer can go; the clock stops when the last batch is committed.
-Prints one JSON object. Needs PostgreSQL (default postgres://postgres@127.0.0.1:5432/schedscope_bench,
-created if missing).
+With --bind, every cycle is followed by the binding of a pod of its own (cycle, bind, cycle, bind... as the
+live engine records them); the pods are created before the clock starts. Prints one JSON object. Needs
+PostgreSQL (default postgres://postgres@127.0.0.1:5432/schedscope_bench, created if missing).
 
-    python bench/recorder_bench.py --nodes 50 --cycles 20000
+    python bench/recorder_bench.py --nodes 50 --cycles 20000 [--bind]
 """
 from __future__ import annotations
 
@@ -50,6 +51,7 @@ def main() -> int:
     ap.add_argument("--nodes", type=int, default=50)
     ap.add_argument("--cycles", type=int, default=20000)
     ap.add_argument("--batch", type=int, default=500)
+    ap.add_argument("--bind", action="store_true", help="record a binding after every cycle")
     ap.add_argument("--database-url", default=os.environ.get("BENCH_DATABASE_URL",
                                                              "postgres://postgres@127.0.0.1:5432/schedscope_bench"))
     args = ap.parse_args()
@@ -62,38 +64,46 @@ def main() -> int:
     from django.core.management import call_command
     from django.db import connection
 
-    from dashboard.models import Cluster, SchedulingCycle
+    from dashboard.models import Cluster, Pod, SchedulingCycle
     from dashboard.services.recorder import Recorder
     call_command("migrate", verbosity=0)
 
     traces = make_traces(args.nodes, min(200, args.cycles))
     cluster, _ = Cluster.objects.get_or_create(name="bench")
     SchedulingCycle.objects.filter(cluster=cluster).delete()
+    Pod.objects.filter(cluster=cluster).delete()
+    if args.bind:
+        Pod.objects.bulk_create([Pod(cluster=cluster, uid=f"uid-{i}", namespace="bench", name=f"pod-{i}", raw={})
+                                 for i in range(args.cycles)], batch_size=5000)
     rec = Recorder(cluster, batch_size=args.batch, max_buffer=args.cycles + 1, flush_interval=0.05, observe=False)
     t0 = time.perf_counter()
     emit_total = 0.0
     for i in range(args.cycles):
         tr = traces[i % len(traces)]
         e0 = time.perf_counter()
-        rec.emit(tr)
+        seq = rec.record_trace(tr)
+        if args.bind:
+            rec.record_binding(f"uid-{i}", f"node-{i % args.nodes:05d}", seq, 1)
         emit_total += time.perf_counter() - e0
     produced = time.perf_counter() - t0
     ok = rec.flush(600)
     elapsed = time.perf_counter() - t0
     rec.close()
     written = SchedulingCycle.objects.filter(cluster=cluster).count()
+    bound = Pod.objects.filter(cluster=cluster, queue=Pod.BOUND).count()
     with connection.cursor() as cur:
         cur.execute("SELECT avg(pg_column_size(matrix)) FROM dashboard_schedulingcycle WHERE cluster_id = %s",
                     [cluster.id])
         matrix_bytes = cur.fetchone()[0]
     print(json.dumps({
         "bench": "recorder", "database": "postgresql", "nodes": args.nodes, "cycles": args.cycles,
-        "batch": args.batch, "flushed": ok, "written": written,
-        "cycles_per_second": round(written / elapsed, 1), "seconds": round(elapsed, 2),
+        "batch": args.batch, "bind": args.bind, "flushed": ok, "written": written, "bound": bound,
+        "cycles_per_second": round(written / elapsed, 1), "records_per_second": round((written + bound) / elapsed, 1),
+        "seconds": round(elapsed, 2),
         "producer_seconds": round(produced, 3), "emit_us_per_cycle": round(emit_total / args.cycles * 1e6, 2),
         "stored_matrix_bytes_avg": int(matrix_bytes or 0), "failures": rec.failures, "overflow": rec.overflow,
     }))
-    return 0 if ok and written == args.cycles else 1
+    return 0 if ok and written == args.cycles and bound == (args.cycles if args.bind else 0) else 1
 
 
 if __name__ == "__main__":

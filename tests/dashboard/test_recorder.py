@@ -2,12 +2,13 @@
 from __future__ import annotations
 
 import time
+from datetime import datetime, timezone
 
 import psycopg
 import pytest
 from django.db import connection
 
-from dashboard.models import Cluster, SchedulingCycle, SchedulingEvent
+from dashboard.models import Cluster, Pod, SchedulingCycle, SchedulingEvent
 from dashboard.services.recorder import Recorder
 from dashboard.services.traceview import filter_matrix, score_table
 from scheduler_core.scenario import scenario_from_data
@@ -122,3 +123,99 @@ def test_retention_keeps_the_newest_cycles():
         started=datetime.now(timezone.utc) - timedelta(days=30))
     assert prune(cluster.id, days=7, max_cycles=0) == 2
     assert SchedulingCycle.objects.filter(cluster=cluster).count() == 8
+
+
+def _pending_pods(cluster, n):
+    """n unschedulable pods p-0 .. p-(n-1), each with 2 attempts, latest cycle 900 and a rejection."""
+    Pod.objects.bulk_create([Pod(cluster=cluster, uid=f"p-{i}", namespace="default", name=f"p-{i}", raw={},
+                                 queue=Pod.UNSCHEDULABLE, attempts=2, last_cycle=900, reason="0/6 nodes",
+                                 plugins=",NodeResourcesFit,") for i in range(n)])
+
+
+def _one_batch(cluster):
+    """A recorder whose writer sleeps until ``_commit_one_batch`` wakes it; and the list of batches it
+    committed."""
+    batches = []
+    rec = Recorder(cluster, batch_size=10_000, flush_interval=60, on_commit=batches.append)
+    return rec, batches
+
+
+def _commit_one_batch(rec, batches):
+    """Wake the writer: it takes everything recorded so far as one batch. Wait for the commit, close."""
+    rec.flush(0)
+    wait_for(lambda: batches, 20, what="the batch")
+    assert rec.close(20)
+    assert len(batches) == 1 and rec.failures == 0
+
+
+def test_bindings_mixed_with_cycles_and_events_land_in_one_batch():
+    cluster = Cluster.objects.create(name="binds")
+    _pending_pods(cluster, 40)
+    rec, batches = _one_batch(cluster)
+    trs = traces()
+    t0 = datetime.now(timezone.utc)
+    seqs = []
+    for i in range(40):     # cycle, event, bind, cycle, event, bind...
+        seqs.append(rec.record_trace(trs[i % len(trs)]))
+        rec.record_event("Scheduled", f"bound p-{i}", node=f"node-{i % 7}", cycle_seq=seqs[-1])
+        rec.record_binding(f"p-{i}", f"node-{i % 7}", seqs[-1], attempts=i % 4 + 1)
+    t1 = datetime.now(timezone.utc)
+    _commit_one_batch(rec, batches)
+    assert len(batches[0]) == 120
+    assert SchedulingCycle.objects.filter(cluster=cluster).count() == 40
+    assert SchedulingEvent.objects.filter(cluster=cluster).count() == 40
+    pods = {p.uid: p for p in Pod.objects.filter(cluster=cluster)}
+    bound_at = []
+    for i, seq in enumerate(seqs):
+        pod = pods[f"p-{i}"]
+        assert (pod.node_name, pod.queue, pod.last_cycle, pod.attempts, pod.reason, pod.plugins) == \
+            (f"node-{i % 7}", Pod.BOUND, seq, i % 4 + 1, "", ""), pod.uid
+        bound_at.append(pod.bound_at)
+    assert t0 <= bound_at[0] and bound_at == sorted(bound_at) and bound_at[-1] <= t1
+    assert len(set(bound_at)) == 40
+
+
+def test_binding_without_attempts_keeps_the_pods_cycle_and_attempts():
+    cluster = Cluster.objects.create(name="manual")
+    _pending_pods(cluster, 3)
+    rec, batches = _one_batch(cluster)
+    seq = rec.record_trace(traces()[0])
+    rec.record_binding("p-0", "node-a", attempts=None)              # e.g. a manual binding
+    rec.record_binding("p-1", "node-b", seq, attempts=5)
+    rec.record_binding("p-2", "node-c", seq, attempts=5)            # decided by a cycle, then rebound manually:
+    rec.record_binding("p-2", "node-d", attempts=None)              # the cycle's seq and attempts stay
+    _commit_one_batch(rec, batches)
+    got = {p.uid: (p.node_name, p.queue, p.last_cycle, p.attempts, p.reason)
+           for p in Pod.objects.filter(cluster=cluster)}
+    assert got == {"p-0": ("node-a", Pod.BOUND, 900, 2, ""), "p-1": ("node-b", Pod.BOUND, seq, 5, ""),
+                   "p-2": ("node-d", Pod.BOUND, seq, 5, "")}
+
+
+def test_the_last_binding_of_a_pod_in_a_batch_wins():
+    cluster = Cluster.objects.create(name="twice")
+    _pending_pods(cluster, 2)
+    rec, batches = _one_batch(cluster)
+    trs = traces()
+    first, second = rec.record_trace(trs[0]), rec.record_trace(trs[1])
+    rec.record_binding("p-0", "node-a", first, attempts=1)
+    rec.record_binding("p-1", "node-x", first, attempts=1)
+    rec.record_binding("p-0", "node-b", second, attempts=2)
+    rec.record_binding("p-0", "node-c", None, attempts=3)          # its cycle overflowed: no latest cycle
+    _commit_one_batch(rec, batches)
+    got = {p.uid: (p.node_name, p.last_cycle, p.attempts) for p in Pod.objects.filter(cluster=cluster)}
+    assert got == {"p-0": ("node-c", None, 3), "p-1": ("node-x", first, 1)}
+
+
+def test_deletions_and_bindings_of_the_same_pod_in_one_batch():
+    cluster = Cluster.objects.create(name="deleted")
+    _pending_pods(cluster, 4)
+    rec, batches = _one_batch(cluster)
+    seq = rec.record_trace(traces()[0])
+    rec.record_binding("p-0", "node-a", seq, attempts=1)
+    rec.record_deletion("p-0")                                      # bound, then deleted: gone
+    rec.record_deletion("p-1")                                      # deleted, then a late binding: nothing
+    rec.record_binding("p-1", "node-b", seq, attempts=1)
+    rec.record_deletion("p-2")
+    rec.record_binding("p-3", "node-c", seq, attempts=1)
+    _commit_one_batch(rec, batches)
+    assert list(Pod.objects.filter(cluster=cluster).values_list("uid", "node_name")) == [("p-3", "node-c")]
