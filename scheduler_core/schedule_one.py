@@ -270,6 +270,13 @@ def _find_nodes_that_pass_filters(fwk, ctx, state, pod, nodes, tr, snapshot=None
     return feasible
 
 
+def _rotated(names: list, start: int, count: int) -> list:
+    """``count`` names from position ``start`` on, wrapping around (kube's rotating search order)."""
+    start %= len(names)
+    end = start + count
+    return names[start:end] if end <= len(names) else names[start:] + names[:end - len(names)]
+
+
 def _pass_filters_batch(fwk, ctx, state, pod, nodes, tr, snapshot, start, num_to_find):
     """The same search on NodeTable rows (Framework.run_filter_batch); the trace gets the same fields."""
     table = snapshot.table()
@@ -282,11 +289,11 @@ def _pass_filters_batch(fwk, ctx, state, pod, nodes, tr, snapshot, start, num_to
             nominated_rows = np.array([table.row_of(name) for name in names], dtype=np.int64)
     feasible, rejected, visited, err = fwk.run_filter_batch(
         state, pod, nodes, rows_all, start, num_to_find, table, nominated_rows, ctx.nominated_pods_for_node)
-    n = len(nodes)
+    names = table.names if nodes is all_nodes else [ni.name for ni in nodes]
     if tr.evaluated_nodes:
-        tr.evaluated_nodes.extend(nodes[(start + i) % n].name for i in range(visited))
+        tr.evaluated_nodes.extend(_rotated(names, start, visited))
     else:
-        tr.evaluated_nodes = LazyList(lambda: [nodes[(start + i) % n].name for i in range(visited)], visited)
+        tr.evaluated_nodes = LazyList(lambda: _rotated(names, start, visited), visited)
     if rejected is not None and len(rejected):
         # Built when read: kube-mode cycles on big clusters reject thousands of nodes that nothing reads
         # unless the pod fails or a recorder asks.

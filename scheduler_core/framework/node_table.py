@@ -26,6 +26,7 @@ class NodeTable:
         n = len(node_infos)
         self.infos = node_infos
         self.n = n
+        self.names = [ni.name for ni in node_infos]  # a row's NodeInfo keeps its node name
         self.rows = np.arange(n, dtype=np.int64)
         i64 = np.int64
         self.alloc_cpu = np.zeros(n, i64)

@@ -313,8 +313,7 @@ class Framework:
             errors = [j for j, st in status_of.items() if j < cut and st.code == Code.ERROR]
             if errors:
                 return [], None, visited + min(errors) + 1, status_of[min(errors)]
-            take = pass_pos[:keep].tolist()
-            feasible.extend(nodes[idx[j]] for j in take)
+            feasible.extend([nodes[i] for i in idx[pass_pos[:keep]].tolist()])
             rej = np.flatnonzero(~passed[:cut])
             if len(rej):
                 gid = np.empty(len(rej), np.int64)
@@ -357,7 +356,7 @@ class Framework:
                     return [], None, visited + j + 1, st
                 rej_pos.append(idx[rej])
                 rej_gid.append(gid)
-            found += len(take)
+            found += min(keep, len(pass_pos))
             if cut < w:
                 visited += cut + 1
                 break
