@@ -1,4 +1,4 @@
-"""Celery tasks: the scheduler loop of a cluster, single steps, scenario loads, retention."""
+"""Celery tasks: the scheduler loop of a cluster (with its standby) and resuming every cluster on worker start."""
 from __future__ import annotations
 
 import logging
@@ -7,7 +7,7 @@ from celery import shared_task
 from django.conf import settings
 
 from .models import Cluster
-from .services import clusters, control, locks, retention
+from .services import control, locks
 from .services.runner import Runner
 
 log = logging.getLogger("dashboard.tasks")
@@ -36,23 +36,3 @@ def resume_all():
     """Start (or stand by for) every cluster whose desired state is running or paused."""
     for cid in Cluster.objects.exclude(desired_state=Cluster.STOPPED).values_list("id", flat=True):
         control.ensure_runner(cid)
-
-
-@shared_task
-def set_state(cluster_id: int, state: str):
-    clusters.set_state(Cluster.objects.get(pk=cluster_id), state)
-
-
-@shared_task
-def step_cluster(cluster_id: int, n: int = 1):
-    clusters.step(Cluster.objects.get(pk=cluster_id), n)
-
-
-@shared_task
-def load_scenario(cluster_id: int, data, source: str = "task"):
-    return clusters.load_scenario(Cluster.objects.get(pk=cluster_id), data, source)
-
-
-@shared_task
-def prune_history():
-    return {cid: retention.prune(cid) for cid in Cluster.objects.values_list("id", flat=True)}

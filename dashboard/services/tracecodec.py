@@ -45,9 +45,14 @@ def _score_block(tr, nodes: list, seen: set):
             return None
         columns = {p: (w, _ints(raw), _ints(norm)) for p, (w, raw, norm) in per_plugin.items()}
         totals = _ints(totals)
-        in_scores = set(names)
-        snodes = [n for n in nodes if n in in_scores] + [n for n in names if n not in seen]
-        if snodes != list(names):
+        names = list(names)
+        if nodes[:len(names)] == names:
+            # The usual case: the scored nodes are the first evaluated ones, in order (names are unique).
+            snodes = names
+        else:
+            in_scores = set(names)
+            snodes = [n for n in nodes if n in in_scores] + [n for n in names if n not in seen]
+        if snodes != names:
             pos = {n: i for i, n in enumerate(names)}
             order = [pos[n] for n in snodes]
             columns = {p: (w, [raw[i] for i in order], [norm[i] for i in order])
