@@ -17,6 +17,7 @@ import uuid
 
 from asgiref.sync import async_to_sync
 from channels.layers import InMemoryChannelLayer, get_channel_layer
+from django.db import transaction
 
 log = logging.getLogger("dashboard.broadcast")
 MAX_ITEMS = 20
@@ -25,6 +26,26 @@ _server_loop = None
 
 def group_name(cluster_id: int) -> str:
     return f"cluster-{cluster_id}"
+
+
+def user_group_name(user_id: int) -> str:
+    return f"user-{user_id}"
+
+
+def access_changed(cluster_id: int | None = None, user_id: int | None = None) -> None:
+    """After the transaction commits, tell the open websockets of a cluster and/or of a user to check their access
+    again. If the channel layer is unreachable they are not told (logged); a new connection is checked anyway."""
+    groups = [group_name(cluster_id)] if cluster_id is not None else []
+    if user_id is not None:
+        groups.append(user_group_name(user_id))
+
+    def send():
+        for group in groups:
+            try:
+                publish(group, {"type": "access.changed"})
+            except Exception:  # the channel layer is unreachable: the change itself is committed
+                log.warning("could not tell the open websockets of %s that access changed", group, exc_info=True)
+    transaction.on_commit(send)
 
 
 def attach_loop(loop) -> None:

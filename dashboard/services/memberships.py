@@ -8,6 +8,7 @@ from django.db import transaction
 
 from ..models import Cluster, ClusterMembership
 from ..profiles.models import AuditLog
+from . import broadcast
 
 
 def _by(user):
@@ -25,6 +26,8 @@ def save(membership: ClusterMembership, by) -> ClusterMembership:
             detail["was"] = {"user": before.user.get_username(), "role": before.role}
         AuditLog.objects.create(user=_by(by), action="membership.change" if before else "membership.grant",
                                 cluster=membership.cluster, detail=detail)
+        if before is not None and before.user_id != membership.user_id:
+            broadcast.access_changed(user_id=before.user_id)
     return membership
 
 
@@ -34,9 +37,19 @@ def delete(membership: ClusterMembership, by) -> None:
         AuditLog.objects.create(user=_by(by), action="membership.revoke", cluster=membership.cluster,
                                 detail={"user": membership.user.get_username(), "role": membership.role})
         membership.delete()
+        broadcast.access_changed(user_id=membership.user_id)
 
 
 def record_restricted(cluster: Cluster, by) -> None:
     """Audit a change of ``cluster.restricted`` (already saved) as cluster.restrict or cluster.unrestrict."""
     AuditLog.objects.create(user=_by(by), action="cluster.restrict" if cluster.restricted else "cluster.unrestrict",
                             cluster=cluster, detail={"restricted": cluster.restricted})
+    if cluster.restricted:
+        broadcast.access_changed(cluster_id=cluster.id)
+
+
+def user_changed(sender, instance, created=False, update_fields=None, **kwargs) -> None:
+    """post_save / post_delete of a user: deactivation or a lost staff flag may hide clusters from them (a login,
+    which saves only last_login, changes nothing)."""
+    if not created and update_fields != frozenset({"last_login"}):
+        broadcast.access_changed(user_id=instance.pk)

@@ -241,3 +241,66 @@ async def test_websocket_refuses_who_may_not_see_the_cluster():
     assert connected
     assert (await comm.receive_json_from(timeout=5))["kind"] == "hello"
     await comm.disconnect()
+
+
+async def _closed_with(comm) -> int | None:
+    """The close code the server sent next (None: the socket got a message instead)."""
+    out = await comm.receive_output(timeout=5)
+    return out.get("code") if out["type"] == "websocket.close" else None
+
+
+@pytest.mark.asyncio
+async def test_open_websockets_close_when_access_is_revoked():
+    """A revoked membership, a deactivated user and a newly restricted cluster close the sockets that may no longer
+    see the cluster (4404, as for a cluster that is not there) and no other socket."""
+    from dashboard.asgi import application
+    from dashboard.services import memberships
+
+    def setup():
+        secret, open_ = Cluster.objects.create(name="wsrevoke", restricted=True), Cluster.objects.create(name="wsopen")
+        member, other, outsider = make_user("wsmember"), make_user("wsother"), make_user("wsoutsider")
+        ClusterMembership.objects.create(cluster=secret, user=member, role="viewer")
+        ClusterMembership.objects.create(cluster=secret, user=other, role="viewer")
+        ClusterMembership.objects.create(cluster=open_, user=other, role="viewer")
+        return {u.username: session_cookie(u) for u in (member, other, outsider)}
+    cookies = await database_sync_to_async(setup)()
+    origin = (b"origin", b"http://localhost")
+
+    async def open_socket(user, cluster):
+        comm = WebsocketCommunicator(application, f"/ws/clusters/{cluster}/", headers=[origin, (b"cookie", cookies[user])])
+        connected, _ = await comm.connect()
+        assert connected
+        assert (await comm.receive_json_from(timeout=5))["kind"] == "hello"
+        return comm
+    member_secret = await open_socket("wsmember", "wsrevoke")
+    member_open = await open_socket("wsmember", "wsopen")
+    other_secret = await open_socket("wsother", "wsrevoke")
+    outsider_open = await open_socket("wsoutsider", "wsopen")
+
+    def revoke():
+        membership = ClusterMembership.objects.get(cluster__name="wsrevoke", user__username="wsmember")
+        memberships.delete(membership, None)
+    await database_sync_to_async(revoke)()
+    assert await _closed_with(member_secret) == 4404
+    for comm in (member_open, other_secret, outsider_open):
+        assert await comm.receive_nothing(timeout=0.5)
+
+    def deactivate():
+        from django.contrib.auth.models import User
+        user = User.objects.get(username="wsother")
+        user.is_active = False
+        user.save()
+    await database_sync_to_async(deactivate)()
+    assert await _closed_with(other_secret) == 4404
+    assert await member_open.receive_nothing(timeout=0.5) and await outsider_open.receive_nothing(timeout=0.1)
+
+    def restrict():
+        cluster = Cluster.objects.get(name="wsopen")
+        cluster.restricted = True
+        cluster.save()
+        memberships.record_restricted(cluster, None)
+    await database_sync_to_async(restrict)()
+    assert await _closed_with(member_open) == 4404
+    assert await _closed_with(outsider_open) == 4404
+    for comm in (member_secret, member_open, other_secret, outsider_open):
+        await comm.disconnect()
