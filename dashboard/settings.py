@@ -173,8 +173,10 @@ REST_FRAMEWORK = {
     # JSON bodies (a form cannot say null); the scenario upload takes multipart too (dashboard.api.views)
     "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
     "PAGE_SIZE": 50,
-    "DEFAULT_AUTHENTICATION_CLASSES": ["rest_framework.authentication.SessionAuthentication",
-                                       "knox.auth.TokenAuthentication"],
+    # Token first: a request without credentials gets 401 with its "WWW-Authenticate: Token" challenge (the
+    # session authenticator has none, so with it first DRF answers 403).
+    "DEFAULT_AUTHENTICATION_CLASSES": ["knox.auth.TokenAuthentication",
+                                       "rest_framework.authentication.SessionAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["dashboard.api.permissions.RolePermission"],
 }
 # API tokens (``Authorization: Token ...``): knox keeps only their SHA-512 digests; they last until deleted.
