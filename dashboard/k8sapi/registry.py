@@ -83,16 +83,27 @@ def _load(name: str, pk: int, start_rv: int) -> ApiCluster:
                       start_rv=start_rv)
 
 
-def _lookup_sync(name: str):
+def _fresh_signature(name: str):
+    """The cluster's signature (None: no simulated cluster of that name), read at most once per LOOKUP_TTL_SECONDS."""
     now = time.monotonic()
     with _guard:
         cached = _lookups.get(name)
     if cached is not None and cached[0] > now:
-        sig = cached[1]
-    else:
-        sig = _signature(name)
-        with _guard:
-            _lookups[name] = (now + LOOKUP_TTL_SECONDS, sig)
+        return cached[1]
+    sig = _signature(name)
+    with _guard:
+        _lookups[name] = (now + LOOKUP_TTL_SECONDS, sig)
+    return sig
+
+
+async def cluster_id(name: str) -> int | None:
+    """The id of the simulated cluster called ``name``, or None; nothing is loaded (the token is checked first)."""
+    sig = await sync_to_async(_fresh_signature)(name)
+    return None if sig is None else sig[0]
+
+
+def _lookup_sync(name: str):
+    sig = _fresh_signature(name)
     if sig is None:
         with _guard:
             gone = _stores.pop(name, None)

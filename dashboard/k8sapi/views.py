@@ -146,8 +146,13 @@ async def api(request, name: str, path: str, token: str = ""):
             return _json(version_info())
         if len(parts) == 1 and parts[0] in UNAUTHENTICATED_PATHS:
             return HttpResponse("ok", content_type="text/plain")
-        store, pk = await registry.lookup(name)
+        # The token first, before the cluster is loaded; no cluster of that name answers as a wrong token would,
+        # so the API does not tell which cluster names exist.
+        pk = await registry.cluster_id(name)
+        if pk is None:
+            raise ApiError.unauthorized()
         await registry.check_token(f"Bearer {token}" if token else request.headers.get("Authorization", ""), pk)
+        store, _pk = await registry.lookup(name)
         return _dispatch(request, store, parts)
     except ApiError as err:
         return _error(err)
