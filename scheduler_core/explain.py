@@ -403,14 +403,7 @@ class _Explainer:
         """A shallow copy of the snapshot with some NodeInfos replaced and/or one appended."""
         if not replace and add is None:
             return self.snapshot
-        snap = copy.copy(self.snapshot)
-        infos = [replace.get(ni.name, ni) for ni in self.node_infos] if replace else list(self.node_infos)
-        if add is not None:
-            infos.append(add)
-        snap.by_name = {ni.name: ni for ni in infos}
-        # Shared NodeInfos keep their positions, so the indexes this sets on them do not change.
-        snap.set_node_list(infos)
-        return snap
+        return self.snapshot.variant(replace, add)
 
     def verdicts(self, pod=None, replace=None, add=None, only=None, reuse_state=False) -> dict:
         """{node: None if it passes every Filter plugin, else the rejecting plugin} for a counterfactual.

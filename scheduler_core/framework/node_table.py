@@ -12,9 +12,14 @@ round differently from Python's, so batch plugins fall back to the per-node path
 """
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 
 EXACT_LIMIT = 2**53
+_COLUMNS = ("alloc_cpu", "alloc_memory", "alloc_ephemeral", "alloc_pods", "req_cpu", "req_memory", "req_ephemeral",
+            "nonzero_cpu", "nonzero_memory", "pod_count", "unschedulable", "hard_taints", "prefer_taints",
+            "has_images", "generation", "_wide")
 MAX_INDEXES = 256
 HARD_EFFECTS = ("NoSchedule", "NoExecute")
 
@@ -51,6 +56,21 @@ class NodeTable:
         for i, ni in enumerate(node_infos):
             self._fill(i, ni)
         self._recount()
+
+    def derived(self, infos, rows) -> "NodeTable":
+        """A copy for ``infos``, a node list of the same length that differs from this table's only at ``rows``
+        (same node names there): those rows are re-read, the rest is copied, the pod indexes too."""
+        t = copy.copy(self)
+        for name in _COLUMNS:
+            setattr(t, name, getattr(self, name).copy())
+        t.infos = infos
+        t._labels = {key: (dict(codes), column.copy()) for key, (codes, column) in self._labels.items()}
+        t.indexes = {key: idx.copy() for key, idx in self.indexes.items()}
+        t._row_of = None
+        for i in rows:
+            t._fill(i, infos[i])
+        t._recount()
+        return t
 
     def _recount(self):
         self.exact = not self._wide.any()

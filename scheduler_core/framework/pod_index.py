@@ -37,6 +37,11 @@ class MatchCounts:
         self.counts = np.fromiter((count(ni.pods) for ni in table.infos), np.int64, table.n)
         self.gens = table.generation.copy()
 
+    def copy(self) -> "MatchCounts":
+        c = MatchCounts.__new__(MatchCounts)
+        c.count, c.counts, c.gens = self.count, self.counts.copy(), self.gens.copy()
+        return c
+
     def current(self, table):
         """The int64 count per row, for the table's current NodeInfos (do not modify it)."""
         changed = _changed_rows(self.gens, table)
@@ -89,6 +94,13 @@ class TermIndex:
             entry[1][i] += 1
             entry[2] += 1
         self.rows[i] = new or None
+
+    def copy(self) -> "TermIndex":
+        c = TermIndex.__new__(TermIndex)
+        c.terms_of, c.n, c.gens = self.terms_of, self.n, self.gens.copy()
+        c.rows = list(self.rows)  # the per-row dicts are replaced, never changed in place
+        c.entries = {sig: [term, counts.copy(), total] for sig, (term, counts, total) in self.entries.items()}
+        return c
 
     def current(self, table):
         """The entries (``{signature: [term, per-row counts, total]}``) for the table's current NodeInfos."""

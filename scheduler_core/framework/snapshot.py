@@ -1,6 +1,8 @@
 """Snapshot of the cluster a cycle sees: NodeInfos in node-tree order, and the other objects."""
 from __future__ import annotations
 
+import copy
+
 from .node_table import NodeTable
 
 
@@ -89,15 +91,32 @@ class Snapshot:
                     states[name] = (size, counts[name])
             ni.image_states = states
 
+    def variant(self, replace=None, add=None) -> "Snapshot":
+        """A what-if copy: these NodeInfos with some replaced (``{name: NodeInfo}``, same names) and/or one appended.
+
+        Its NodeTable, pod indexes included, is this snapshot's with only the replaced rows re-read (built afresh
+        when a node is appended). The copy is for immediate use: it does not follow later changes of this one.
+        """
+        snap = copy.copy(self)
+        infos = [replace.get(ni.name, ni) for ni in self.node_infos] if replace else list(self.node_infos)
+        if add is not None:
+            infos.append(add)
+        snap.by_name = {ni.name: ni for ni in infos}
+        snap.set_node_list(infos)  # shared NodeInfos keep their positions, so their indexes do not change
+        if add is None and self._owner == id(self):
+            rows = [i for i, (a, b) in enumerate(zip(infos, self.node_infos)) if a is not b]
+            snap._table = self.table().derived(infos, rows)
+        return snap
+
     def table(self) -> NodeTable:
         """The NodeTable of node_infos, with the rows changed since the last call re-read.
 
-        The snapshot's NodeInfos report their changes (``NodeInfo.dirty``); a shallow copy of a snapshot
-        (which shares NodeInfos with the original) builds a fresh table on every call instead.
+        The snapshot's NodeInfos report their changes (``NodeInfo.dirty``). A copy (``variant``, which shares
+        NodeInfos with the original) has the table it was made with, or builds a fresh one on every call.
         """
         t = self._table
         if self._owner != id(self):
-            return NodeTable(self.node_infos)
+            return t if t is not None else NodeTable(self.node_infos)
         dirty = self._dirty
         if t is None:
             t = self._table = NodeTable(self.node_infos)

@@ -345,3 +345,54 @@ def test_indexes_recount_only_changed_rows():
     assert sorted(entries) == sorted(fresh)
     for sig in fresh:
         assert np.array_equal(entries[sig][1], fresh[sig][1]) and entries[sig][2] == fresh[sig][2]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_snapshot_variant_table_equals_a_fresh_one(seed):
+    """A what-if snapshot (explain's) copies the NodeTable and its pod indexes and re-reads only the replaced rows:
+    the same columns, label gathers and counts as a table built from scratch."""
+    from scheduler_core.framework.node_table import _COLUMNS, NodeTable
+    rng = random.Random(200 + seed)
+    cl = ChangingCluster(rng)
+    handle = _Handle(cl.snapshot)
+    ipa = InterPodAffinity(None, handle)
+    for _ in range(5):
+        cl.change()
+        ipa.pre_filter(CycleState(), cl.new_pod())   # builds the indexes on the scheduler's table
+    base = cl.snapshot
+    kept = {k: (idx.counts.copy(), idx.gens.copy()) for k, idx in base.table().indexes.items()
+            if isinstance(idx, MatchCounts)}
+    assert kept
+    replace = {}
+    for ni in rng.sample(base.node_infos, 3):
+        clone = ni.clone()
+        raw = dict(ni.node.raw, metadata=dict(ni.node.raw["metadata"],
+                                              labels=dict(ni.node.labels, **{"topology.kubernetes.io/zone": "z9"})))
+        clone.node = Node(raw)
+        clone.add_pod(cl.new_pod().bound_to(ni.name))
+        replace[ni.name] = clone
+    variant = base.variant(replace)
+    derived, fresh = variant.table(), NodeTable(variant.node_infos)
+    assert derived is variant.table() and derived is not base.table()
+    for name in _COLUMNS:
+        assert np.array_equal(getattr(derived, name), getattr(fresh, name)), name
+    for key in ("topology.kubernetes.io/zone", "kubernetes.io/hostname", "disk"):
+        d_codes, d_col = derived.label_column(key)
+        f_codes, f_col = fresh.label_column(key)
+        inv_d, inv_f = {c: v for v, c in d_codes.items()}, {c: v for v, c in f_codes.items()}
+        assert [inv_d.get(c) for c in d_col.tolist()] == [inv_f.get(c) for c in f_col.tolist()], key
+    handle.snapshot = variant
+    for _ in range(5):
+        pod = cl.new_pod()
+        state = CycleState()
+        if ipa.pre_filter(state, pod)[1] is None:
+            s = state.read(PRE_FILTER_KEY)
+            got = (s.existing_anti_affinity_counts.as_dict(), s.affinity_counts.as_dict(),
+                   s.anti_affinity_counts.as_dict())
+            assert got == reference_pre_filter(pod, variant)
+    # the scheduler's own snapshot, table and indexes are untouched
+    for k, (counts, gens) in kept.items():
+        idx = base.table().indexes[k]
+        assert np.array_equal(idx.counts, counts) and np.array_equal(idx.gens, gens)
+    assert all(base.by_name[name] is not clone for name, clone in replace.items())
+    assert np.array_equal(base.table().generation, NodeTable(base.node_infos).generation)
