@@ -109,3 +109,27 @@ def test_nodes_page_and_what_a_node_rejects(loaded, client):
     assert "default/wants-ssd" in body and "NodeAffinity" in body and "default/too-big" in body
     body = client.get("/clusters/small/nodes/gpu-0/").content.decode()
     assert "TaintToleration" in body
+
+
+def test_replicas_of_one_template_share_one_explanation(api, monkeypatch):
+    """Five pods with the same spec and labels failing alike are explained once; a pod of another spec on its own."""
+    from dashboard.services import engine as engine_module
+    scenario = small_scenario(0)
+    scenario["name"] = "replicas"
+    big = next(p for p in scenario["pending"] if p["metadata"]["name"] == "too-big")
+    for i in range(5):
+        scenario["pending"].append(dict(big, metadata=dict(big["metadata"], name=f"replica-{i}", uid=f"replica-{i}")))
+    calls = []
+    real = engine_module.explain
+
+    def counting(fwk, snapshot, pod, trace=None, **kw):
+        calls.append(pod.name)
+        return real(fwk, snapshot, pod, trace, **kw)
+    monkeypatch.setattr(engine_module, "explain", counting)
+    cluster = load_cluster(api, scenario, steps=40)
+    replicas = ["too-big"] + [f"replica-{i}" for i in range(5)]
+    assert sum(1 for name in calls if name in replicas) == 1, calls
+    assert {"wants-ssd", "also-big"} <= set(calls)
+    stored = {c.pod_name: c.matrix["suggestions"] for c in SchedulingCycle.objects.filter(
+        cluster=cluster, pod_name__in=replicas, result="unschedulable")}
+    assert set(stored) == set(replicas) and all(s == stored["too-big"] and s for s in stored.values())
