@@ -137,12 +137,19 @@ def trace_fields(tr) -> dict:
     n = len(nodes)
     cells, final_cells, stopped = [None] * n, [PASS] * n, [NOT_RUN] * n
     stop_index, stop_plugins = {}, []
+    bare = {}   # code -> index of its Status without reasons (trace mode makes a new Skip per node and plugin)
     for i, name in enumerate(nodes) if filt or statuses else ():
         per_plugin = filt.get(name)
         if per_plugin is not None:
             row = [NOT_RUN] * len(plugins)
             for p, st in per_plugin.items():
-                row[pidx[p]] = PASS if st is None or st.code == success else intern(st)
+                if st is None or st.code == success:
+                    row[pidx[p]] = PASS
+                elif st.reasons:
+                    row[pidx[p]] = intern(st)
+                else:
+                    k = bare.get(st.code)
+                    row[pidx[p]] = k if k is not None else bare.setdefault(st.code, intern(st))
             cells[i] = row
         st = statuses.get(name)
         if st is None:
