@@ -181,6 +181,13 @@ class ChangingCluster:
         self.serial += 1
         return Pod(add_inter_pod_terms(self.rng, rand_pod(self.rng, f"p{self.serial}")))
 
+    def incoming(self, steps: int = 60, per_step: int = 3):
+        """After each of ``steps`` random changes, ``per_step`` new pods to evaluate, as (step, pod)."""
+        for step in range(steps):
+            self.change()
+            for _ in range(per_step):
+                yield step, self.new_pod()
+
     def add_pod(self):
         pod = self.new_pod().bound_to(self.rng.choice(sorted(self.nodes)))
         self.pods[pod.uid] = pod
@@ -225,36 +232,33 @@ def test_inter_pod_affinity_counts_follow_cluster_changes(seed):
     handle = _Handle(cl.snapshot)
     plugins = [InterPodAffinity(None, handle), InterPodAffinity({"hardPodAffinityWeight": 0}, handle)]
     compared = scored = 0
-    for step in range(60):
-        cl.change()
-        for _ in range(3):
-            pod = cl.new_pod()
-            want = reference_pre_filter(pod, cl.snapshot)
-            for pl in plugins:
-                state = CycleState()
-                _r, st = pl.pre_filter(state, pod)
-                if st is None:
-                    s = state.read(PRE_FILTER_KEY)
-                    got = (s.existing_anti_affinity_counts.as_dict(), s.affinity_counts.as_dict(),
-                           s.anti_affinity_counts.as_dict())
-                    assert got == want, step
-                    compared += 1
-                else:
-                    assert not want[0] and not pod.affinity_required and not pod.anti_affinity_required
-                state = CycleState()
-                ref = reference_topology_score(pod, cl.snapshot, pl.hard_pod_affinity_weight)
-                st = pl.pre_score(state, pod, cl.snapshot.node_infos)
-                if ref is None:
-                    assert st is not None and st.code.name == "SKIP"
-                    continue
-                assert st is None
-                s = state.read(PRE_SCORE_KEY)
-                got = {k: {v: n for v, n in per.items() if n} for k, per in ref.items()}
-                assert s.topology_score.as_dict() == {k: v for k, v in got.items() if v}
-                for ni in cl.snapshot.node_infos:
-                    want_score = sum(ref.get(k, {}).get(ni.node.labels[k], 0) for k in ref if k in ni.node.labels)
-                    assert pl.score(state, pod, ni)[0] == want_score
-                scored += 1
+    for step, pod in cl.incoming():
+        want = reference_pre_filter(pod, cl.snapshot)
+        for pl in plugins:
+            state = CycleState()
+            _r, st = pl.pre_filter(state, pod)
+            if st is None:
+                s = state.read(PRE_FILTER_KEY)
+                got = (s.existing_anti_affinity_counts.as_dict(), s.affinity_counts.as_dict(),
+                       s.anti_affinity_counts.as_dict())
+                assert got == want, step
+                compared += 1
+            else:
+                assert not want[0] and not pod.affinity_required and not pod.anti_affinity_required
+            state = CycleState()
+            ref = reference_topology_score(pod, cl.snapshot, pl.hard_pod_affinity_weight)
+            st = pl.pre_score(state, pod, cl.snapshot.node_infos)
+            if ref is None:
+                assert st is not None and st.code.name == "SKIP"
+                continue
+            assert st is None
+            s = state.read(PRE_SCORE_KEY)
+            got = {k: {v: n for v, n in per.items() if n} for k, per in ref.items()}
+            assert s.topology_score.as_dict() == {k: v for k, v in got.items() if v}
+            for ni in cl.snapshot.node_infos:
+                want_score = sum(ref.get(k, {}).get(ni.node.labels[k], 0) for k in ref if k in ni.node.labels)
+                assert pl.score(state, pod, ni)[0] == want_score
+            scored += 1
     assert compared > 50 and scored > 20
 
 
@@ -264,19 +268,16 @@ def test_spread_counts_follow_cluster_changes(seed):
     cl = ChangingCluster(rng)
     pl = PodTopologySpread(None, _Handle(cl.snapshot))
     compared = 0
-    for step in range(60):
-        cl.change()
-        for _ in range(3):
-            pod = cl.new_pod()
-            state = CycleState()
-            _r, st = pl.pre_filter(state, pod)
-            if st is not None:
-                continue
-            s = state.read(SPREAD_PRE_FILTER_KEY)
-            want = reference_spread_counts(pod, pl._constraints(pod, DO_NOT_SCHEDULE), cl.snapshot)
-            # Same domains in the same order (the critical paths depend on it), same counts.
-            assert {k: list(v.items()) for k, v in s.counts.items()} == {k: list(v.items()) for k, v in want.items()}
-            compared += 1
+    for step, pod in cl.incoming():
+        state = CycleState()
+        _r, st = pl.pre_filter(state, pod)
+        if st is not None:
+            continue
+        s = state.read(SPREAD_PRE_FILTER_KEY)
+        want = reference_spread_counts(pod, pl._constraints(pod, DO_NOT_SCHEDULE), cl.snapshot)
+        # Same domains in the same order (the critical paths depend on it), same counts.
+        assert {k: list(v.items()) for k, v in s.counts.items()} == {k: list(v.items()) for k, v in want.items()}
+        compared += 1
     assert compared > 30
 
 
@@ -291,29 +292,26 @@ def test_spread_pre_score_follows_cluster_changes(seed):
     cl.snapshot.objects.replicasets.append(rs)
     pl = PodTopologySpread(None, _Handle(cl.snapshot))
     compared = 0
-    for step in range(60):
-        cl.change()
-        for _ in range(3):
-            pod = cl.new_pod()
-            if rng.random() < 0.5:
-                raw = dict(pod.raw, metadata=dict(pod.raw["metadata"], ownerReferences=[
-                    {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web", "controller": True}]))
-                raw["spec"] = {k: v for k, v in raw["spec"].items() if k != "topologySpreadConstraints"}
-                pod = Pod(raw)
-            infos = cl.snapshot.node_infos
-            filtered = rng.sample(infos, rng.randint(1, len(infos)))
-            state = CycleState()
-            if pl.pre_score(state, pod, filtered) is not None:
-                continue
-            s = state.read(SPREAD_PRE_SCORE_KEY)
-            require_all = bool(pod.spread_constraints)
-            ignored, counts, sizes = reference_spread_pre_score(pod, s.constraints, filtered, infos, require_all)
-            assert s.ignored_nodes == ignored, step
-            assert s.counts == counts, step
-            want_weights = [math.log((len(filtered) - len(ignored) if c.topology_key == "kubernetes.io/hostname"
-                                      else size) + 2) for c, size in zip(s.constraints, sizes)]
-            assert [t[2] for t in s.terms] == want_weights
-            compared += 1
+    for step, pod in cl.incoming():
+        if rng.random() < 0.5:
+            raw = dict(pod.raw, metadata=dict(pod.raw["metadata"], ownerReferences=[
+                {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web", "controller": True}]))
+            raw["spec"] = {k: v for k, v in raw["spec"].items() if k != "topologySpreadConstraints"}
+            pod = Pod(raw)
+        infos = cl.snapshot.node_infos
+        filtered = rng.sample(infos, rng.randint(1, len(infos)))
+        state = CycleState()
+        if pl.pre_score(state, pod, filtered) is not None:
+            continue
+        s = state.read(SPREAD_PRE_SCORE_KEY)
+        require_all = bool(pod.spread_constraints)
+        ignored, counts, sizes = reference_spread_pre_score(pod, s.constraints, filtered, infos, require_all)
+        assert s.ignored_nodes == ignored, step
+        assert s.counts == counts, step
+        want_weights = [math.log((len(filtered) - len(ignored) if c.topology_key == "kubernetes.io/hostname"
+                                  else size) + 2) for c, size in zip(s.constraints, sizes)]
+        assert [t[2] for t in s.terms] == want_weights
+        compared += 1
     assert compared > 30
 
 
