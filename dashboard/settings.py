@@ -153,6 +153,9 @@ SCHEDSCOPE = {
     "RETENTION_CYCLES": int(os.environ.get("SCHEDSCOPE_RETENTION_CYCLES", "1000000")),
     "BROADCAST_INTERVAL_SECONDS": float(os.environ.get("SCHEDSCOPE_BROADCAST_INTERVAL", "0.5")),
     "QUEUE_SNAPSHOT_SECONDS": float(os.environ.get("SCHEDSCOPE_QUEUE_SNAPSHOT", "5")),
+    # Clusters up to this many nodes record every Filter plugin's verdict on every node in each cycle (trace mode);
+    # bigger ones record what kube's search visited, and a cycle's full matrix is recomputed on demand.
+    "TRACE_ALL_FILTERS_MAX_NODES": int(os.environ.get("SCHEDSCOPE_TRACE_ALL_FILTERS_MAX_NODES", "200")),
     # Hostile input: request bodies (uploads included) over this are refused with 413 before they are read;
     # a simulated cluster holds at most this many nodes and pods (scenarios, API adds, the workload).
     "MAX_BODY_BYTES": int(os.environ.get("SCHEDSCOPE_MAX_BODY_MB", "64")) * 1024 * 1024,

@@ -87,3 +87,21 @@ def test_small_clusters_need_no_recompute(client, api):
     load_cluster(api, small_scenario(2), steps=2)
     page = client.get("/clusters/small/pods/default/web-0/").content.decode()
     assert "Evaluate all" not in page and "search visited" not in page
+
+
+def test_clusters_above_the_trace_limit_record_what_kube_visited(api, settings):
+    """Above SCHEDSCOPE_TRACE_ALL_FILTERS_MAX_NODES the loop runs kube's search as is (no per-plugin verdict on every
+    node); at or below it, every node gets every Filter plugin's verdict. The full matrix is there on demand."""
+    settings.SCHEDSCOPE = dict(settings.SCHEDSCOPE, TRACE_ALL_FILTERS_MAX_NODES=NODES - 1)
+    cluster = load_cluster(api, big_scenario(), steps=3)
+    second = SchedulingCycle.objects.get(cluster=cluster, pod_name="second")
+    m = second.matrix
+    assert second.result == "scheduled" and m["visited"] == 101
+    assert len(m["nodes"]) == 101 and not any(m["filter"])  # only the visited nodes, no per-plugin cells
+    full = api.get(f"/api/clusters/big/cycles/{second.seq}/full-matrix/").json()
+    assert len(full["matrix"]["nodes"]) == NODES and all(full["matrix"]["filter"])
+
+
+def test_clusters_up_to_the_trace_limit_record_every_plugin_on_every_node(big):
+    m = SchedulingCycle.objects.get(cluster=big, pod_name="second").matrix
+    assert len(m["nodes"]) == NODES and all(m["filter"])
