@@ -218,10 +218,10 @@ class InclusionCheck:
     """matchNodeInclusionPolicies for one pod and its constraints, evaluated once per node.
 
     ``node_flags(node)`` gives (passes nodeAffinity, passes taints); ``included(c, flags)`` applies one
-    constraint's policies to them. ``trivial`` means every node passes every constraint's policies.
+    constraint's policies to them; ``inclusion_masks`` evaluates them for every NodeTable row at once.
     """
 
-    __slots__ = ("affinity", "node_selector", "required", "tolerations", "taints", "trivial")
+    __slots__ = ("affinity", "node_selector", "required", "tolerations", "taints")
 
     def __init__(self, pod, constraints):
         self.node_selector = pod.node_selector
@@ -230,7 +230,6 @@ class InclusionCheck:
                          else None)
         self.tolerations = pod.tolerations
         self.taints = any(c.honor_taints for c in constraints)
-        self.trivial = self.affinity is None and not self.taints
 
     def node_flags(self, node):
         aff_ok = self.affinity is None or self.affinity(node)
