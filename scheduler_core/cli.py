@@ -104,6 +104,62 @@ def cmd_simulate(args) -> int:
     return 0
 
 
+def _read_manifest(path: str):
+    label = os.path.basename(path)
+    try:
+        with open(path, encoding="utf-8") as f:
+            docs = load_documents(f.read(), label)
+    except OSError as err:
+        raise ScenarioError(f"{label}: {err.strerror}") from None
+    if len(docs) != 1:
+        raise ScenarioError(f"{label}: expected one object")
+    return docs[0]
+
+
+def cmd_whatif(args) -> int:
+    from . import whatif
+    scenario = load_scenario(args.scenario)
+    config_doc = _read_config(args.config) if args.config else None
+    try:
+        if args.question == "capacity":
+            template = whatif.template_from_manifest(_read_manifest(args.pod))
+            result = whatif.capacity(scenario, template, config_doc, max_copies=args.max_copies,
+                                     preemption=args.preemption)
+        elif args.question == "drain":
+            result = whatif.drain(scenario, args.nodes, config_doc=config_doc)
+        else:
+            result = whatif.add_nodes(scenario, _read_manifest(args.node), args.count, config_doc)
+    except whatif.WhatIfError as err:
+        raise ScenarioError(str(err)) from None
+    if args.json:
+        json.dump(result, sys.stdout, indent=1, sort_keys=True)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write("\n".join(whatif.summary(args.question, result)) + "\n")
+    return 0
+
+
+def add_whatif_parser(sub) -> None:
+    wi = sub.add_parser("whatif", help="capacity, drain and add-nodes questions on a copy of a scenario's cluster")
+    questions = wi.add_subparsers(dest="question", required=True)
+    cap = questions.add_parser("capacity", help="how many more copies of a pod fit")
+    cap.add_argument("scenario")
+    cap.add_argument("pod", help="a Pod, or a Deployment/ReplicaSet/StatefulSet/Job whose template is used")
+    cap.add_argument("--max-copies", type=int, default=10000)
+    cap.add_argument("--preemption", action="store_true", help="let the copies preempt lower-priority pods")
+    drain = questions.add_parser("drain", help="cordon and drain nodes: where their pods go")
+    drain.add_argument("scenario")
+    drain.add_argument("nodes", nargs="+")
+    add = questions.add_parser("add-nodes", help="add copies of a node: which pending pods fit")
+    add.add_argument("scenario")
+    add.add_argument("node", help="a Node manifest used as the template")
+    add.add_argument("--count", type=int, required=True)
+    for p in (cap, drain, add):
+        p.add_argument("--config", help="KubeSchedulerConfiguration v1 file (YAML or JSON)")
+        p.add_argument("--json", action="store_true")
+        p.set_defaults(func=cmd_whatif)
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="python -m scheduler_core",
                                  description="Schedscope scheduler core: kube-scheduler v1.30, in Python.")
@@ -118,6 +174,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="text and json formats: for each unschedulable pod, verified changes that would fit it")
     add_plugin_options(sim)
     sim.set_defaults(func=cmd_simulate)
+    add_whatif_parser(sub)
     try:
         from .run import add_run_parser
     except ImportError:

@@ -1,0 +1,184 @@
+"""What-if planning: capacity, drain and added nodes decide as the scheduling loop does."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from scheduler_core import whatif
+from scheduler_core.clock import FakeClock
+from scheduler_core.cluster.simulated import SimulatedCluster
+from scheduler_core.scenario import load_scenario, scenario_from_data
+from scheduler_core.scheduler import Scheduler
+from scheduler_core.trace import CallbackSink
+from tests.core.loop_fixtures import node_raw, pod_raw
+
+GOLDEN_LOOP = Path(__file__).resolve().parents[2].parent / "shared" / "golden-loop"
+
+
+def owned(raw: dict, kind: str = "ReplicaSet", name: str = "web-rs") -> dict:
+    raw["metadata"]["ownerReferences"] = [{"apiVersion": "apps/v1", "kind": kind, "name": name,
+                                           "uid": f"uid-{name}", "controller": True}]
+    return raw
+
+
+def scenario(nodes, bound=(), pending=(), **objects):
+    return scenario_from_data({"nodes": list(nodes), "pods": list(bound), "pending": list(pending), **objects})
+
+
+def live_placements(scen, copies: list) -> dict:
+    """The scheduling loop with every copy created up front: pod key -> node (or the last FitError)."""
+    clock = FakeClock()
+    cluster = SimulatedCluster(scen.nodes, list(scen.bound_pods), dict(scen.objects), clock)
+    last = {}
+    sched = Scheduler(cluster, tie_break="name", clock=clock, trace_sink=CallbackSink(
+        lambda tr: last.__setitem__(tr.pod.key, tr.message)))
+    for raw in copies:
+        cluster.add_pod(raw)
+        sched.run_until_idle()
+    return {k: (p.node_name or last.get(k)) for k, p in cluster.pods.items() if k.split("/", 1)[1].startswith("c-")}
+
+
+def test_capacity_counts_copies_until_the_first_that_does_not_fit():
+    scen = scenario([node_raw(f"n{i}", cpu="2") for i in range(3)],
+                    bound=[pod_raw("big", cpu="1", node_name="n0")])
+    result = whatif.capacity(scen, pod_raw("c", cpu="500m"))
+    assert result["fit"] == 10
+    assert result["per_node"] == {"n1": 4, "n2": 4, "n0": 2}
+    assert result["stop"]["message"] == ("0/3 nodes are available: 3 Insufficient cpu. preemption: 0/3 nodes are "
+                                         "available: 3 No preemption victims found for incoming pod.")
+    assert result["stop"]["would_preempt"] == []
+    assert result["stop"]["plugins"] == ["NodeResourcesFit"]
+    assert result["stop"]["trace"]["result"] == "unschedulable"
+
+
+def test_capacity_equals_what_the_loop_does_when_the_copies_exist():
+    scen = load_scenario(str(GOLDEN_LOOP / "loop-phase2-200n-big-pods.scenario.json"))
+    template = max(scen.pending_pods, key=lambda p: p.requests.get("cpu", 0)).raw
+    result = whatif.capacity(scen, template, max_copies=400)
+    assert not result["limited"]
+    n = result["fit"]
+    copies = [whatif.pod_copy(template, f"c-{i}") for i in range(1, n + 2)]
+    live = live_placements(scen, copies)
+    ns = template["metadata"].get("namespace") or "default"
+    assert [live[f"{ns}/c-{i}"] for i in range(1, n + 1)] == [p["node"] for p in result["placements"]]
+    assert live[f"{ns}/c-{n + 1}"] == result["stop"]["message"]
+
+
+def test_capacity_stops_at_max_copies_and_reports_progress():
+    seen = []
+    result = whatif.capacity(scenario([node_raw("n0")]), pod_raw("c"), max_copies=5,
+                             progress=lambda done, total: seen.append((done, total)))
+    assert (result["fit"], result["limited"], result["stop"]) == (5, True, None)
+    assert seen[-1] == (5, 5)
+
+
+def test_capacity_preempts_only_when_asked():
+    scen = scenario([node_raw("n0", cpu="1")], bound=[pod_raw("low", cpu="1", node_name="n0", priority=0)])
+    template = pod_raw("c", cpu="1", priority=100)
+    dry = whatif.capacity(scen, template)
+    assert dry["fit"] == 0 and dry["evictions"] == []
+    assert [e["pod"] for e in dry["stop"]["would_preempt"]] == ["default/low"]
+    result = whatif.capacity(scen, template, preemption=True)
+    assert result["fit"] == 1
+    assert [e["pod"] for e in result["evictions"]] == ["default/low"]
+
+
+def test_capacity_refuses_a_pod_no_profile_schedules():
+    with pytest.raises(whatif.WhatIfError, match='no profile has schedulerName "other"'):
+        whatif.capacity(scenario([node_raw("n0")]), pod_raw("c", scheduler_name="other"))
+
+
+def test_drain_recreates_owned_pods_loses_bare_ones_and_skips_daemonsets():
+    scen = scenario([node_raw("n0"), node_raw("n1"), node_raw("n2")], bound=[
+        owned(pod_raw("web-1", node_name="n0")),
+        pod_raw("bare", node_name="n0"),
+        owned(pod_raw("agent-n0", node_name="n0"), kind="DaemonSet", name="agent"),
+        owned(pod_raw("db-0", node_name="n0"), kind="StatefulSet", name="db"),
+        owned(pod_raw("web-2", node_name="n1"))])
+    result = whatif.drain(scen, ["n0"])
+    assert result["nodes"] == ["n0"]
+    assert [(e["pod"], e["replacement"]) for e in result["evicted"]] == [
+        ("default/bare", None), ("default/db-0", "default/db-0"), ("default/web-1", "default/web-rs-whatif-2")]
+    assert all(e["node"] in ("n1", "n2") for e in result["evicted"] if e["replacement"])
+    assert result["lost"] == [{"pod": "default/bare", "from": "n0"}]
+    assert result["skipped"] == [{"pod": "default/agent-n0", "node": "n0", "reason": "DaemonSet-managed"}]
+    assert result["blocked"] == [] and result["pending"] == []
+    assert result["utilisation_after"]["n1"]["pods"] + result["utilisation_after"]["n2"]["pods"] == 3
+
+
+def test_drain_is_blocked_by_a_budget_whose_pods_have_nowhere_to_go():
+    pdb = {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "web", "namespace": "default"},
+           "spec": {"minAvailable": 2, "selector": {"matchLabels": {"app": "web"}}}}
+    bound = [owned(pod_raw(f"web-{i}", cpu="1", node_name=f"n{i}", labels={"app": "web"})) for i in range(2)]
+    scen = scenario([node_raw("n0", cpu="1"), node_raw("n1", cpu="1")], bound=bound, poddisruptionbudgets=[pdb])
+    result = whatif.drain(scen, ["n0"])
+    assert result["evicted"] == []
+    assert result["blocked"] == [{"pod": "default/web-0", "node": "n0", "budgets": ["default/web"],
+                                  "message": "Cannot evict pod as it would violate the pod's disruption budget."}]
+
+
+def test_drain_under_a_budget_evicts_one_at_a_time_as_replacements_land():
+    pdb = {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "web", "namespace": "default"},
+           "spec": {"maxUnavailable": 1, "selector": {"matchLabels": {"app": "web"}}}}
+    bound = [owned(pod_raw(f"web-{i}", cpu="1", node_name="n0", labels={"app": "web"})) for i in range(3)]
+    scen = scenario([node_raw("n0", cpu="3"), node_raw("n1", cpu="3")], bound=bound, poddisruptionbudgets=[pdb])
+    result = whatif.drain(scen, [], node_filter=lambda n: n.name == "n0")
+    assert [e["pod"] for e in result["evicted"]] == ["default/web-0", "default/web-1", "default/web-2"]
+    assert {e["node"] for e in result["evicted"]} == {"n1"}
+    assert result["blocked"] == []
+    assert result["utilisation_before"]["n1"]["cpu_pct"] == 0.0
+    assert result["utilisation_after"]["n1"]["cpu_pct"] == 100.0
+
+
+def test_drain_of_an_unknown_node_is_refused():
+    with pytest.raises(whatif.WhatIfError, match='node "nope" not found'):
+        whatif.drain(scenario([node_raw("n0")]), ["nope"])
+
+
+def test_added_nodes_let_pending_pods_fit_and_the_smallest_count_is_found():
+    pending = [pod_raw(f"p{i}", cpu="2") for i in range(5)]
+    scen = scenario([node_raw("n0", cpu="2")], pending=pending)
+    result = whatif.add_nodes(scen, node_raw("big", cpu="4"), 1)
+    assert result["bound_before"] == 1
+    assert result["added"] == ["big-whatif-1"]
+    assert len(result["now_fit"]) == 2 and {p["node"] for p in result["now_fit"]} <= {"n0", "big-whatif-1"}
+    assert len(result["still_pending"]) == 2
+    assert result["still_pending"][0]["message"].startswith("0/2 nodes are available: 2 Insufficient cpu.")
+    assert result["smallest_count"] == 2
+
+
+def test_added_nodes_do_not_help_pods_they_cannot_take():
+    pending = [pod_raw("gpu", cpu="1", node_selector={"gpu": "yes"})]
+    result = whatif.add_nodes(scenario([node_raw("n0")], pending=pending), node_raw("cpu-node"), 3, max_search=8)
+    assert result["now_fit"] == [] and result["smallest_count"] is None
+    assert result["still_pending"][0]["plugins"] == ["NodeAffinity"]
+
+
+def test_a_deployment_stands_for_its_pod_template_owned_by_a_replicaset():
+    deployment = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": "shop"},
+                  "spec": {"template": {"metadata": {"labels": {"app": "web"}},
+                                        "spec": pod_raw("x", cpu="1")["spec"]}}}
+    template = whatif.template_from_manifest(deployment)
+    assert template["metadata"]["namespace"] == "shop" and template["metadata"]["labels"] == {"app": "web"}
+    assert template["metadata"]["ownerReferences"][0]["kind"] == "ReplicaSet"
+    assert whatif.capacity(scenario([node_raw("n0", cpu="2")]), template)["fit"] == 2
+    with pytest.raises(whatif.WhatIfError, match="spec.template: required value"):
+        whatif.template_from_manifest({"kind": "Deployment", "metadata": {"name": "d"}, "spec": {}})
+
+
+def test_the_command_prints_the_answer_first(tmp_path, capsys):
+    import json
+
+    from scheduler_core.cli import main
+    scen = tmp_path / "cluster.json"
+    scen.write_text(json.dumps({"nodes": [node_raw("n0", cpu="2"), node_raw("n1", cpu="2")],
+                                "pods": [owned(pod_raw("web-1", cpu="1", node_name="n0"))]}))
+    pod = tmp_path / "pod.json"
+    pod.write_text(json.dumps(pod_raw("c", cpu="1")))
+    assert main(["whatif", "capacity", str(scen), str(pod)]) == 0
+    assert capsys.readouterr().out.startswith("3 copies fit, the next one does not:\n")
+    assert main(["whatif", "drain", str(scen), "n0"]) == 0
+    assert capsys.readouterr().out.startswith("0 pods left Pending after draining n0 (1 evicted, 0 lost, 0 blocked)")
+    assert main(["whatif", "drain", str(scen), "n9"]) == 2
+    assert 'node "n9" not found' in capsys.readouterr().err
