@@ -294,3 +294,65 @@ class ShadowDecision(models.Model):
     @property
     def pod_key(self) -> str:
         return f"{self.pod_namespace}/{self.pod_name}"
+
+
+class WhatIfRun(models.Model):
+    """A what-if question asked of a copy of a cluster's state (scheduler_core.whatif), its progress and answer."""
+
+    CAPACITY, DRAIN, ADD_NODES = "capacity", "drain", "add-nodes"
+    KINDS = [(CAPACITY, "How many more fit"), (DRAIN, "Drain nodes"), (ADD_NODES, "Add nodes")]
+    QUEUED, RUNNING, DONE, FAILED = "queued", "running", "done", "failed"
+    STATES = [(QUEUED, "queued"), (RUNNING, "running"), (DONE, "done"), (FAILED, "failed")]
+
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="whatif_runs")
+    kind = models.CharField(max_length=16, choices=KINDS)
+    params = models.JSONField(default=dict, help_text="the question: pod or node manifest, nodes, count, limits")
+    version = models.ForeignKey("profiles.ProfileVersion", null=True, blank=True, on_delete=models.SET_NULL,
+                                related_name="+", help_text="the profile version asked with (blank: the cluster's)")
+    compare_version = models.ForeignKey("profiles.ProfileVersion", null=True, blank=True, on_delete=models.SET_NULL,
+                                        related_name="+", help_text="capacity: a second version side by side")
+    author = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created = models.DateTimeField(auto_now_add=True)
+    state = models.CharField(max_length=16, choices=STATES, default=QUEUED)
+    stage = models.CharField(max_length=200, blank=True, help_text="what the run is doing now, for people")
+    done = models.PositiveIntegerField(default=0)
+    total = models.PositiveIntegerField(default=0)
+    seconds = models.FloatField(default=0)
+    error = models.TextField(blank=True)
+    result = models.JSONField(null=True, blank=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["cluster", "-created"], name="whatif_cluster_idx")]
+        ordering = ["-created", "-id"]
+
+    @property
+    def percent(self) -> int:
+        return 100 if self.state == self.DONE else (100 * self.done // self.total if self.total else 0)
+
+
+class WhatIfTrace(models.Model):
+    """The decision trace of one attempt inside a what-if run (a failure or a placement it explains), stored as
+    the pod page stores a cycle, with what would fix it."""
+
+    run = models.ForeignKey(WhatIfRun, on_delete=models.CASCADE, related_name="traces")
+    number = models.PositiveIntegerField(help_text="position within the run, as the result refers to it")
+    pod_namespace = models.CharField(max_length=253)
+    pod_name = models.CharField(max_length=253)
+    profile = models.CharField(max_length=200)
+    result = models.CharField(max_length=16)
+    node = models.CharField(max_length=253, blank=True)
+    message = models.TextField(blank=True)
+    num_nodes = models.IntegerField(default=0)
+    num_feasible = models.IntegerField(default=0)
+    failing_plugins = models.JSONField(default=dict, blank=True)
+    matrix = PackedJSONField(default=dict, blank=True)
+    preemption = models.JSONField(null=True, blank=True)
+    suggestions = models.JSONField(default=list, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["run", "number"], name="whatif_trace_unique")]
+        ordering = ["run", "number"]
+
+    @property
+    def pod_key(self) -> str:
+        return f"{self.pod_namespace}/{self.pod_name}"

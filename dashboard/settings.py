@@ -161,6 +161,9 @@ SCHEDSCOPE = {
     "MAX_BODY_BYTES": int(os.environ.get("SCHEDSCOPE_MAX_BODY_MB", "64")) * 1024 * 1024,
     "MAX_NODES": int(os.environ.get("SCHEDSCOPE_MAX_NODES", "10000")),
     "MAX_PODS": int(os.environ.get("SCHEDSCOPE_MAX_PODS", "200000")),
+    # What-if questions: at most this many copies placed by a capacity question, nodes added (and searched).
+    "WHATIF_MAX_COPIES": int(os.environ.get("SCHEDSCOPE_WHATIF_MAX_COPIES", "10000")),
+    "WHATIF_MAX_NODES_ADDED": int(os.environ.get("SCHEDSCOPE_WHATIF_MAX_NODES_ADDED", "1000")),
     # /metrics without signing in (for a scraper that cannot send "Authorization: Token ..."): it names every
     # cluster, restricted ones included.
     "METRICS_PUBLIC": _env_bool("SCHEDSCOPE_METRICS_PUBLIC", False),

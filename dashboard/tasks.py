@@ -1,4 +1,5 @@
-"""Celery tasks: the scheduler loop of a cluster (with its standby) and resuming every cluster on worker start."""
+"""Celery tasks: the scheduler loop of a cluster (with its standby), resuming every cluster on worker start, and
+what-if questions."""
 from __future__ import annotations
 
 import logging
@@ -36,3 +37,11 @@ def resume_all():
     """Start (or stand by for) every cluster whose desired state is running or paused."""
     for cid in Cluster.objects.exclude(desired_state=Cluster.STOPPED).values_list("id", flat=True):
         control.ensure_runner(cid)
+
+
+@shared_task
+def whatif_run(run_id: int):
+    """Answer a what-if question (its row shows the progress and, at the end, the answer)."""
+    from .services.whatif import execute
+    execute(run_id)
+    return run_id

@@ -4,7 +4,8 @@ from __future__ import annotations
 from django.conf import settings
 from django.contrib import messages
 from django.db.models import Count
-from django.http import Http404, HttpResponse
+from django.http import Http404, HttpResponse, JsonResponse
+from django.core.exceptions import PermissionDenied
 from django.shortcuts import get_object_or_404, redirect, render
 from django.contrib.auth.decorators import login_not_required
 from django.urls import reverse
@@ -13,10 +14,11 @@ from django.views.decorators.http import require_POST
 from prometheus_client import generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
-from .access import EDITOR, cluster_view, visible_clusters
-from .models import Cluster, Node, Pod, SchedulingEvent
+from .access import EDITOR, at_least, cluster_view, visible_clusters
+from .forms import FORMS
+from .models import Cluster, Node, Pod, SchedulingEvent, WhatIfRun
 from .services import clusters as svc
-from .services import binding, metrics, podview, queries, shadowview
+from .services import binding, metrics, podview, queries, shadowview, traceview, whatif
 
 
 def index(request):
@@ -156,6 +158,63 @@ def events(request, cluster):
     ctx = dict(data, cluster=cluster, f=request.GET, params=params.urlencode(), windows=queries.EVENT_WINDOWS,
                filtered=filtered)
     return render(request, "dashboard/events.html", ctx)
+
+
+WHATIF_RUNS_SHOWN = 20
+
+
+@cluster_view()
+def whatif_page(request, cluster):
+    """The three questions (editors ask; everyone reads the answers) and the cluster's recent runs."""
+    forms_by_kind = {k: cls(cluster) for k, cls in FORMS.items()}
+    kind = request.POST.get("kind") if request.method == "POST" else None
+    if kind is not None:
+        if not at_least(request.cluster_role, EDITOR):
+            raise PermissionDenied(f"asking needs the editor role on cluster {cluster.name}")
+        form_class = FORMS.get(kind)
+        if form_class is None:
+            raise Http404(kind)
+        form = forms_by_kind[kind] = form_class(cluster, request.POST)
+        if form.is_valid():
+            d = form.cleaned_data
+            run = whatif.create(cluster, kind, d["params"], request.user, d.get("version"), d.get("compare_version"))
+            whatif.start(run)
+            return redirect("whatif-run", name=cluster.name, run_id=run.pk)
+    active = kind or (request.GET.get("q") if request.GET.get("q") in FORMS else WhatIfRun.CAPACITY)
+    return render(request, "dashboard/whatif.html", {
+        "cluster": cluster, "form": forms_by_kind[active], "active": active,
+        "runs": cluster.whatif_runs.select_related("author")[:WHATIF_RUNS_SHOWN], "limits": whatif.limits(),
+        "can_ask": at_least(request.cluster_role, EDITOR)})
+
+
+@cluster_view()
+def whatif_run(request, cluster, run_id):
+    run = get_object_or_404(WhatIfRun.objects.select_related("version__profile", "compare_version__profile"),
+                            cluster=cluster, pk=run_id)
+    return render(request, "dashboard/whatif_run.html", dict(whatif.result_context(run), cluster=cluster, run=run))
+
+
+@cluster_view()
+def whatif_status(request, cluster, run_id):
+    run = get_object_or_404(WhatIfRun, cluster=cluster, pk=run_id)
+    return JsonResponse({"state": run.state, "stage": run.stage, "done": run.done, "total": run.total,
+                         "percent": run.percent, "error": run.error})
+
+
+@cluster_view()
+def whatif_trace(request, cluster, run_id, number):
+    """One decision trace of a run, rendered with the pod page's matrices."""
+    run = get_object_or_404(WhatIfRun, cluster=cluster, pk=run_id)
+    trace = get_object_or_404(run.traces, number=number)
+    p = request.GET
+    params = p.copy()
+    for k in ("fpage", "spage"):
+        params.pop(k, None)
+    return render(request, "dashboard/whatif_trace.html", {
+        "cluster": cluster, "run": run, "t": trace, "params": params.urlencode(),
+        "filter": traceview.filter_matrix(trace.matrix, group=p.get("group", "1") != "0", page=p.get("fpage", 1)),
+        "score": traceview.score_table(trace.matrix, trace.node, page=p.get("spage", 1)),
+        "prefilter": (trace.matrix.get("prefilter") or {}).get("plugins") or {}, "suggestions": trace.suggestions})
 
 
 @login_not_required

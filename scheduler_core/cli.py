@@ -132,7 +132,7 @@ def cmd_whatif(args) -> int:
     except whatif.WhatIfError as err:
         raise ScenarioError(str(err)) from None
     if args.json:
-        json.dump(result, sys.stdout, indent=1, sort_keys=True)
+        json.dump(result, sys.stdout, indent=1, sort_keys=True, default=lambda trace: trace.to_dict())
         sys.stdout.write("\n")
     else:
         sys.stdout.write("\n".join(whatif.summary(args.question, result)) + "\n")

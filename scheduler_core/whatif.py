@@ -28,6 +28,7 @@ import uuid
 from .clock import FakeClock
 from .cluster.simulated import SimulatedCluster
 from .config import default_config, load_config
+from .explain import explain
 from .objects import LabelSelector, Node, ParseError, Pod
 from .plugins.registry import build_registry
 from .scheduler import Scheduler
@@ -35,6 +36,8 @@ from .trace import CallbackSink
 
 DEFAULT_MAX_COPIES = 10000
 MAX_SETTLE_ROUNDS = 1000
+MAX_DETAILED = 20
+TRACED_PLACEMENTS = 200    # placements that keep their attempt's trace (capacity: the last ones)
 HOSTNAME_LABEL = "kubernetes.io/hostname"
 MIRROR_POD_ANNOTATION = "kubernetes.io/config.mirror"
 PDB_VIOLATION = "Cannot evict pod as it would violate the pod's disruption budget."
@@ -77,10 +80,11 @@ class Planner:
     """A private cluster and scheduler built from a scenario; ``traces`` keeps each pod's latest attempt.
 
     The profiles run as configured, PostFilter included, so FitError messages are the loop's own; with
-    ``preemption`` off the victims a preemption picks are noted in ``cluster.would_evict``, not deleted."""
+    ``preemption`` off the victims a preemption picks are noted in ``cluster.would_evict``, not deleted.
+    ``trace_all_filters``: traces hold every Filter plugin's verdict on every visited node (decisions unchanged)."""
 
     def __init__(self, scenario, config_doc=None, registry=None, preemption: bool = True,
-                 include_pending: bool = True):
+                 include_pending: bool = True, trace_all_filters: bool = False):
         self.registry = registry or build_registry()
         doc = config_doc if config_doc is not None else scenario.config
         self.config = load_config(doc, self.registry) if doc is not None else default_config(self.registry)
@@ -94,7 +98,7 @@ class Planner:
         self.traces = {}
         self.attempts = 0
         self.scheduler = Scheduler(self.cluster, self.config, self.registry, clock=self.clock, tie_break="name",
-                                   trace_sink=CallbackSink(self._keep))
+                                   trace_sink=CallbackSink(self._keep), trace_all_filters=trace_all_filters)
 
     def _keep(self, trace) -> None:
         self.traces[trace.pod.key] = trace
@@ -112,14 +116,28 @@ class Planner:
         pod = self.cluster.pods.get(key)
         return (pod.node_name or None) if pod is not None else None
 
-    def why(self, key: str) -> dict:
-        """The pod's latest attempt: kube's message, the rejecting plugins, and the whole trace."""
+    def why(self, key: str, detailed: bool = False) -> dict:
+        """The pod's latest attempt: kube's message and the rejecting plugins; ``detailed`` adds the attempt's
+        CycleTrace and what would fix it (``explain`` on the cluster as it is now)."""
         tr = self.traces.get(key)
         if tr is None:
             return {"message": "never attempted (no profile serves its schedulerName, or it is gated)",
-                    "plugins": [], "trace": None}
-        return {"message": tr.message or tr.error or tr.bind_error or "", "plugins": sorted(tr.failing_plugins()),
-                "trace": tr.to_dict()}
+                    "plugins": []}
+        out = {"message": tr.message or tr.error or tr.bind_error or "", "plugins": sorted(tr.failing_plugins())}
+        if detailed:
+            fwk = self.scheduler.profiles[tr.pod.scheduler_name]
+            self.scheduler.cache.update_snapshot(self.scheduler.snapshot)
+            out["trace"] = tr
+            out["suggestions"] = [sg.to_dict() for sg in explain(fwk, self.scheduler.snapshot, tr.pod, tr)]
+        return out
+
+    def pending(self, limit_detailed: int) -> list:
+        """Every unbound pod with why; the first ``limit_detailed`` in detail (explain is costly)."""
+        out = []
+        for pod in sorted(self.cluster.list_pods(), key=lambda p: p.key):
+            if not pod.node_name:
+                out.append(dict(self.why(pod.key, detailed=len(out) < limit_detailed), pod=pod.key))
+        return out
 
     def profile_for(self, pod: Pod) -> None:
         if pod.scheduler_name not in self.scheduler.profiles:
@@ -168,11 +186,12 @@ def template_from_manifest(doc) -> dict:
 
 
 def capacity(scenario, template: dict, config_doc=None, max_copies: int = DEFAULT_MAX_COPIES,
-             preemption: bool = False, registry=None, progress=None) -> dict:
+             preemption: bool = False, registry=None, progress=None, trace_all_filters: bool = False) -> dict:
     """How many copies of ``template`` fit, placed one by one; ``progress(done, total)`` after each copy."""
     if max_copies < 1:
         raise WhatIfError("max copies: must be at least 1")
-    planner = Planner(scenario, config_doc, registry, preemption=preemption, include_pending=False)
+    planner = Planner(scenario, config_doc, registry, preemption=preemption, include_pending=False,
+                      trace_all_filters=trace_all_filters)
     base = (template.get("metadata") or {}).get("name") or "whatif"
     try:
         first = Pod(pod_copy(template, f"{base}-whatif-1"))
@@ -181,20 +200,24 @@ def capacity(scenario, template: dict, config_doc=None, max_copies: int = DEFAUL
     planner.profile_for(first)
     per_node, placements, stop = {}, [], None
     for i in range(1, max_copies + 1):
-        raw = pod_copy(template, f"{base}-whatif-{i}")
-        planner.cluster.add_pod(raw)
-        key = f'{raw["metadata"]["namespace"]}/{raw["metadata"]["name"]}'
+        pod = first.renamed(f"{base}-whatif-{i}", str(uuid.uuid4()))
+        planner.cluster.add_pod(pod)
+        key = pod.key
         if preemption:
             planner.settle()
         else:
             planner.scheduler.run_until_idle()
         node = planner.node_of(key)
         if node is None:
-            stop = dict(planner.why(key), pod=key)
+            stop = dict(planner.why(key, detailed=True), pod=key)
             if not preemption:
                 stop["would_preempt"] = planner.cluster.would_evict
             break
-        placements.append({"pod": key, "node": node})
+        placements.append({"pod": key, "node": node, "trace": planner.traces.get(key)})
+        if len(placements) > TRACED_PLACEMENTS:
+            old = placements[-TRACED_PLACEMENTS - 1]
+            old.pop("trace", None)
+            planner.traces.pop(old["pod"], None)
         per_node[node] = per_node.get(node, 0) + 1
         if progress:
             progress(i, max_copies)
@@ -273,10 +296,11 @@ def _select_nodes(planner: Planner, names=(), node_filter=None) -> list:
     return nodes
 
 
-def drain(scenario, node_names=(), node_filter=None, config_doc=None, registry=None, progress=None) -> dict:
+def drain(scenario, node_names=(), node_filter=None, config_doc=None, registry=None, progress=None,
+          trace_all_filters: bool = False) -> dict:
     """Cordon and drain nodes (named, or accepted by ``node_filter(node)``, e.g. a label selector); where every
     evicted pod goes, what stays Pending and why, which budgets block."""
-    planner = Planner(scenario, config_doc, registry)
+    planner = Planner(scenario, config_doc, registry, trace_all_filters=trace_all_filters)
     planner.settle()
     nodes = _select_nodes(planner, node_names, node_filter)
     drained = {n.name for n in nodes}
@@ -338,11 +362,12 @@ def drain(scenario, node_names=(), node_filter=None, config_doc=None, registry=N
             entry["node"] = planner.node_of(key)
             if entry["node"] is None:
                 entry.update(why=planner.why(key)["message"])
-    pending = []
-    for pod in sorted(planner.cluster.list_pods(), key=lambda p: p.key):
-        if not pod.node_name:
-            why = planner.why(pod.key)
-            pending.append({"pod": pod.key, "message": why["message"], "plugins": why["plugins"]})
+            elif len([e for e in evicted if e.get("trace")]) < TRACED_PLACEMENTS:
+                entry["trace"] = planner.traces.get(key)
+    pending = planner.pending(MAX_DETAILED)
+    replacements = {e["replacement"] for e in evicted if e["replacement"]}
+    for entry in pending:
+        entry["displaced"] = entry["pod"] in replacements
     blocked = [{"pod": p.key, "node": n, "budgets": b, "message": PDB_VIOLATION} for p, n, b in waiting]
     return {"nodes": sorted(drained), "evicted": evicted, "lost": lost, "skipped": skipped, "blocked": blocked,
             "pending": pending, "utilisation_before": before, "utilisation_after": _utilisation(planner.cluster, kept),
@@ -373,8 +398,8 @@ def node_copies(template: dict, count: int, existing) -> list:
     return out
 
 
-def _run_with_nodes(scenario, template: dict, count: int, config_doc, registry) -> Planner:
-    planner = Planner(scenario, config_doc, registry)
+def _run_with_nodes(scenario, template: dict, count: int, config_doc, registry, trace_all_filters) -> Planner:
+    planner = Planner(scenario, config_doc, registry, trace_all_filters=trace_all_filters)
     for raw in node_copies(template, count, {n.name for n in scenario.nodes}):
         planner.cluster.add_node(raw)
     planner.settle()
@@ -382,7 +407,7 @@ def _run_with_nodes(scenario, template: dict, count: int, config_doc, registry) 
 
 
 def add_nodes(scenario, template: dict, count: int, config_doc=None, targets=None, max_search: int = 1000,
-              registry=None, progress=None) -> dict:
+              registry=None, progress=None, trace_all_filters: bool = False) -> dict:
     """Add ``count`` copies of ``template``; which pending pods fit now, and where. ``targets`` (pod keys,
     default every pending pod) is the set whose smallest sufficient count is searched, up to ``max_search``."""
     if count < 0:
@@ -396,28 +421,26 @@ def add_nodes(scenario, template: dict, count: int, config_doc=None, targets=Non
     unknown = sorted(set(wanted) - set(pending_keys))
     if unknown:
         raise WhatIfError(f"not pending in this cluster: {', '.join(unknown[:5])}")
-    probes = {}
+    fits = {}    # count -> every target bound (each probe a full run; only the answer is kept)
 
-    def probe(n: int) -> Planner:
-        if n not in probes:
-            probes[n] = _run_with_nodes(scenario, template, n, config_doc, registry)
-            if progress:
-                progress(len(probes), None)
-        return probes[n]
+    def run(n: int) -> Planner:
+        planner = _run_with_nodes(scenario, template, n, config_doc, registry, trace_all_filters and n == count)
+        fits[n] = all(planner.node_of(k) for k in wanted)
+        if progress:
+            progress(len(fits), None)
+        return planner
 
     def all_fit(n: int) -> bool:
-        planner = probe(n)
-        return all(planner.node_of(k) for k in wanted)
+        if n not in fits:
+            run(n)
+        return fits[n]
 
-    base, after = probe(0), probe(count)
-    now_fit, still = [], []
-    for key in pending_keys:
-        node = after.node_of(key)
-        if node and not base.node_of(key):
-            now_fit.append({"pod": key, "node": node})
-        elif not node:
-            why = after.why(key)
-            still.append({"pod": key, "message": why["message"], "plugins": why["plugins"]})
+    base = run(0)
+    after = run(count) if count else base
+    now_fit = [{"pod": k, "node": after.node_of(k)} for k in pending_keys if after.node_of(k) and not base.node_of(k)]
+    for entry in now_fit[:TRACED_PLACEMENTS]:
+        entry["trace"] = after.traces.get(entry["pod"])
+    still = after.pending(MAX_DETAILED)
     smallest = None
     if wanted:
         lo, hi = 0, 1
@@ -438,7 +461,7 @@ def add_nodes(scenario, template: dict, count: int, config_doc=None, targets=Non
     added = [n.name for n in after.cluster.list_nodes() if n.name not in {m.name for m in scenario.nodes}]
     return {"count": count, "added": added, "now_fit": now_fit, "still_pending": still,
             "bound_before": sum(1 for k in pending_keys if base.node_of(k)), "targets": len(wanted),
-            "smallest_count": smallest, "max_search": max_search, "probes": sorted(probes)}
+            "smallest_count": smallest, "max_search": max_search, "probes": sorted(fits)}
 
 
 def summary(kind: str, result: dict) -> list:
@@ -447,21 +470,24 @@ def summary(kind: str, result: dict) -> list:
         head = f"{result['fit']} copies fit"
         if result["limited"]:
             return [head + f" (stopped at the limit of {result['max_copies']})"]
-        lines = [head + ", the next one does not:", f"  {result['stop']['pod']}: {result['stop']['message']}"]
+        lines = [head + "; the next one does not:", f"  {result['stop']['pod']}: {result['stop']['message']}"]
         if result["stop"].get("would_preempt"):
             victims = ", ".join(v["pod"] for v in result["stop"]["would_preempt"])
             lines.append(f"  it would fit by preempting {victims} (preemption is off)")
         lines += [f"  {node}: {n}" for node, n in list(result["per_node"].items())[:20]]
         return lines
     if kind == "drain":
-        lines = [f"{len(result['pending'])} pods left Pending after draining {', '.join(result['nodes'])}"
-                 f" ({len(result['evicted'])} evicted, {len(result['lost'])} lost, {len(result['blocked'])} blocked)"]
+        displaced = sum(1 for p in result["pending"] if p["displaced"])
+        lines = [f"{displaced} evicted pods left Pending after draining {', '.join(result['nodes'])}"
+                 f" ({len(result['evicted'])} evicted, {len(result['lost'])} lost, {len(result['blocked'])} blocked;"
+                 f" {len(result['pending']) - displaced} other pods were pending already)"]
         for e in result["evicted"]:
             where = e.get("node") or ("lost (no controller)" if not e["replacement"] else f"Pending: {e.get('why')}")
             lines.append(f"  {e['pod']} from {e['from']} -> {where}")
         lines += [f"  blocked: {b['pod']} by {', '.join(b['budgets'])}: {b['message']}" for b in result["blocked"]]
         return lines
-    lines = [f"{len(result['now_fit'])} pending pods now fit with {result['count']} more nodes"
+    lines = [f"{len(result['now_fit'])} pending pods now fit with {result['count']} more node"
+             f"{'' if result['count'] == 1 else 's'}"
              f" ({len(result['still_pending'])} still pending; smallest count for all {result['targets']}: "
              f"{'none up to ' + str(result['max_search']) if result['smallest_count'] is None else result['smallest_count']})"]
     lines += [f"  {p['pod']} -> {p['node']}" for p in result["now_fit"]]

@@ -3,10 +3,12 @@ from __future__ import annotations
 
 from django.contrib.auth import get_user_model
 from django.db import models
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from ..models import (Cluster, ClusterMembership, ClusterToken, Node, Pod, SchedulerProfile, SchedulingCycle,
-                      SchedulingEvent)
+                      SchedulingEvent, WhatIfRun, WhatIfTrace)
 from ..services import clusters as svc
 from ..services import credentials
 
@@ -319,3 +321,80 @@ class BindingResultSerializer(serializers.Serializer):
     rejections = serializers.DictField(child=serializers.CharField())
     message = serializers.CharField()
     stored = serializers.BooleanField(allow_null=True, help_text="null for a dry run")
+
+
+class WhatIfRunSerializer(ModelSerializer):
+    """A what-if run: the question, its progress and, once done, the answer (traces by number, see ``traces/``)."""
+
+    author = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    version = serializers.SerializerMethodField()
+    compare_version = serializers.SerializerMethodField()
+    percent = serializers.IntegerField(read_only=True)
+
+    class Meta:
+        model = WhatIfRun
+        fields = ["id", "kind", "params", "version", "compare_version", "author", "created", "state", "stage", "done",
+                  "total", "percent", "seconds", "error", "result"]
+
+    def _label(self, v) -> str | None:
+        return f"{v.profile.name}:{v.number}" if v is not None else None
+
+    def get_version(self, obj) -> str | None:
+        return self._label(obj.version)
+
+    def get_compare_version(self, obj) -> str | None:
+        return self._label(obj.compare_version)
+
+
+@extend_schema_field(OpenApiTypes.STR)
+class VersionRefField(serializers.Field):
+    """A saved profile version as ``NAME`` (its active version) or ``NAME:N``."""
+
+    def to_internal_value(self, data):
+        from ..profiles.models import ProfileVersion
+        name, _, number = str(data).partition(":")
+        versions = ProfileVersion.objects.filter(profile__name=name).select_related("profile")
+        if number:
+            found = versions.filter(number=number).first() if number.isdigit() else None
+        else:
+            active = getattr(SchedulerProfile.objects.filter(name=name).first(), "active", None)
+            found = active.version if active is not None else versions.order_by("-number").first()
+        if found is None:
+            raise serializers.ValidationError(f"no saved profile version {data!r} (NAME or NAME:N)")
+        return found
+
+    def to_representation(self, value):
+        return f"{value.profile.name}:{value.number}"
+
+
+class WhatIfQuestionSerializer(serializers.Serializer):
+    """A question: ``kind`` and its fields (capacity: ``manifest`` (object or YAML text) or ``like``
+    (namespace/name), ``max_copies``, ``preemption``, ``compare_version``; drain: ``nodes``, ``selector``; add-nodes:
+    ``manifest`` or ``like`` (a node name), ``count``, ``targets``), validated as the What if page validates them."""
+
+    kind = serializers.ChoiceField(choices=[k for k, _ in WhatIfRun.KINDS])
+    version = VersionRefField(required=False)
+    compare_version = VersionRefField(required=False)
+    manifest = serializers.JSONField(required=False, help_text="a manifest object, or YAML/JSON text")
+    like = serializers.CharField(required=False)
+    max_copies = serializers.IntegerField(required=False)
+    preemption = serializers.BooleanField(required=False)
+    nodes = serializers.ListField(child=serializers.CharField(), required=False)
+    selector = serializers.CharField(required=False, allow_blank=True)
+    count = serializers.IntegerField(required=False)
+    targets = serializers.ListField(child=serializers.CharField(), required=False)
+
+    def validate(self, attrs):
+        from ..services import whatif
+        try:
+            attrs["params"] = whatif.question(self.context["cluster"], attrs["kind"], attrs)
+        except whatif.QuestionError as err:
+            raise serializers.ValidationError(err.errors) from None
+        return attrs
+
+
+class WhatIfTraceSerializer(ModelSerializer):
+    class Meta:
+        model = WhatIfTrace
+        fields = ["number", "pod_namespace", "pod_name", "profile", "result", "node", "message", "num_nodes",
+                  "num_feasible", "failing_plugins", "preemption", "suggestions", "matrix"]

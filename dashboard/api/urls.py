@@ -23,6 +23,7 @@ child.register("cycles", views.CycleViewSet, basename="cycle")
 child.register("events", views.EventViewSet, basename="event")
 child.register("tokens", views.ClusterTokenViewSet, basename="cluster-token")
 child.register("members", views.MembershipViewSet, basename="member")
+child.register("whatif", views.WhatIfViewSet, basename="whatif")
 
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="schema"),

@@ -1,4 +1,4 @@
-"""The REST API: clusters (with control actions and members), nodes, pods, cycles, events, profiles."""
+"""The REST API: clusters (with control actions and members), nodes, pods, cycles, events, profiles, what-if runs."""
 from __future__ import annotations
 
 from django.shortcuts import get_object_or_404
@@ -13,10 +13,10 @@ from scheduler_core.scenario import ScenarioError, load_documents
 
 from ..access import EDITOR, at_least, get_cluster, visible_clusters
 from ..models import (Cluster, ClusterMembership, ClusterToken, Node, Pod, SchedulerProfile, SchedulingCycle,
-                      SchedulingEvent)
+                      SchedulingEvent, WhatIfRun)
 from ..services import binding
 from ..services import clusters as svc
-from ..services import credentials, fullmatrix, memberships
+from ..services import credentials, fullmatrix, memberships, whatif
 from ..services.queries import filter_cycles
 from . import serializers as s
 from .permissions import ClusterRolePermission
@@ -361,3 +361,38 @@ class EventViewSet(ClusterChildMixin, viewsets.ReadOnlyModelViewSet):
         if "pod" in f:
             f["pod_namespace"], _, f["pod_name"] = f.pop("pod").partition("/")
         return qs.filter(**f)
+
+
+class WhatIfViewSet(ClusterChildMixin, mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
+    """What-if questions about the cluster, newest first (dashboard.services.whatif). POST asks one (editors): it
+    answers 202 with the run, whose ``state``, ``percent`` and ``stage`` show the progress until ``result`` is set;
+    ``traces/<number>/`` is a decision trace the result refers to."""
+
+    queryset = WhatIfRun.objects.none()  # for the schema; get_queryset scopes it
+
+    def get_serializer_class(self):
+        return s.WhatIfQuestionSerializer if self.action == "create" else s.WhatIfRunSerializer
+
+    def get_serializer_context(self):
+        return dict(super().get_serializer_context(), cluster=self.cluster())
+
+    def get_queryset(self):
+        qs = WhatIfRun.objects.filter(cluster=self.cluster()).select_related("author", "version__profile",
+                                                                             "compare_version__profile")
+        return qs.defer("result") if self.action == "list" else qs
+
+    @extend_schema(request=s.WhatIfQuestionSerializer, responses={202: s.WhatIfRunSerializer})
+    def create(self, request, *args, **kwargs):
+        ser = self.get_serializer(data=request.data)
+        ser.is_valid(raise_exception=True)
+        d = ser.validated_data
+        run = whatif.create(self.cluster(), d["kind"], d["params"], request.user, d.get("version"),
+                            d.get("compare_version"))
+        whatif.start(run)
+        return Response(s.WhatIfRunSerializer(run).data, status=status.HTTP_202_ACCEPTED)
+
+    @extend_schema(responses={200: s.WhatIfTraceSerializer})
+    @action(detail=True, methods=["get"], url_path=r"traces/(?P<number>[0-9]+)")
+    def decision_trace(self, request, number, *args, **kwargs):
+        trace = get_object_or_404(self.get_object().traces, number=number)
+        return Response(s.WhatIfTraceSerializer(trace).data)

@@ -11,10 +11,10 @@ import time
 
 from django.db.models import Max
 
-from scheduler_core.scenario import ARRAYS, scenario_from_data
 from scheduler_core.simulate import Simulation
 
-from ..models import ClusterState, Node, Pod, SchedulingCycle
+from ..models import SchedulingCycle
+from ..services import state
 from .models import DryRun
 
 PROGRESS_EVERY = 25
@@ -22,26 +22,12 @@ PROGRESS_EVERY = 25
 
 def cluster_scenario(run: DryRun):
     """The cluster's nodes, bound pods and objects, with the pods to try as pending."""
-    cluster = run.cluster
-    state = ClusterState.objects.filter(cluster=cluster).first()
-    data = {k: v for k, v in (state.resources if state else {}).items() if k in ARRAYS[3:]}
-    data["nodes"] = [n.raw for n in Node.objects.filter(cluster=cluster).order_by("id")]
-    replay = set()
+    replay = frozenset()
     if run.source == DryRun.WINDOW:
-        last = SchedulingCycle.objects.filter(cluster=cluster).aggregate(m=Max("seq"))["m"] or 0
-        replay = set(SchedulingCycle.objects.filter(cluster=cluster, seq__gt=last - run.window, result="scheduled")
-                     .values_list("pod_uid", flat=True))
-    bound, pending = [], []
-    for row in Pod.objects.filter(cluster=cluster).order_by("created", "id"):
-        raw = row.raw
-        if row.node_name and row.uid not in replay:
-            spec = dict(raw.get("spec") or {}, nodeName=row.node_name)
-            bound.append(dict(raw, spec=spec))
-        elif row.queue != Pod.GATED:
-            spec = {k: v for k, v in (raw.get("spec") or {}).items() if k != "nodeName"}
-            pending.append(dict(raw, spec=spec))
-    data["pods"], data["pending"] = bound, pending
-    return scenario_from_data(data, label=f"cluster {cluster.name}")
+        last = SchedulingCycle.objects.filter(cluster=run.cluster).aggregate(m=Max("seq"))["m"] or 0
+        replay = frozenset(SchedulingCycle.objects.filter(cluster=run.cluster, seq__gt=last - run.window,
+                                                          result="scheduled").values_list("pod_uid", flat=True))
+    return state.cluster_scenario(run.cluster, unbind=replay, gated=False)
 
 
 def _run(scenario, doc, progress):

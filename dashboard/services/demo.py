@@ -47,7 +47,7 @@ def demo_scenario(seed: int = 7) -> dict:
     general = [n["metadata"]["name"] for n in nodes if n["metadata"]["name"].startswith("general-")]
     for i in range(60):
         pod = pod_manifest(f"base-{i:03d}", "prod", "base", rng.choice(("500m", "1", "2")),
-                           rng.choice(("1Gi", "2Gi", "4Gi")), {})
+                           rng.choice(("1Gi", "2Gi", "4Gi")), {}, owner="base-6f8b4")
         pod["spec"]["nodeName"] = general[i % len(general)]
         pod["status"] = {"phase": "Running"}
         bound.append(pod)
@@ -60,9 +60,10 @@ def demo_scenario(seed: int = 7) -> dict:
     ]
     for i in range(40):
         pending.append(pod_manifest(f"web-{i:03d}", "shop", "web", rng.choice(("250m", "500m")),
-                                    rng.choice(("256Mi", "512Mi")), {}))
+                                    rng.choice(("256Mi", "512Mi")), {}, owner="web-5d7c6"))
     for i in range(4):
-        pending.append(pod_manifest(f"ingress-{i}", "edge", "ingress", "250m", "256Mi", {"host_port": 443}))
+        pending.append(pod_manifest(f"ingress-{i}", "edge", "ingress", "250m", "256Mi", {"host_port": 443},
+                                    owner="ingress-84c2f"))
     return {"name": "demo", "nodes": nodes, "pods": bound, "pending": pending}
 
 

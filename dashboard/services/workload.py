@@ -21,8 +21,9 @@ SHAPES = (
 )
 
 
-def pod_manifest(name: str, namespace: str, app: str, cpu: str, memory: str, extra: dict, priority: int = 0) -> dict:
-    """A v1.Pod for one workload shape."""
+def pod_manifest(name: str, namespace: str, app: str, cpu: str, memory: str, extra: dict, priority: int = 0,
+                 owner: str = "") -> dict:
+    """A v1.Pod for one workload shape; ``owner``: the ReplicaSet that controls it (none: a bare pod)."""
     container = {"name": app, "image": f"registry.example/{app}:1.0",
                  "resources": {"requests": {"cpu": cpu, "memory": memory}}}
     if extra.get("gpu"):
@@ -39,10 +40,11 @@ def pod_manifest(name: str, namespace: str, app: str, cpu: str, memory: str, ext
         spec["topologySpreadConstraints"] = [{
             "maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone", "whenUnsatisfiable": "DoNotSchedule",
             "labelSelector": {"matchLabels": {"app": app}}}]
-    return {"apiVersion": "v1", "kind": "Pod",
-            "metadata": {"name": name, "namespace": namespace, "uid": f"{namespace}-{name}",
-                         "labels": {"app": app}},
-            "spec": spec}
+    meta = {"name": name, "namespace": namespace, "uid": f"{namespace}-{name}", "labels": {"app": app}}
+    if owner:
+        meta["ownerReferences"] = [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": owner,
+                                    "uid": f"{namespace}-{owner}", "controller": True}]
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}
 
 
 class WorkloadGenerator:
@@ -64,7 +66,8 @@ class WorkloadGenerator:
         _w, app, cpus, mems, extra = self.rng.choices(SHAPES, weights=self._weights)[0]
         name = f"{app}-{uuid.uuid4().hex[:10]}"
         priority = 100 if app in ("api", "ingress") else 0
-        return pod_manifest(name, self.namespace, app, self.rng.choice(cpus), self.rng.choice(mems), extra, priority)
+        return pod_manifest(name, self.namespace, app, self.rng.choice(cpus), self.rng.choice(mems), extra, priority,
+                            owner=f"{app}-7c9d5")
 
     def tick(self, now: float, engine):
         """(new pod manifests, namespace/name keys of pods to delete) for this moment."""

@@ -1,6 +1,8 @@
 """Pod: parsed once from v1.Pod JSON, with requests computed by kube's rules."""
 from __future__ import annotations
 
+import copy
+
 from .errors import ParseError, expect, object_meta
 from .node import parse_resource_list
 from .selectors import LabelSelector, NodeSelector, PreferredTerm
@@ -275,6 +277,13 @@ class Pod:
     @property
     def has_required_anti_affinity(self) -> bool:
         return bool(self.anti_affinity_required)
+
+    def renamed(self, name: str, uid: str) -> "Pod":
+        """A copy with another name and uid, its parsed fields shared (they are never changed in place)."""
+        new = copy.copy(self)
+        new.raw = dict(self.raw, metadata=dict(self.raw.get("metadata") or {}, name=name, uid=uid))
+        new.name, new.uid, new.key = name, uid, f"{self.namespace}/{name}"
+        return new
 
     def bound_to(self, node_name: str) -> "Pod":
         """A copy assumed onto a node (spec.nodeName set, phase Running), as the cache's assume does."""

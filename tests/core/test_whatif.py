@@ -49,7 +49,8 @@ def test_capacity_counts_copies_until_the_first_that_does_not_fit():
                                          "available: 3 No preemption victims found for incoming pod.")
     assert result["stop"]["would_preempt"] == []
     assert result["stop"]["plugins"] == ["NodeResourcesFit"]
-    assert result["stop"]["trace"]["result"] == "unschedulable"
+    assert result["stop"]["trace"].result == "unschedulable"
+    assert result["stop"]["suggestions"][0]["kind"]
 
 
 def test_capacity_equals_what_the_loop_does_when_the_copies_exist():
@@ -177,8 +178,11 @@ def test_the_command_prints_the_answer_first(tmp_path, capsys):
     pod = tmp_path / "pod.json"
     pod.write_text(json.dumps(pod_raw("c", cpu="1")))
     assert main(["whatif", "capacity", str(scen), str(pod)]) == 0
-    assert capsys.readouterr().out.startswith("3 copies fit, the next one does not:\n")
+    assert capsys.readouterr().out.startswith("3 copies fit; the next one does not:\n")
     assert main(["whatif", "drain", str(scen), "n0"]) == 0
-    assert capsys.readouterr().out.startswith("0 pods left Pending after draining n0 (1 evicted, 0 lost, 0 blocked)")
+    assert capsys.readouterr().out.startswith("0 evicted pods left Pending after draining n0 (1 evicted, 0 lost, "
+                                              "0 blocked; 0 other pods were pending already)")
+    assert main(["whatif", "capacity", str(scen), str(pod), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["stop"]["trace"]["result"] == "unschedulable"
     assert main(["whatif", "drain", str(scen), "n9"]) == 2
     assert 'node "n9" not found' in capsys.readouterr().err

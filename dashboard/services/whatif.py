@@ -1,0 +1,294 @@
+"""What-if runs: a question about a cluster (how many more copies of a pod fit, what a drain does, which pending
+pods fit with more nodes), validated here for every path that asks it (the page's forms, the REST API, the
+``whatif`` command), then answered by ``scheduler_core.whatif`` on a copy of the cluster's stored state, never
+touching the live cluster: a Celery task in the full stack, a thread of the web process in embedded mode.
+
+The run's row shows its progress while it works (written at most every half second) and, at the end, the
+answer; the decision traces the answer refers to (failures, and the placements it lists) are stored as
+``WhatIfTrace`` rows in the pod page's format, so the same components render them.
+"""
+from __future__ import annotations
+
+import time
+
+from django.conf import settings
+from django.db import connection
+
+from scheduler_core import whatif as core
+from scheduler_core.objects import Node as CoreNode
+from scheduler_core.objects import ParseError
+from scheduler_core.objects import Pod as CorePod
+from scheduler_core.scenario import ScenarioError, load_documents
+
+from ..k8sapi.errors import ApiError
+from ..k8sapi.selectors import LabelSelector
+from ..models import Node, Pod, WhatIfRun, WhatIfTrace
+from . import state
+from .tracecodec import trace_fields
+
+PROGRESS_SECONDS = 0.5
+TRACE_FIELDS = ("result", "node", "message", "num_nodes", "num_feasible", "failing_plugins", "matrix", "preemption")
+
+
+class QuestionError(ValueError):
+    """A question that cannot be asked; ``errors`` maps each field to its messages."""
+
+    def __init__(self, errors: dict):
+        super().__init__("; ".join(f"{k}: {' '.join(v)}" for k, v in errors.items()))
+        self.errors = errors
+
+
+def limits() -> dict:
+    return {"max_copies": settings.SCHEDSCOPE["WHATIF_MAX_COPIES"],
+            "max_nodes_added": settings.SCHEDSCOPE["WHATIF_MAX_NODES_ADDED"]}
+
+
+def _manifest(value, field: str) -> dict:
+    """One object from a dict or from YAML/JSON text."""
+    if isinstance(value, str):
+        try:
+            docs = load_documents(value, field)
+        except ScenarioError as err:
+            raise QuestionError({field: [str(err)]}) from None
+        if len(docs) != 1 or not isinstance(docs[0], dict):
+            raise QuestionError({field: ["expected one object"]})
+        return docs[0]
+    if not isinstance(value, dict):
+        raise QuestionError({field: ["expected an object, or YAML/JSON text of one"]})
+    return value
+
+
+def _int(data: dict, field: str, default: int, low: int, high: int) -> int:
+    value = data.get(field)
+    if value in (None, ""):
+        return default
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        raise QuestionError({field: ["a whole number is required"]}) from None
+    if not low <= number <= high:
+        raise QuestionError({field: [f"must be between {low} and {high}"]})
+    return number
+
+
+def _pod_template(cluster, data: dict) -> dict:
+    """capacity: the pasted manifest, or the manifest of a pod of this cluster (``like``: namespace/name)."""
+    if data.get("like"):
+        ns, _, name = str(data["like"]).partition("/")
+        raw = Pod.objects.filter(cluster=cluster, namespace=ns, name=name).values_list("raw", flat=True).first()
+        if raw is None:
+            raise QuestionError({"like": [f"no pod {data['like']} in cluster {cluster.name}"]})
+        return raw
+    if not data.get("manifest"):
+        raise QuestionError({"manifest": ["give a Pod or workload manifest, or a pod of the cluster to copy"]})
+    try:
+        template = core.template_from_manifest(_manifest(data["manifest"], "manifest"))
+        CorePod(core.pod_copy(template, "probe"))
+    except core.WhatIfError as err:
+        raise QuestionError({"manifest": [str(err).removeprefix("pod: ")]}) from None
+    except ParseError as err:
+        raise QuestionError({"manifest": [str(err)]}) from None
+    return template
+
+
+def _node_template(cluster, data: dict) -> dict:
+    """add-nodes: the pasted Node manifest, or a copy of a node of this cluster (``like``: its name)."""
+    if data.get("like"):
+        raw = Node.objects.filter(cluster=cluster, name=data["like"]).values_list("raw", flat=True).first()
+        if raw is None:
+            raise QuestionError({"like": [f"no node {data['like']} in cluster {cluster.name}"]})
+        return raw
+    if not data.get("manifest"):
+        raise QuestionError({"manifest": ["give a Node manifest, or a node of the cluster to copy"]})
+    raw = _manifest(data["manifest"], "manifest")
+    if (raw.get("kind") or "Node") != "Node":
+        raise QuestionError({"manifest": [f"kind {raw.get('kind')}: expected a Node"]})
+    try:
+        CoreNode(core.node_copies(raw, 1, set())[0])
+    except ParseError as err:
+        raise QuestionError({"manifest": [str(err)]}) from None
+    return raw
+
+
+def _selector(text: str) -> str:
+    try:
+        LabelSelector(text)
+    except ApiError as err:
+        raise QuestionError({"selector": [err.message]}) from None
+    return text
+
+
+def question(cluster, kind: str, data: dict) -> dict:
+    """The run's ``params`` for a question asked with ``data`` (form or JSON fields), or QuestionError."""
+    lim = limits()
+    if kind == WhatIfRun.CAPACITY:
+        return {"template": _pod_template(cluster, data),
+                "max_copies": _int(data, "max_copies", lim["max_copies"], 1, lim["max_copies"]),
+                "preemption": str(data.get("preemption", "")).lower() in ("1", "true", "on", "yes")}
+    if kind == WhatIfRun.DRAIN:
+        names = data.get("nodes") or []
+        names = [n for n in (names.replace(",", " ").split() if isinstance(names, str) else names) if n]
+        selector = _selector(data["selector"]) if data.get("selector") else ""
+        if not names and not selector:
+            raise QuestionError({"nodes": ["name the nodes to drain, or give a label selector"]})
+        known = set(Node.objects.filter(cluster=cluster, name__in=names).values_list("name", flat=True))
+        missing = [n for n in names if n not in known]
+        if missing:
+            raise QuestionError({"nodes": [f"no node {', '.join(missing[:5])} in cluster {cluster.name}"]})
+        return {"nodes": names, "selector": selector}
+    if kind == WhatIfRun.ADD_NODES:
+        targets = data.get("targets") or []
+        targets = [t for t in (targets.replace(",", " ").split() if isinstance(targets, str) else targets) if t]
+        return {"template": _node_template(cluster, data),
+                "count": _int(data, "count", 1, 0, lim["max_nodes_added"]), "targets": targets or None}
+    raise QuestionError({"kind": [f"unknown question {kind!r}: capacity, drain or add-nodes"]})
+
+
+def create(cluster, kind: str, params: dict, user=None, version=None, compare_version=None) -> WhatIfRun:
+    run = WhatIfRun.objects.create(cluster=cluster, kind=kind, params=params, author=user, version=version,
+                                   compare_version=compare_version)
+    return run
+
+
+def start(run: WhatIfRun) -> None:
+    """A Celery task in the full stack; a thread of this process in embedded mode (no broker there)."""
+    if settings.SCHEDULER_MODE == "celery":
+        from ..tasks import whatif_run
+        whatif_run.delay(run.pk)
+        return
+    import threading
+
+    def target():
+        try:
+            execute(run.pk)
+        finally:
+            connection.close()
+    threading.Thread(target=target, name=f"whatif-{run.pk}", daemon=True).start()
+
+
+class _Progress:
+    """Writes a run's progress to its row, at most every PROGRESS_SECONDS (and the last step)."""
+
+    def __init__(self, run_id: int, label: str):
+        self.run_id, self.label, self.last = run_id, label, 0.0
+
+    def __call__(self, done: int, total: int | None) -> None:
+        now = time.monotonic()
+        if now - self.last < PROGRESS_SECONDS and done != total:
+            return
+        self.last = now
+        stage = f"{self.label} {done}" + (f" of {total}" if total else "")
+        WhatIfRun.objects.filter(pk=self.run_id).update(done=done, total=total or 0, stage=stage)
+
+
+def _profile_document(run: WhatIfRun, version) -> tuple[dict | None, str]:
+    """(document, label) of the version asked with, or of the cluster's active profile."""
+    if version is not None:
+        return version.document or None, f"{version.profile.name} v{version.number}"
+    profile = run.cluster.profile
+    if profile is None:
+        return None, "kube's default profile"
+    return profile.document or None, f"{profile.name} (active)"
+
+
+class _TraceStore:
+    """Turns the CycleTraces in a core result into WhatIfTrace rows; the result keeps their numbers."""
+
+    def __init__(self, run: WhatIfRun):
+        self.run, self.rows = run, []
+
+    def take(self, entry: dict) -> None:
+        tr = entry.pop("trace", None)
+        suggestions = entry.get("suggestions")
+        if tr is None:
+            return
+        fields = trace_fields(tr)
+        self.rows.append(WhatIfTrace(run=self.run, number=len(self.rows) + 1, pod_namespace=fields["pod_namespace"],
+                                     pod_name=fields["pod_name"], profile=fields["profile"],
+                                     suggestions=suggestions or [], **{k: fields[k] for k in TRACE_FIELDS}))
+        entry["trace"] = len(self.rows)
+
+    def save(self) -> None:
+        WhatIfTrace.objects.bulk_create(self.rows, batch_size=100)
+
+
+def _answer(run: WhatIfRun, scenario, doc, progress) -> dict:
+    """The core's answer; clusters small enough for the live loop's trace mode get every plugin's verdict too."""
+    p = run.params
+    full = {"trace_all_filters": len(scenario.nodes) <= settings.SCHEDSCOPE["TRACE_ALL_FILTERS_MAX_NODES"]}
+    if run.kind == WhatIfRun.CAPACITY:
+        return core.capacity(scenario, p["template"], doc, max_copies=p["max_copies"], preemption=p["preemption"],
+                             progress=progress, **full)
+    if run.kind == WhatIfRun.DRAIN:
+        labels_match = LabelSelector(p["selector"]).matches if p.get("selector") else None
+        accept = (lambda node: labels_match(node.labels)) if labels_match else None
+        return core.drain(scenario, p["nodes"], accept, doc, progress=progress, **full)
+    return core.add_nodes(scenario, p["template"], p["count"], doc, targets=p.get("targets"),
+                          max_search=settings.SCHEDSCOPE["WHATIF_MAX_NODES_ADDED"], progress=progress, **full)
+
+
+def _store(run: WhatIfRun, kind: str, result: dict, traces: _TraceStore) -> dict:
+    if kind == WhatIfRun.CAPACITY:
+        for entry in result["placements"]:
+            traces.take(entry)
+        if result["stop"]:
+            traces.take(result["stop"])
+    elif kind == WhatIfRun.DRAIN:
+        for entry in result["evicted"] + result["pending"]:
+            traces.take(entry)
+    else:
+        for entry in result["now_fit"] + result["still_pending"]:
+            traces.take(entry)
+    return result
+
+
+def execute(run_id: int) -> None:
+    """Answer a WhatIfRun: progress as it goes, the answer or the error at the end; the worker goes on."""
+    run = WhatIfRun.objects.select_related("cluster__profile", "version__profile",
+                                           "compare_version__profile").get(pk=run_id)
+    started = time.monotonic()
+    WhatIfRun.objects.filter(pk=run_id).update(state=WhatIfRun.RUNNING, stage="reading the cluster's state")
+    labels = {WhatIfRun.CAPACITY: "copy", WhatIfRun.DRAIN: "eviction", WhatIfRun.ADD_NODES: "probe run"}
+    try:
+        scenario = state.cluster_scenario(run.cluster)
+        traces = _TraceStore(run)
+        doc, label = _profile_document(run, run.version)
+        result = _store(run, run.kind, _answer(run, scenario, doc, _Progress(run_id, labels[run.kind])), traces)
+        result.update(profile=label, cluster_nodes=len(scenario.nodes), cluster_bound=len(scenario.bound_pods),
+                      cluster_pending=len(scenario.pending_pods))
+        if run.kind == WhatIfRun.CAPACITY and run.compare_version is not None:
+            doc_b, label_b = _profile_document(run, run.compare_version)
+            other = _store(run, run.kind, _answer(run, scenario, doc_b, _Progress(run_id, "copy (second profile)")),
+                           traces)
+            result["compare"] = dict(other, profile=label_b)
+        result["headline"] = core.summary(run.kind, result)[0]
+        traces.save()
+    except (core.WhatIfError, ScenarioError, ValueError) as err:
+        WhatIfRun.objects.filter(pk=run_id).update(state=WhatIfRun.FAILED, error=str(err), stage="",
+                                                   seconds=round(time.monotonic() - started, 3))
+        return
+    except Exception as err:  # shown to the user; the worker goes on
+        WhatIfRun.objects.filter(pk=run_id).update(state=WhatIfRun.FAILED, error=f"{type(err).__name__}: {err}",
+                                                   stage="", seconds=round(time.monotonic() - started, 3))
+        return
+    WhatIfRun.objects.filter(pk=run_id).update(state=WhatIfRun.DONE, result=result, stage="",
+                                               seconds=round(time.monotonic() - started, 3))
+
+
+def result_context(run: WhatIfRun) -> dict:
+    """What the run's page shows beyond the stored answer: capacity's sides (the version asked with, then the one
+    compared), its placements that kept a trace, and for a drain the remaining nodes whose load changed."""
+    r = run.result or {}
+    ctx = {"r": r}
+    if run.kind == WhatIfRun.CAPACITY and r:
+        sides = [r] + ([r["compare"]] if r.get("compare") else [])
+        for side in sides:
+            side["traced"] = [p for p in side["placements"] if p.get("trace")]
+        ctx["sides"] = sides
+    elif run.kind == WhatIfRun.DRAIN and r:
+        before, after = r["utilisation_before"], r["utilisation_after"]
+        ctx["utilisation"] = [{"node": n, "before": before[n], "after": after[n]} for n in sorted(after)
+                              if after[n] != before.get(n)]
+        ctx["displaced"] = [p for p in r["pending"] if p["displaced"]]
+        ctx["already_pending"] = [p for p in r["pending"] if not p["displaced"]]
+    return ctx

@@ -1,0 +1,211 @@
+"""What-if runs: the page, the API and the command ask the same validated question; the answer is the live
+loop's own (a capacity count equals what the loop does once that many copies exist); runs go through a real
+Celery worker; a restricted cluster's runs stay hidden; the three forms work in a browser."""
+from __future__ import annotations
+
+import json
+import shutil
+from io import StringIO
+
+import pytest
+import yaml
+from django.core.management import call_command
+from django.core.management.base import CommandError
+
+from dashboard.models import Cluster, Pod, SchedulingCycle, WhatIfRun
+from dashboard.services import whatif
+from dashboard.services.runner import Runner
+
+from .conftest import api_client, load_cluster, make_user, page_client, small_scenario, wait_for
+from .test_browser import ARGS, CHROMIUM, _shot, server  # noqa: F401  (server is a fixture)
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+WEB = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web", "namespace": "default"},
+       "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "1", "memory": "256Mi"}}}]}}
+
+
+@pytest.fixture
+def small(api):
+    """The small scenario, its pending pods tried once by the loop."""
+    return load_cluster(api, small_scenario(pending_web=4), steps=7)
+
+
+def ask(cluster, kind: str, **data) -> WhatIfRun:
+    """A run asked and answered in this process (the task's body)."""
+    run = whatif.create(cluster, kind, whatif.question(cluster, kind, data))
+    whatif.execute(run.pk)
+    run.refresh_from_db()
+    assert run.state == WhatIfRun.DONE, run.error
+    return run
+
+
+def _copies_in_the_loop(api, cluster, template: dict, n: int) -> tuple[list, str]:
+    """``n`` copies of ``template`` created through the REST API and scheduled by the live loop: the nodes of
+    those that were bound, and the last one's latest FitError."""
+    for i in range(1, n + 1):
+        body = dict(template, metadata=dict(template["metadata"], name=f"copy-{i}"))
+        assert api.post(f"/api/clusters/{cluster.name}/pods/", {"manifest": body}, format="json").status_code == 201
+    assert Runner(cluster.id, steps=3 * n).run()
+    copies = {p.name: p.node_name for p in Pod.objects.filter(cluster=cluster, name__startswith="copy-")}
+    last = SchedulingCycle.objects.filter(cluster=cluster, pod_name=f"copy-{n}").order_by("-seq").first()
+    assert not copies[f"copy-{n}"]
+    return sorted(node for node in copies.values() if node), last.message
+
+
+def test_capacity_equals_what_the_loop_does_when_the_copies_exist(small, api):
+    run = ask(small, "capacity", manifest=yaml.safe_dump(WEB))
+    r = run.result
+    fit = r["fit"]
+    assert fit == 16 and not r["limited"]   # 5 nodes x 4 cpu, 2 cpu taken by the web pods; the gpu node is tainted
+    assert r["headline"] == "16 copies fit; the next one does not:"
+    assert r["stop"]["message"].startswith("0/6 nodes are available: 1 node(s) had untolerated taint {gpu: true}, "
+                                           "5 Insufficient cpu.")
+    stop = run.traces.get(number=r["stop"]["trace"])
+    assert (stop.pod_key, stop.result, stop.message) == (r["stop"]["pod"], "unschedulable", r["stop"]["message"])
+    assert stop.suggestions and stop.matrix["filter_plugins"]
+    assert _copies_in_the_loop(api, small, WEB, fit + 1) == (sorted(p["node"] for p in r["placements"]),
+                                                              r["stop"]["message"])
+
+
+def test_capacity_on_the_demo_equals_the_loop(api):
+    from dashboard.services.demo import demo_scenario
+    demo = load_cluster(api, demo_scenario(), steps=80)
+    template = dict(WEB, metadata={"name": "batch", "namespace": "shop"}, spec={"containers": [
+        {"name": "c", "resources": {"requests": {"cpu": "3", "memory": "6Gi"}}}]})
+    r = ask(demo, "capacity", manifest=template).result
+    assert 10 < r["fit"] < 100 and not r["limited"]
+    assert _copies_in_the_loop(api, demo, template, r["fit"] + 1) == (sorted(p["node"] for p in r["placements"]),
+                                                                       r["stop"]["message"])
+
+
+def test_drain_and_add_nodes_answer_and_their_pages_render(small, client):
+    drain = ask(small, "drain", nodes="n-0 n-1")
+    assert drain.result["nodes"] == ["n-0", "n-1"]
+    assert {e["pod"] for e in drain.result["evicted"]} == {
+        p.key for p in Pod.objects.filter(cluster=small, node_name__in=["n-0", "n-1"])}
+    page = client.get(f"/clusters/{small.name}/whatif/{drain.pk}/").content.decode()
+    assert "Where each evicted pod went" in page and "lost (no controller)" in page
+
+    add = ask(small, "add-nodes", like="n-0", count=2, targets="default/also-big")
+    assert add.result["added"] == ["n-0-whatif-1", "n-0-whatif-2"]
+    assert add.result["smallest_count"] is None  # 32 cpu never fits a 4-cpu node
+    assert {p["pod"] for p in add.result["still_pending"]} == {"default/too-big", "default/also-big",
+                                                                "default/wants-ssd"}
+    traced = [p for p in add.result["still_pending"] if p.get("trace")][0]
+    trace_page = client.get(f"/clusters/{small.name}/whatif/{add.pk}/traces/{traced['trace']}/")
+    assert trace_page.status_code == 200
+    assert b'id="filter-matrix"' in trace_page.content and b"What would fix it" in trace_page.content
+
+
+@pytest.mark.parametrize("data, field, message", [
+    ({"kind": "capacity", "manifest": "kind: Pod\nspec: {containers: [{name: c, resources: {requests: {cpu: x}}}]}"},
+     "manifest", "spec.containers[0].resources.requests.cpu"),
+    ({"kind": "capacity"}, "manifest", "give a Pod or workload manifest"),
+    ({"kind": "capacity", "like": "default/nope"}, "like", "no pod default/nope in cluster small"),
+    ({"kind": "capacity", "manifest": WEB, "max_copies": 10 ** 9}, "max_copies", "must be between 1 and 10000"),
+    ({"kind": "drain", "nodes": ["n-0", "ghost"]}, "nodes", "no node ghost in cluster small"),
+    ({"kind": "drain", "selector": "a=b=c"}, "selector", "found '=', expected: ',' or 'end of string'"),
+    ({"kind": "add-nodes", "manifest": {"kind": "Pod"}}, "manifest", "kind Pod: expected a Node"),
+    ({"kind": "add-nodes", "like": "n-0", "count": -1}, "count", "must be between 0 and 1000"),
+])
+def test_a_bad_question_gets_the_same_field_error_from_the_api_and_the_page(small, client, api, data, field, message):
+    r = api.post(f"/api/clusters/{small.name}/whatif/", data, format="json")
+    assert r.status_code == 400 and message in " ".join(r.json()[field]), r.content
+    form = {k: (json.dumps(v) if isinstance(v, dict) else " ".join(v) if isinstance(v, list) else v)
+            for k, v in data.items()}
+    page = client.post(f"/clusters/{small.name}/whatif/", form).content.decode()
+    assert message in page.replace("&quot;", '"').replace("&#x27;", "'")
+    assert not WhatIfRun.objects.exists()
+
+
+def test_viewers_read_editors_ask_and_a_restricted_cluster_stays_hidden(small):
+    run = ask(small, "drain", nodes="n-0")
+    viewer, editor, outsider = make_user("vi", "viewer"), make_user("ed", "editor"), make_user("out", "editor")
+    assert api_client(viewer).post(f"/api/clusters/{small.name}/whatif/", {"kind": "drain", "nodes": ["n-0"]},
+                                   format="json").status_code == 403
+    assert page_client(viewer).post(f"/clusters/{small.name}/whatif/", {"kind": "drain", "nodes": "n-0"}
+                                    ).status_code == 403
+    assert api_client(viewer).get(f"/api/clusters/{small.name}/whatif/{run.pk}/").json()["state"] == "done"
+    assert page_client(editor).get(f"/clusters/{small.name}/whatif/").status_code == 200
+    Cluster.objects.filter(pk=small.pk).update(restricted=True)
+    for url in (f"/clusters/{small.name}/whatif/", f"/clusters/{small.name}/whatif/{run.pk}/",
+                f"/clusters/{small.name}/whatif/{run.pk}/status/", f"/clusters/{small.name}/whatif/{run.pk}/traces/1/"):
+        assert page_client(outsider).get(url).status_code == 404, url
+    for url in (f"/api/clusters/{small.name}/whatif/", f"/api/clusters/{small.name}/whatif/{run.pk}/"):
+        assert api_client(outsider).get(url).status_code == 404, url
+
+
+def test_a_question_asked_through_the_api_runs_in_a_celery_worker(small, api, worker_factory):
+    worker_factory()
+    r = api.post(f"/api/clusters/{small.name}/whatif/", {"kind": "capacity", "manifest": WEB, "max_copies": 5},
+                 format="json")
+    assert r.status_code == 202 and r.json()["state"] == "queued"
+    url = f"/api/clusters/{small.name}/whatif/{r.json()['id']}/"
+    done = wait_for(lambda: (lambda j: j if j["state"] in ("done", "failed") else None)(api.get(url).json()), 60,
+                    0.2, "the what-if task")
+    assert done["state"] == "done" and done["result"]["fit"] == 5 and done["result"]["limited"]
+    trace = api.get(url + "traces/1/").json()
+    assert trace["result"] == "scheduled" and trace["pod_name"] == "web-whatif-1"
+
+
+def test_the_command_prints_the_answer_first(small, tmp_path):
+    pod = tmp_path / "pod.yaml"
+    pod.write_text(yaml.safe_dump(WEB))
+    out = StringIO()
+    call_command("whatif", "capacity", "--cluster", small.name, str(pod), stdout=out)
+    assert out.getvalue().startswith("16 copies fit; the next one does not:\n")
+    out = StringIO()
+    call_command("whatif", "drain", "--cluster", small.name, "n-0", "--json", stdout=out)
+    assert json.loads(out.getvalue())["nodes"] == ["n-0"]
+    with pytest.raises(CommandError, match="no node ghost in cluster small"):
+        call_command("whatif", "drain", "--cluster", small.name, "ghost")
+    with pytest.raises(CommandError, match="no profile named 'nope'"):
+        call_command("whatif", "drain", "--cluster", small.name, "n-0", "--profile", "nope")
+
+
+@pytest.mark.skipif(not shutil.which(CHROMIUM), reason=f"{CHROMIUM} is not installed")
+def test_the_three_questions_in_a_browser(server, tmp_path):  # noqa: F811
+    """`make run`'s demo: each form asked by an admin in Chromium, the answer page, a decision trace."""
+    from playwright.sync_api import expect, sync_playwright
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
+        page = server.context(browser).new_page()
+        page.set_viewport_size({"width": 1280, "height": 900})
+        page.goto(server + "/clusters/demo/whatif/")
+        page.fill("textarea[name=manifest]", yaml.safe_dump(
+            {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "api", "namespace": "shop"},
+             "spec": {"template": {"metadata": {"labels": {"app": "api"}}, "spec": {"containers": [
+                 {"name": "c", "resources": {"requests": {"cpu": "2", "memory": "4Gi"}}}]}}}}))
+        _shot(page, tmp_path, "whatif")
+        page.click("#whatif-ask")
+        expect(page.locator("#whatif-answer")).to_contain_text("copies fit; the next one does not", timeout=60000)
+        expect(page.locator("#capacity-1")).to_contain_text("Insufficient cpu")
+        _shot(page, tmp_path, "whatif-capacity")
+        page.locator("#capacity-1 a", has_text="decision trace").click()
+        expect(page.locator("#filter-matrix")).to_contain_text("NodeResourcesFit")
+        expect(page.locator("#suggestions")).to_be_visible()
+        _shot(page, tmp_path, "whatif-trace")
+
+        page.goto(server + "/clusters/demo/whatif/?q=drain")
+        page.fill("input[name=nodes]", "general-01 general-02")
+        page.click("#whatif-ask")
+        expect(page.locator("#drain-evicted")).to_contain_text("general-01", timeout=60000)
+        expect(page.locator("#drain-evicted")).to_contain_text("prod/base-6f8b4-whatif-2")
+        expect(page.locator("#drain-utilisation")).to_be_visible()
+        _shot(page, tmp_path, "whatif-drain")
+
+        page.goto(server + "/clusters/demo/whatif/?q=add-nodes")
+        page.fill("textarea[name=manifest]", yaml.safe_dump(
+            {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "big", "labels": {
+                "kubernetes.io/hostname": "big", "topology.kubernetes.io/zone": "zone-a"}},
+             "status": {"allocatable": {"cpu": "64", "memory": "256Gi", "pods": "110"}}}))
+        page.fill("input[name=count]", "2")
+        page.fill("input[name=targets]", "data/analytics-huge")
+        page.click("#whatif-ask")
+        expect(page.locator("#add-smallest")).to_have_text("1", timeout=60000)
+        expect(page.locator("#add-fit")).to_contain_text("data/analytics-huge")
+        _shot(page, tmp_path, "whatif-add-nodes")
+        page.goto(server + "/clusters/demo/whatif/")
+        expect(page.locator("#whatif-runs tbody tr")).to_have_count(3)
+        browser.close()
