@@ -24,8 +24,12 @@ child.register("events", views.EventViewSet, basename="event")
 child.register("tokens", views.ClusterTokenViewSet, basename="cluster-token")
 child.register("members", views.MembershipViewSet, basename="member")
 
+profile_child = SimpleRouter()
+profile_child.register("versions", views.VersionViewSet, basename="profile-version")
+
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path("clusters/<slug:cluster_name>/", include(child.urls)),
+    path("profiles/<str:profile_name>/", include(profile_child.urls)),
     path("", include(root.urls)),
 ]
