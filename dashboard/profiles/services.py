@@ -14,7 +14,7 @@ from django.db.models import Max
 
 from .. import access
 from ..models import Cluster, SchedulerProfile
-from ..services import clusters as cluster_svc
+from ..services import control
 from .forms import dump_yaml
 from .models import ActiveVersion, AuditLog, ProfileVersion, VersionSpan
 from .validate import check
@@ -39,13 +39,21 @@ def _user_or_none(user):
     return user if user is not None and user.is_authenticated else None
 
 
+def _reload_after_commit(clusters) -> None:
+    """Tell the loops of ``clusters`` to rebuild their scheduler once the change is committed."""
+    ids = [c.pk for c in clusters]
+    transaction.on_commit(lambda: [control.send(pk, "reload") for pk in ids if control.is_driven(pk)])
+
+
 def _using(profile: SchedulerProfile) -> list:
     return list(Cluster.objects.filter(profile=profile).order_by("name"))
 
 
 def can_change(user, profile: SchedulerProfile, target: Cluster | None = None) -> bool:
     """Whether ``user`` is an editor with the editor role on every cluster that uses ``profile`` (and on
-    ``target``, a cluster the change would move to it)."""
+    ``target``, a cluster the change would move to it). ``None`` is a command (manage.py), which may."""
+    if user is None:
+        return True
     if not is_editor(user):
         return False
     clusters = _using(profile) + ([target] if target is not None else [])
@@ -73,8 +81,9 @@ def _check_document(doc) -> None:
 
 
 def create(name: str, doc: dict, user, comment: str = "created") -> SchedulerProfile:
-    """A new profile (no cluster uses it yet) with ``doc`` as its version 1, active; audited."""
-    if not is_editor(user):
+    """A new profile (no cluster uses it yet) with ``doc`` as its version 1, active; audited. ``user`` None: a
+    command."""
+    if user is not None and not is_editor(user):
         raise PermissionDenied("only editors can create scheduler profiles")
     _check_document(doc)
     with transaction.atomic():
@@ -97,8 +106,7 @@ def delete(profile: SchedulerProfile, user) -> list:
                                 detail={"profile": row.name, "clusters": [c.name for c in targets]})
         ActiveVersion.objects.filter(profile=row).delete()   # it protects its version from the cascade
         row.delete()
-    for c in targets:
-        cluster_svc.notify(c, "reload")
+        _reload_after_commit(targets)
     return targets
 
 
@@ -163,9 +171,23 @@ def apply(version: ProfileVersion, user, cluster: Cluster | None = None) -> list
         AuditLog.objects.create(user=_user_or_none(user), action="apply",
                                 profile=profile, version=version, cluster=cluster,
                                 detail={"clusters": [c.name for c in targets], "number": version.number})
-    for c in targets:
-        cluster_svc.notify(c, "reload")
+        _reload_after_commit(targets)
     return targets
+
+
+def save_and_apply(name: str, doc: dict, user, cluster: Cluster, comment: str) -> SchedulerProfile:
+    """The profile ``name`` (created if there is none) with ``doc`` as its newest version, applied with
+    ``cluster`` moved to it (a scenario's configuration), checked and audited as every write."""
+    with transaction.atomic():
+        profile = SchedulerProfile.objects.filter(name=name).first()
+        if profile is None:
+            profile = create(name, doc, user, comment)
+            version = active_version(profile)
+        else:
+            ensure_versions(profile)
+            version = save_version(profile, doc, user, comment)
+        apply(version, user, cluster)
+    return profile
 
 
 def engine_profile(cluster: Cluster, recorder) -> dict | None:

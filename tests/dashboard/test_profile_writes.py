@@ -160,3 +160,25 @@ def test_the_admin_shows_profiles_and_versions_but_writes_neither(shared):
                       {"profile": profile.pk, "number": 1, "document": "{}"}).status_code == 403
     assert admin.post(f"/admin/dashboard/schedulerprofile/{profile.pk}/delete/", {"post": "yes"}).status_code == 403
     assert _state(profile) == before
+
+
+def test_a_scenario_load_changes_no_profile_a_hidden_cluster_uses(shared):
+    """A scenario's configuration becomes profile "<cluster>-<scenario>": when that profile exists and a cluster the
+    loader cannot edit uses it, the load is refused; otherwise it is a version, applied and audited."""
+    taken = SchedulerProfile.objects.create(name="open-x", document=doc())
+    services.ensure_versions(taken)
+    Cluster.objects.filter(name=HIDDEN).update(profile=taken)
+    scenario = {"name": "x", "config": EXTENDER, "nodes": [], "pods": [], "pending": []}
+    editor = api_client(shared["editor"])
+    before = _state(taken)
+    refused = editor.post("/api/clusters/open/scenario/", {"scenario": scenario}, format="json")
+    assert refused.status_code == 403 and HIDDEN not in refused.content.decode()
+    assert _state(taken) == before
+    # a profile of its own: created as version 1, applied to the cluster, audited
+    loaded = editor.post("/api/clusters/open/scenario/", {"scenario": dict(scenario, name="y")}, format="json")
+    assert loaded.status_code == 201, loaded.content
+    own = SchedulerProfile.objects.get(name="open-y")
+    assert own.document == EXTENDER and services.active_version(own).number == 1
+    assert Cluster.objects.get(name="open").profile == own
+    assert list(AuditLog.objects.filter(profile=own).order_by("id").values_list("action", "user__username")) == [
+        ("create", "editor"), ("apply", "editor")]
