@@ -167,7 +167,7 @@ def apply(version: ProfileVersion, user, cluster: Cluster | None = None) -> list
         ActiveVersion.objects.update_or_create(profile=profile, defaults={"version": version})
         if cluster is not None:
             Cluster.objects.filter(pk=cluster.pk).update(profile=profile)
-        targets = list(Cluster.objects.filter(profile=profile))
+        targets = _using(profile)
         AuditLog.objects.create(user=_user_or_none(user), action="apply",
                                 profile=profile, version=version, cluster=cluster,
                                 detail={"clusters": [c.name for c in targets], "number": version.number})
