@@ -6,8 +6,23 @@ from .models import (Cluster, ClusterMembership, ClusterState, ClusterToken, Nod
 from .services import credentials, memberships
 
 
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """Shown, never written here: the rows are written by a service that checks and audits every change."""
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
 @admin.register(SchedulerProfile)
-class SchedulerProfileAdmin(admin.ModelAdmin):
+class SchedulerProfileAdmin(ReadOnlyAdmin):
+    """Profiles change in the profile editor (/profiles/) or the API (dashboard.profiles.services)."""
+
     list_display = ("name", "created")
     search_fields = ("name",)
 

@@ -9,7 +9,8 @@ from rest_framework import serializers
 
 from ..models import (Cluster, ClusterMembership, ClusterToken, Node, Pod, SchedulerProfile, SchedulingCycle,
                       SchedulingEvent, WhatIfRun, WhatIfTrace)
-from ..services import clusters as svc
+from ..profiles import services as profile_svc
+from ..profiles.models import ProfileVersion
 from ..services import credentials
 
 
@@ -30,18 +31,57 @@ class ModelSerializer(serializers.ModelSerializer):
 
 
 class ProfileSerializer(ModelSerializer):
+    """A scheduler profile. Its document is the running one (the active version's); it changes only through a
+    new version (``versions/``), applied. ``document`` is written only when the profile is created (version 1)."""
+
+    document = serializers.DictField(required=False, help_text="KubeSchedulerConfiguration ({}: kube's defaults)")
+    active_version = serializers.SerializerMethodField()
+
     class Meta:
         model = SchedulerProfile
-        fields = ["id", "name", "document", "created"]
+        fields = ["id", "name", "document", "active_version", "created"]
+        read_only_fields = ["id", "created"]
 
-    def validate_document(self, value):
-        if not isinstance(value, dict):
-            raise serializers.ValidationError("expected a KubeSchedulerConfiguration object")
-        try:
-            svc.validate_config(value)
-        except svc.ValidationFailed as err:
-            raise serializers.ValidationError(err.errors["config"]) from None
-        return value
+    def get_active_version(self, obj) -> int | None:
+        version = profile_svc.active_version(obj)
+        return version.number if version is not None else None
+
+
+def document_errors(err: profile_svc.Invalid) -> dict:
+    """A profile document the core's loader refused, as a 400 body (dashboard.profiles.validate)."""
+    return {"document": [f"{p.path}: {p.message}" if p.path and not p.message.startswith(p.path) else p.message
+                         for p in err.problems]}
+
+
+class VersionSerializer(ModelSerializer):
+    """A saved version of a profile's document; ``active``: the one its clusters run."""
+
+    document = serializers.DictField(help_text="KubeSchedulerConfiguration ({}: kube's defaults)")
+    author = serializers.SlugRelatedField(slug_field="username", read_only=True, allow_null=True)
+    active = serializers.SerializerMethodField()
+
+    class Meta:
+        model = ProfileVersion
+        fields = ["number", "document", "comment", "author", "created", "active"]
+        read_only_fields = ["number", "author", "created"]
+
+    def get_active(self, obj) -> bool:
+        return obj.pk == self.context.get("active_pk")
+
+
+class ApplySerializer(serializers.Serializer):
+    """Apply a version: to the clusters on its profile, and to ``cluster`` (which then uses the profile)."""
+
+    cluster = StrictCharField(required=False, allow_blank=True,
+                              help_text="a cluster to move to the profile (editors of it); empty: only the clusters "
+                                        "already on it")
+
+
+class AppliedSerializer(serializers.Serializer):
+    """An applied version and the clusters that reload their scheduler with it."""
+
+    version = serializers.IntegerField()
+    clusters = serializers.ListField(child=serializers.CharField())
 
 
 class ProfileNameField(serializers.SlugRelatedField):
@@ -351,14 +391,7 @@ class VersionRefField(serializers.Field):
     """A saved profile version as ``NAME`` (its active version) or ``NAME:N``."""
 
     def to_internal_value(self, data):
-        from ..profiles.models import ProfileVersion
-        name, _, number = str(data).partition(":")
-        versions = ProfileVersion.objects.filter(profile__name=name).select_related("profile")
-        if number:
-            found = versions.filter(number=number).first() if number.isdigit() else None
-        else:
-            active = getattr(SchedulerProfile.objects.filter(name=name).first(), "active", None)
-            found = active.version if active is not None else versions.order_by("-number").first()
+        found = profile_svc.find_version(data)
         if found is None:
             raise serializers.ValidationError(f"no saved profile version {data!r} (NAME or NAME:N)")
         return found

@@ -25,8 +25,12 @@ child.register("tokens", views.ClusterTokenViewSet, basename="cluster-token")
 child.register("members", views.MembershipViewSet, basename="member")
 child.register("whatif", views.WhatIfViewSet, basename="whatif")
 
+profile_child = SimpleRouter()
+profile_child.register("versions", views.VersionViewSet, basename="profile-version")
+
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path("clusters/<slug:cluster_name>/", include(child.urls)),
+    path("profiles/<str:profile_name>/", include(profile_child.urls)),
     path("", include(root.urls)),
 ]

@@ -14,6 +14,8 @@ from scheduler_core.scenario import ScenarioError, load_documents
 from ..access import EDITOR, at_least, get_cluster, visible_clusters
 from ..models import (Cluster, ClusterMembership, ClusterToken, Node, Pod, SchedulerProfile, SchedulingCycle,
                       SchedulingEvent, WhatIfRun)
+from ..profiles import services as profiles
+from ..profiles.models import ProfileVersion
 from ..services import binding
 from ..services import clusters as svc
 from ..services import credentials, fullmatrix, memberships, whatif
@@ -28,10 +30,83 @@ def _raise_400(err):
     raise ValidationError({"scenario": [str(err)]})
 
 
-class ProfileViewSet(viewsets.ModelViewSet):
+class ProfileViewSet(mixins.CreateModelMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin,
+                     mixins.DestroyModelMixin, viewsets.GenericViewSet):
+    """Scheduler profiles. No update: a document changes through ``versions/`` (a new version, then applied);
+    deleting one needs the editor role on every cluster that uses it (they fall back to kube's defaults). Every
+    write is audited (dashboard.profiles.services)."""
+
     queryset = SchedulerProfile.objects.order_by("name")
     serializer_class = s.ProfileSerializer
     lookup_field = "name"
+
+    def perform_create(self, serializer):
+        data = serializer.validated_data
+        try:
+            serializer.instance = profiles.create(data["name"], data.get("document") or {}, self.request.user)
+        except profiles.Invalid as err:
+            raise ValidationError(s.document_errors(err)) from None
+
+    def perform_destroy(self, instance):
+        profiles.delete(instance, self.request.user)
+
+
+class VersionViewSet(mixins.CreateModelMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin,
+                     viewsets.GenericViewSet):
+    """Versions of a profile, newest first. POST saves a new one (not applied); ``apply`` makes a version the
+    profile's running document, ``rollback`` saves an older one as the newest. Writes need the editor role on
+    every cluster that uses the profile, as on the profile pages (dashboard.profiles.services)."""
+
+    serializer_class = s.VersionSerializer
+    lookup_field = "number"
+    queryset = ProfileVersion.objects.none()  # for the schema; get_queryset scopes it
+
+    def profile(self) -> SchedulerProfile:
+        if not hasattr(self, "_profile"):
+            self._profile = get_object_or_404(SchedulerProfile, name=self.kwargs["profile_name"])
+            profiles.ensure_versions(self._profile)
+        return self._profile
+
+    def get_queryset(self):
+        return ProfileVersion.objects.filter(profile=self.profile()).select_related("author").order_by("-number")
+
+    def get_serializer_context(self):
+        context = super().get_serializer_context()
+        if "profile_name" in self.kwargs:
+            active = profiles.active_version(self.profile())
+            context["active_pk"] = active.pk if active is not None else None
+        return context
+
+    def perform_create(self, serializer):
+        data = serializer.validated_data
+        try:
+            serializer.instance = profiles.save_version(self.profile(), data["document"], self.request.user,
+                                                        data.get("comment", ""))
+        except profiles.Invalid as err:
+            raise ValidationError(s.document_errors(err)) from None
+
+    @extend_schema(request=s.ApplySerializer, responses=s.AppliedSerializer)
+    @action(detail=True, methods=["post"])
+    def apply(self, request, profile_name=None, number=None):
+        """Make the version the profile's running document (every cluster on it reloads); with ``cluster``,
+        that cluster moves to the profile. 403 unless the user edits every cluster concerned."""
+        version = self.get_object()
+        ser = s.ApplySerializer(data=request.data)
+        ser.is_valid(raise_exception=True)
+        name = ser.validated_data.get("cluster") or ""
+        cluster = get_cluster(request.user, name, EDITOR)[0] if name else None
+        try:
+            targets = profiles.apply(version, request.user, cluster)
+        except profiles.Invalid as err:
+            raise ValidationError(s.document_errors(err)) from None
+        return Response(s.AppliedSerializer({"version": version.number, "clusters": [c.name for c in targets]}).data)
+
+    @extend_schema(request=None, responses={201: s.VersionSerializer})
+    @action(detail=True, methods=["post"])
+    def rollback(self, request, profile_name=None, number=None):
+        """Save the version's document as the newest version (not applied)."""
+        new = profiles.rollback(self.get_object(), request.user)
+        return Response(self.get_serializer(new).data, status=status.HTTP_201_CREATED)
 
 
 class ClusterViewSet(viewsets.ModelViewSet):

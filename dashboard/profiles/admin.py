@@ -1,10 +1,11 @@
 from django.contrib import admin
 
+from ..admin import ReadOnlyAdmin
 from .models import AuditLog, DryRun, ProfileVersion
 
 
 @admin.register(ProfileVersion)
-class ProfileVersionAdmin(admin.ModelAdmin):
+class ProfileVersionAdmin(ReadOnlyAdmin):
     list_display = ("profile", "number", "author", "created", "comment")
     list_filter = ("profile",)
 
@@ -15,16 +16,7 @@ class DryRunAdmin(admin.ModelAdmin):
 
 
 @admin.register(AuditLog)
-class AuditLogAdmin(admin.ModelAdmin):
+class AuditLogAdmin(ReadOnlyAdmin):
     list_display = ("time", "user", "action", "profile", "version", "cluster")
     list_filter = ("action",)
     readonly_fields = ("time", "user", "action", "profile", "version", "cluster", "detail")
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False

@@ -1,14 +1,20 @@
-"""Versions (save, diff, roll back), apply with audit, permissions, and the worker's version hook."""
+"""Every write of a profile (create, save a version, roll back, apply, delete), each checked and audited; diffs,
+permissions, and the worker's version hook.
+
+A profile's document runs on every cluster that uses it, so a write needs the editor role on each of them
+(``check_can_change``); its refusal names no cluster, as the user may not see some.
+"""
 from __future__ import annotations
 
 import difflib
 
+from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.db.models import Max
 
 from .. import access
 from ..models import Cluster, SchedulerProfile
-from ..services import clusters as cluster_svc
+from ..services import control
 from .forms import dump_yaml
 from .models import ActiveVersion, AuditLog, ProfileVersion, VersionSpan
 from .validate import check
@@ -29,6 +35,81 @@ def is_editor(user) -> bool:
     return access.is_editor(user)
 
 
+def _user_or_none(user):
+    return user if user is not None and user.is_authenticated else None
+
+
+def _reload_after_commit(clusters) -> None:
+    """Tell the loops of ``clusters`` to rebuild their scheduler once the change is committed."""
+    ids = [c.pk for c in clusters]
+    transaction.on_commit(lambda: [control.send(pk, "reload") for pk in ids if control.is_driven(pk)])
+
+
+def _using(profile: SchedulerProfile) -> list:
+    return list(Cluster.objects.filter(profile=profile).order_by("name"))
+
+
+def can_change(user, profile: SchedulerProfile, target: Cluster | None = None) -> bool:
+    """Whether ``user`` is an editor with the editor role on every cluster that uses ``profile`` (and on
+    ``target``, a cluster the change would move to it). ``None`` is a command (manage.py), which may."""
+    if user is None:
+        return True
+    if not is_editor(user):
+        return False
+    clusters = _using(profile) + ([target] if target is not None else [])
+    return all(access.at_least(access.cluster_role(user, c), access.EDITOR) for c in clusters)
+
+
+def check_can_change(user, profile: SchedulerProfile, target: Cluster | None = None) -> None:
+    """PermissionDenied unless ``can_change``; the message names no cluster."""
+    if not can_change(user, profile, target):
+        raise PermissionDenied(f"changing profile {profile.name} needs the editor role on every cluster that "
+                               "uses it" + (" and on the cluster it is applied to" if target is not None else ""))
+
+
+def _locked(profile: SchedulerProfile, user, target: Cluster | None = None) -> SchedulerProfile:
+    """The profile's row locked for the transaction, after checking the user may change it (under the lock)."""
+    row = SchedulerProfile.objects.select_for_update().get(pk=profile.pk)
+    check_can_change(user, row, target)
+    return row
+
+
+def _check_document(doc) -> None:
+    problems = check(doc) if doc else []
+    if problems:
+        raise Invalid(problems)
+
+
+def create(name: str, doc: dict, user, comment: str = "created") -> SchedulerProfile:
+    """A new profile (no cluster uses it yet) with ``doc`` as its version 1, active; audited. ``user`` None: a
+    command."""
+    if user is not None and not is_editor(user):
+        raise PermissionDenied("only editors can create scheduler profiles")
+    _check_document(doc)
+    with transaction.atomic():
+        profile = SchedulerProfile.objects.create(name=name, document=doc)
+        version = ProfileVersion.objects.create(profile=profile, number=1, document=doc, author=_user_or_none(user),
+                                                comment=comment)
+        ActiveVersion.objects.create(profile=profile, version=version)
+        AuditLog.objects.create(user=version.author, action="create", profile=profile, version=version,
+                                detail={"comment": comment})
+    return profile
+
+
+def delete(profile: SchedulerProfile, user) -> list:
+    """Delete ``profile``: the clusters that used it run kube's defaults from now on (reloaded). Audited (the
+    entry keeps the name). Returns those clusters."""
+    with transaction.atomic():
+        row = _locked(profile, user)
+        targets = _using(row)
+        AuditLog.objects.create(user=_user_or_none(user), action="delete", profile=None, cluster=None,
+                                detail={"profile": row.name, "clusters": [c.name for c in targets]})
+        ActiveVersion.objects.filter(profile=row).delete()   # it protects its version from the cascade
+        row.delete()
+        _reload_after_commit(targets)
+    return targets
+
+
 def ensure_versions(profile: SchedulerProfile) -> ProfileVersion:
     """A profile edited here for the first time gets version 1 (its current document), which is active."""
     with transaction.atomic():
@@ -45,17 +126,26 @@ def active_version(profile: SchedulerProfile):
     return av.version if av else None
 
 
+def find_version(ref: str):
+    """The version ``NAME:N`` of profile NAME, or for ``NAME`` its active (else latest) version; None if none."""
+    name, _, number = str(ref).partition(":")
+    versions = ProfileVersion.objects.filter(profile__name=name).select_related("profile")
+    if number:
+        number = number.removeprefix("v")
+        return versions.filter(number=number).first() if number.isdigit() else None
+    profile = SchedulerProfile.objects.filter(name=name).first()
+    return (active_version(profile) or versions.order_by("-number").first()) if profile is not None else None
+
+
 def save_version(profile: SchedulerProfile, doc: dict, user, comment: str = "") -> ProfileVersion:
-    """A new version of the profile; raises Invalid unless the core's loader accepts the document."""
-    problems = check(doc) if doc else []
-    if problems:
-        raise Invalid(problems)
+    """A new version of the profile (not applied); raises Invalid unless the core's loader accepts the
+    document, PermissionDenied unless ``can_change``. Audited."""
     with transaction.atomic():
-        SchedulerProfile.objects.select_for_update().get(pk=profile.pk)
+        _locked(profile, user)
+        _check_document(doc)
         number = (profile.versions.aggregate(m=Max("number"))["m"] or 0) + 1
         version = ProfileVersion.objects.create(profile=profile, number=number, document=doc,
-                                                author=user if user and user.is_authenticated else None,
-                                                comment=comment)
+                                                author=_user_or_none(user), comment=comment)
         AuditLog.objects.create(user=version.author, action="save", profile=profile, version=version,
                                 detail={"comment": comment})
     return version
@@ -63,9 +153,10 @@ def save_version(profile: SchedulerProfile, doc: dict, user, comment: str = "") 
 
 def rollback(version: ProfileVersion, user) -> ProfileVersion:
     """A new version with an older version's document (it is not applied until someone applies it)."""
-    new = save_version(version.profile, version.document, user, f"roll back to v{version.number}")
-    AuditLog.objects.create(user=new.author, action="rollback", profile=version.profile, version=new,
-                            detail={"from": version.number})
+    with transaction.atomic():
+        new = save_version(version.profile, version.document, user, f"roll back to v{version.number}")
+        AuditLog.objects.create(user=new.author, action="rollback", profile=version.profile, version=new,
+                                detail={"from": version.number})
     return new
 
 
@@ -77,23 +168,37 @@ def diff(a: ProfileVersion, b: ProfileVersion) -> str:
 
 def apply(version: ProfileVersion, user, cluster: Cluster | None = None) -> list:
     """Make ``version`` the profile's running document; with ``cluster``, that cluster uses the profile.
-    Every cluster on the profile reloads its scheduler (no restart). Audited. Returns the clusters told."""
-    problems = check(version.document) if version.document else []
-    if problems:
-        raise Invalid(problems)
+    Every cluster on the profile reloads its scheduler (no restart). PermissionDenied unless ``can_change``
+    (with ``cluster`` as the target). Audited. Returns the clusters told."""
     profile = version.profile
     with transaction.atomic():
+        _locked(profile, user, cluster)
+        _check_document(version.document)
         SchedulerProfile.objects.filter(pk=profile.pk).update(document=version.document)
         ActiveVersion.objects.update_or_create(profile=profile, defaults={"version": version})
         if cluster is not None:
             Cluster.objects.filter(pk=cluster.pk).update(profile=profile)
-        targets = list(Cluster.objects.filter(profile=profile))
-        AuditLog.objects.create(user=user if user and user.is_authenticated else None, action="apply",
+        targets = _using(profile)
+        AuditLog.objects.create(user=_user_or_none(user), action="apply",
                                 profile=profile, version=version, cluster=cluster,
                                 detail={"clusters": [c.name for c in targets], "number": version.number})
-    for c in targets:
-        cluster_svc.notify(c, "reload")
+        _reload_after_commit(targets)
     return targets
+
+
+def save_and_apply(name: str, doc: dict, user, cluster: Cluster, comment: str) -> SchedulerProfile:
+    """The profile ``name`` (created if there is none) with ``doc`` as its newest version, applied with
+    ``cluster`` moved to it (a scenario's configuration), checked and audited as every write."""
+    with transaction.atomic():
+        profile = SchedulerProfile.objects.filter(name=name).first()
+        if profile is None:
+            profile = create(name, doc, user, comment)
+            version = active_version(profile)
+        else:
+            ensure_versions(profile)
+            version = save_version(profile, doc, user, comment)
+        apply(version, user, cluster)
+    return profile
 
 
 def engine_profile(cluster: Cluster, recorder) -> dict | None:

@@ -38,8 +38,7 @@ def profile_list(request):
             raise PermissionDenied("only editors can create scheduler profiles")
         name = (request.POST.get("name") or "").strip()
         if name and not SchedulerProfile.objects.filter(name=name).exists():
-            profile = SchedulerProfile.objects.create(name=name, document=NEW_DOCUMENT)
-            services.ensure_versions(profile)
+            profile = services.create(name, NEW_DOCUMENT, request.user)
             return redirect("profiles:edit", pk=profile.pk)
         messages.error(request, "a new profile needs a name that is not taken")
     rows = [{"profile": p, "active": services.active_version(p),
@@ -56,6 +55,7 @@ def _context(request, profile, form, saved=None):
     return {"profile": profile, "form": form, "sections": form.layout(effective_plugins(doc)),
             "versions": profile.versions.select_related("author").order_by("-number")[:50],
             "latest": latest, "active": services.active_version(profile), "editor": services.is_editor(request.user),
+            "can_change": services.can_change(request.user, profile),
             "clusters": clusters, "spans": {c.name: services.spans(c, 5) for c in clusters if c.profile_id == profile.pk},
             "dry_runs": DryRun.objects.filter(version__profile=profile, cluster__in=visible)
                                       .select_related("version", "cluster")[:10],

@@ -17,7 +17,8 @@ from scheduler_core.objects import Pod as CorePod
 from scheduler_core.plugins.registry import in_tree_registry
 from scheduler_core.scenario import ScenarioError, scenario_from_data
 
-from ..models import Cluster, ClusterState, Node, Pod, SchedulerProfile
+from ..models import Cluster, ClusterState, Node, Pod
+from ..profiles import services as profiles
 from ..profiles.models import AuditLog
 from . import control
 
@@ -119,10 +120,11 @@ def load_scenario(cluster: Cluster, data, source: str = "upload", user=None) -> 
         ClusterState.objects.update_or_create(cluster=cluster, defaults={"resources": scen.objects, "source": source})
         Cluster.objects.filter(pk=cluster.pk).update(version=F("version") + 1)
         if scen.config:
-            profile, _ = SchedulerProfile.objects.update_or_create(name=f"{cluster.name}-{scen.name}"[:200],
-                                                                   defaults={"document": scen.config})
-            cluster.profile = profile
-            cluster.save(update_fields=["profile"])
+            try:
+                cluster.profile = profiles.save_and_apply(f"{cluster.name}-{scen.name}"[:200], scen.config, user,
+                                                          cluster, f"scenario {source}"[:500])
+            except profiles.Invalid as err:
+                raise ValidationFailed({"config": [p.message for p in err.problems]}) from None
     counts = {"nodes": len(scen.nodes), "bound": len(scen.bound_pods), "pending": len(scen.pending_pods)}
     audit(user, "scenario.load", cluster, source=source, **counts)
     notify(cluster, "reload")

@@ -29,6 +29,12 @@ PREFIX_CHARS = 8
 TOKEN_CACHE_SECONDS = 1.0         # a revoked token is refused by every process within this
 LAST_USED_RESOLUTION = timedelta(seconds=60)
 EXECUTING_AUTH = ("exec", "auth-provider")
+# Fields whose value is a path the kubernetes client reads on the worker: refused in stored documents (their
+# ``-data`` form, or ``token``, carries the content instead).
+FILE_FIELDS = {"users": ("user", {"tokenFile": "token", "client-certificate": "client-certificate-data",
+                                  "client-key": "client-key-data"}),
+               "clusters": ("cluster", {"certificate-authority": "certificate-authority-data"})}
+KUBECONFIG_FILE_MAX_BYTES = 1 << 20
 
 _cache_guard = threading.Lock()
 _valid_tokens = {}                # (cluster id, digest) -> monotonic expiry
@@ -86,9 +92,26 @@ def _is_http_url(value) -> bool:
     return parts.scheme in ("http", "https") and bool(parts.hostname)
 
 
-def parse_kubeconfig(text: str, context: str = "") -> dict:
+def _refuse_worker_files(doc: dict) -> None:
+    """A stored document must not make the workers read their files or run commands, whatever its context."""
+    for key, (inner, fields) in FILE_FIELDS.items():
+        for where, body in _named_entries(doc, key, inner).values():
+            for field, instead in fields.items():
+                if field in body:
+                    raise KubeconfigInvalid(f"{where}.{inner}.{field}", "not accepted: the workers would read a "
+                                            f"file of theirs; use {instead}")
+            if key == "users":
+                for field in EXECUTING_AUTH:
+                    if field in body:
+                        raise KubeconfigInvalid(f"{where}.{inner}.{field}", "not accepted: the workers would run "
+                                                "a command or plugin; use a token or a client certificate")
+
+
+def parse_kubeconfig(text: str, context: str = "", stored: bool = True) -> dict:
     """The kubeconfig in ``text`` (YAML or JSON), checked as the kubernetes client will use it with ``context``
-    (else its current-context). Raises KubeconfigInvalid with the field path; messages quote no secret values."""
+    (else its current-context). A ``stored`` document (not an admin's file on the workers) may name no file and
+    no command (``FILE_FIELDS``, ``EXECUTING_AUTH``). Raises KubeconfigInvalid with the field path; messages
+    quote no secret values."""
     try:
         doc = safe_yaml_load(text)
     except yaml.YAMLError as err:
@@ -114,14 +137,10 @@ def parse_kubeconfig(text: str, context: str = "") -> dict:
     cwhere, cluster = clusters[ctx["cluster"]]
     if not _is_http_url(cluster.get("server")):
         raise KubeconfigInvalid(f"{cwhere}.cluster.server", "expected an http(s) URL")
-    if ctx.get("user") is not None:
-        if not isinstance(ctx["user"], str) or ctx["user"] not in users:
-            raise KubeconfigInvalid(f"{where}.context.user", "names no entry of users")
-        uwhere, user = users[ctx["user"]]
-        for key in EXECUTING_AUTH:
-            if key in user:
-                raise KubeconfigInvalid(f"{uwhere}.user.{key}", "not accepted: the workers would run a command "
-                                        "or plugin; use a token or a client certificate")
+    if ctx.get("user") is not None and (not isinstance(ctx["user"], str) or ctx["user"] not in users):
+        raise KubeconfigInvalid(f"{where}.context.user", "names no entry of users")
+    if stored:
+        _refuse_worker_files(doc)
     return doc
 
 
@@ -178,8 +197,28 @@ def _decrypted(cluster: Cluster) -> str:
 
 
 def kubeconfig_document(cluster: Cluster) -> dict:
-    """The decrypted kubeconfig of ``cluster``; KubeconfigUnreadable names the cluster, never the content."""
-    return safe_yaml_load(_decrypted(cluster))
+    """The decrypted kubeconfig of ``cluster``, checked again (a document stored before a rule existed is
+    refused: KubeconfigInvalid); KubeconfigUnreadable names the cluster, never the content."""
+    return parse_kubeconfig(_decrypted(cluster), cluster.kube_context)
+
+
+def check_kubeconfig_file(cluster: Cluster) -> None:
+    """KubeconfigInvalid unless the cluster's kubeconfig path (an admin's file on the workers) holds a kubeconfig
+    usable with its context; its file fields and commands are the admin's choice. The content is never quoted."""
+    path = cluster.kubeconfig
+    try:
+        with open(path, "rb") as f:
+            data = f.read(KUBECONFIG_FILE_MAX_BYTES + 1)
+    except OSError as err:
+        raise KubeconfigInvalid("", f"file {path} cannot be read: {err.strerror}") from None
+    if len(data) > KUBECONFIG_FILE_MAX_BYTES:
+        raise KubeconfigInvalid("", f"file {path} is larger than {KUBECONFIG_FILE_MAX_BYTES} bytes")
+    try:
+        parse_kubeconfig(data.decode("utf-8"), cluster.kube_context, stored=False)
+    except UnicodeDecodeError:
+        raise KubeconfigInvalid("", f"file {path} is not UTF-8 text") from None
+    except KubeconfigInvalid as err:
+        raise KubeconfigInvalid("", f"file {path}: {err}") from None
 
 
 def stored_summary(cluster: Cluster, context: str) -> str:
@@ -206,6 +245,7 @@ def kube_cluster_for(cluster: Cluster, cluster_class=None, **options):
     if cluster.kubeconfig_secret:
         return cls(kubeconfig_dict=kubeconfig_document(cluster), context=context, **options)
     if cluster.kubeconfig:
+        check_kubeconfig_file(cluster)
         return cls(kubeconfig=cluster.kubeconfig, context=context, **options)
     raise KubeconfigInvalid("kubeconfig", f"cluster {cluster.name} has no kubeconfig")
 

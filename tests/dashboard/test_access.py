@@ -96,7 +96,8 @@ def test_anonymous_users_can_read_and_write_nothing(acl):
 
 
 # Real objects of the acl fixture for the schema's path parameters; ``{name}`` by the collection it names.
-SCHEMA_PATH_VALUES = {"cluster_name": "acl", "namespace": "default", "seq": "1", "id": "1", "username": "admin"}
+SCHEMA_PATH_VALUES = {"cluster_name": "acl", "namespace": "default", "seq": "1", "id": "1", "username": "admin",
+                      "profile_name": "acl-profile", "number": "1"}
 SCHEMA_NAMES = {"clusters": "acl", "nodes": "n-0", "pods": "web-0", "profiles": "acl-profile"}
 
 

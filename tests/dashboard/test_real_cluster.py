@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 import yaml
@@ -220,6 +221,71 @@ def test_refused_or_unreachable_cluster_stops_with_a_clear_error(server, api, ca
                                  "connection: [Errno 111] Connection refused)")
     assert "e" * 48 not in ev.message and "e" * 48 not in caplog.text
     assert Cluster.objects.get(pk=gone.pk).desired_state == Cluster.STOPPED
+
+
+def _stops_unavailable(cluster: Cluster) -> str:
+    """Run the cluster's loop: it returns (no traceback reaches the worker), the cluster is stopped with one
+    ClusterUnavailable warning; its message."""
+    Cluster.objects.filter(pk=cluster.pk).update(desired_state=Cluster.RUNNING)
+    assert Runner(cluster.pk).run() is True
+    assert Cluster.objects.get(pk=cluster.pk).desired_state == Cluster.STOPPED
+    ev = SchedulingEvent.objects.get(cluster=cluster, reason="ClusterUnavailable")
+    assert ev.type == "Warning"
+    return ev.message
+
+
+def test_a_kubeconfig_file_that_is_no_kubeconfig_stops_the_cluster_cleanly(tmp_path, caplog):
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("clusters: [a\nusers: {")
+    caplog.set_level(logging.ERROR, logger="dashboard.runner")
+    for name, path, why in (
+            ("passwd", "/etc/passwd", "file /etc/passwd: expected a kubeconfig (a YAML object with clusters, users "
+                                      "and contexts)"),
+            ("broken", str(broken), f"file {broken}: not valid YAML at line 2, column 6: expected ',' or ']', but "
+                                    "got ':'"),
+            ("missing", str(tmp_path / "nothing"), f"file {tmp_path / 'nothing'} cannot be read: No such file or "
+                                                   "directory")):
+        cluster = Cluster.objects.create(name=name, kind=Cluster.REAL, kubeconfig=path)
+        assert _stops_unavailable(cluster) == f"cluster {name}: unusable kubeconfig: {why}"
+    assert "root:" not in caplog.text and "Traceback" not in caplog.text
+
+
+def test_a_stored_token_file_sends_nothing(tmp_path):
+    """A document stored before file fields were refused, naming a file of the worker (here a stand-in for the
+    SECRET_KEY file) and a server on loopback: the loop stops before any request."""
+    from dashboard import crypto
+    secret = tmp_path / "secret_key"
+    secret.write_text("the-servers-secret-key")
+    got = []
+
+    class Catcher(ThreadingHTTPServer):
+        pass
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self):
+            got.append(self.headers.get("Authorization"))
+            self.send_response(401)
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+    catcher = Catcher(("127.0.0.1", 0), Handler)
+    threading.Thread(target=catcher.serve_forever, daemon=True).start()
+    try:
+        text = yaml.safe_dump({
+            "apiVersion": "v1", "kind": "Config", "current-context": "c",
+            "clusters": [{"name": "c", "cluster": {"server": f"http://127.0.0.1:{catcher.server_port}"}}],
+            "users": [{"name": "u", "user": {"tokenFile": str(secret)}}],
+            "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}]})
+        cluster = Cluster.objects.create(name="leaky", kind=Cluster.REAL, kubeconfig_secret=crypto.encrypt(text),
+                                         kubeconfig_summary="server on loopback")
+        assert _stops_unavailable(cluster) == (
+            "cluster leaky: unusable kubeconfig: users[0].user.tokenFile: not accepted: the workers would read a "
+            "file of theirs; use token")
+    finally:
+        catcher.shutdown()
+        catcher.server_close()
+    assert got == []
 
 
 def test_switching_a_running_real_cluster_to_shadow_hands_the_lease_back(server, api):

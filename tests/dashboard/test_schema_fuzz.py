@@ -31,6 +31,7 @@ NAMES = {
     "clusters": ["demo", "spare"],
     "objects": ["demo", "spare", "general-01", "gpu-1", "fuzz-profile", "web-000", "trainer-8gpu", "base-001"],
     "namespaces": ["shop", "ml", "prod"],
+    "profiles": ["fuzz-profile"],
 }
 CONFIG = {
     "seed": SEED,
@@ -42,6 +43,7 @@ CONFIG = {
     "dictionaries": {name: {"values": values} for name, values in NAMES.items()},
     "parameters": {
         "path.cluster_name": {"dictionary": "clusters", "probability": 0.8},
+        "path.profile_name": {"dictionary": "profiles", "probability": 0.8},
         "path.name": {"dictionary": "objects", "probability": 0.7},
         "path.namespace": {"dictionary": "namespaces", "probability": 0.7},
     },

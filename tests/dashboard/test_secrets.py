@@ -23,11 +23,12 @@ SECRET_TOKEN = "eyJhbGciOiJSUzI1NiJ9.s3cr3t-bearer-for-prod"
 SECRET_KEY_DATA = "LS0tLS1CRUdJTiBQUklWQVRFIEtFWS0tLS0tc2VjcmV0"
 
 
-def kubeconfig_text(server="https://k8s.example.com:6443", token=SECRET_TOKEN, context="prod", **user) -> str:
+def kubeconfig_text(server="https://k8s.example.com:6443", token=SECRET_TOKEN, context="prod", cluster=None,
+                    **user) -> str:
     user = user or {"token": token}
     return yaml.safe_dump({
         "apiVersion": "v1", "kind": "Config", "current-context": context,
-        "clusters": [{"name": "prod-cluster", "cluster": {"server": server}}],
+        "clusters": [{"name": "prod-cluster", "cluster": {"server": server, **(cluster or {})}}],
         "users": [{"name": "deployer", "user": user}],
         "contexts": [{"name": "prod", "context": {"cluster": "prod-cluster", "user": "deployer"}},
                      {"name": "other", "context": {"cluster": "prod-cluster"}}]})
@@ -109,11 +110,49 @@ def test_kubeconfig_is_stored_encrypted_shown_masked_and_audited(api, client, ad
      "users[0].user.exec: not accepted: the workers would run a command or plugin; use a token or a client "
      "certificate"),
     (kubeconfig_text().replace("name: deployer", "name: ''"), "users[0].name: required"),
+    # the workers' own files: only the -data forms (or token) are taken
+    (kubeconfig_text(tokenFile="/srv/secret_key"),
+     "users[0].user.tokenFile: not accepted: the workers would read a file of theirs; use token"),
+    (kubeconfig_text(**{"client-certificate": "/etc/ssl/c.pem", "client-key-data": SECRET_KEY_DATA}),
+     "users[0].user.client-certificate: not accepted: the workers would read a file of theirs; use "
+     "client-certificate-data"),
+    (kubeconfig_text(**{"client-certificate-data": SECRET_KEY_DATA, "client-key": "/etc/ssl/k.pem"}),
+     "users[0].user.client-key: not accepted: the workers would read a file of theirs; use client-key-data"),
+    (kubeconfig_text(cluster={"certificate-authority": "/etc/ssl/ca.pem"}),
+     "clusters[0].cluster.certificate-authority: not accepted: the workers would read a file of theirs; use "
+     "certificate-authority-data"),
 ])
 def test_a_bad_kubeconfig_is_a_400_with_its_field_path(api, text, message):
     resp = api.post("/api/clusters/", {"name": "bad", "kind": "real", "kubeconfig_document": text}, format="json")
     assert resp.status_code == 400 and resp.json() == {"kubeconfig_document": [message]}
     assert not Cluster.objects.filter(name="bad").exists()
+
+
+def test_a_stored_document_naming_a_file_of_the_workers_is_refused_when_used(api, tmp_path):
+    """A document stored before the file fields were refused does not make the worker send a file's content."""
+    secret_file = tmp_path / "secret_key"
+    secret_file.write_text("the-server-secret-key")
+    text = kubeconfig_text(server="http://127.0.0.1:9", tokenFile=str(secret_file))
+    cluster = Cluster.objects.create(name="old", kind=Cluster.REAL, kubeconfig_secret=crypto.encrypt(text),
+                                     kubeconfig_summary="server http://127.0.0.1:9, context prod, user deployer")
+    with pytest.raises(credentials.KubeconfigInvalid) as err:
+        credentials.kube_cluster_for(cluster, qps=0)
+    assert str(err.value) == ("users[0].user.tokenFile: not accepted: the workers would read a file of theirs; "
+                              "use token")
+    # another context of the document is no way around it
+    Cluster.objects.filter(pk=cluster.pk).update(kube_context="other")
+    with pytest.raises(credentials.KubeconfigInvalid):
+        credentials.kube_cluster_for(Cluster.objects.get(pk=cluster.pk), qps=0)
+
+
+def test_an_admins_kubeconfig_file_may_name_files_of_the_workers(api, tmp_path):
+    token_file = tmp_path / "token"
+    token_file.write_text(SECRET_TOKEN)
+    path = tmp_path / "config"
+    path.write_text(kubeconfig_text(tokenFile=str(token_file)))
+    cluster = Cluster.objects.create(name="mounted", kind=Cluster.REAL, kubeconfig=str(path))
+    kube = credentials.kube_cluster_for(cluster, qps=0)
+    assert kube.api.configuration.api_key["BearerToken"] == f"Bearer {SECRET_TOKEN}"
 
 
 def test_a_real_cluster_needs_a_kubeconfig_document_or_path(api):

@@ -160,7 +160,7 @@ def test_the_command_prints_the_answer_first(small, tmp_path):
     assert json.loads(out.getvalue())["nodes"] == ["n-0"]
     with pytest.raises(CommandError, match="no node ghost in cluster small"):
         call_command("whatif", "drain", "--cluster", small.name, "ghost")
-    with pytest.raises(CommandError, match="no profile named 'nope'"):
+    with pytest.raises(CommandError, match="no saved profile version 'nope'"):
         call_command("whatif", "drain", "--cluster", small.name, "n-0", "--profile", "nope")
 
 

@@ -5,8 +5,8 @@ import os
 
 from django.core.management.base import BaseCommand, CommandError
 
-from dashboard.models import Cluster, SchedulerProfile, WhatIfRun
-from dashboard.profiles.models import ProfileVersion
+from dashboard.models import Cluster, WhatIfRun
+from dashboard.profiles import services as profiles
 from dashboard.services import whatif
 from scheduler_core.whatif import summary
 
@@ -19,22 +19,13 @@ def _read(path: str) -> str:
         raise CommandError(f"{os.path.basename(path)}: {err.strerror}") from None
 
 
-def _version(name: str | None):
+def _version(ref: str | None):
     """NAME (its active version) or NAME:N (version N) of a saved profile; None: the cluster's own."""
-    if not name:
+    if not ref:
         return None
-    profile_name, _, number = name.partition(":")
-    profile = SchedulerProfile.objects.filter(name=profile_name).first()
-    if profile is None:
-        raise CommandError(f"no profile named {profile_name!r}")
-    versions = ProfileVersion.objects.filter(profile=profile)
-    if number:
-        found = versions.filter(number=number.lstrip("v")).first() if number.lstrip("v").isdigit() else None
-    else:
-        active = getattr(profile, "active", None)
-        found = active.version if active is not None else versions.order_by("-number").first()
+    found = profiles.find_version(ref)
     if found is None:
-        raise CommandError(f"profile {profile_name!r} has no version {number or '(none saved)'}")
+        raise CommandError(f"no saved profile version {ref!r} (NAME or NAME:N)")
     return found
 
 
