@@ -48,15 +48,17 @@ class WhatIfError(ValueError):
 
 
 def _utilisation(cluster: SimulatedCluster, nodes) -> dict:
-    """Per node: requested / allocatable cpu and memory in percent, and the pod count."""
+    """Per node: requested / allocatable cpu and memory in percent, and the pod count (one pass over the pods)."""
+    used = {node.name: [0, 0, 0] for node in nodes}
+    for pod in cluster.pods.values():
+        u = used.get(pod.node_name)
+        if u is not None:
+            u[0] += pod.requests.get("cpu", 0)
+            u[1] += pod.requests.get("memory", 0)
+            u[2] += 1
     out = {}
     for node in nodes:
-        cpu = mem = pods = 0
-        for pod in cluster.pods.values():
-            if pod.node_name == node.name:
-                cpu += pod.requests.get("cpu", 0)
-                mem += pod.requests.get("memory", 0)
-                pods += 1
+        cpu, mem, pods = used[node.name]
         alloc_cpu, alloc_mem = node.allocatable.get("cpu", 0), node.allocatable.get("memory", 0)
         out[node.name] = {"cpu_pct": round(100 * float(cpu) / float(alloc_cpu), 1) if alloc_cpu else 0.0,
                           "memory_pct": round(100 * float(mem) / float(alloc_mem), 1) if alloc_mem else 0.0,
@@ -311,11 +313,12 @@ def drain(scenario, node_names=(), node_filter=None, config_doc=None, registry=N
         raw.setdefault("spec", {})["unschedulable"] = True
         planner.cluster.update_node(raw)
     budgets = [_Budget(raw) for raw in planner.cluster.objects.pod_disruption_budgets]
-    queue, skipped = [], []
+    queue, skipped, by_node = [], [], {name: [] for name in drained}
+    for pod in planner.cluster.list_pods():
+        if pod.node_name in by_node:
+            by_node[pod.node_name].append(pod)
     for node in nodes:
-        on_node = sorted((p for p in planner.cluster.list_pods() if p.node_name == node.name),
-                         key=lambda p: (p.namespace, p.name))
-        for pod in on_node:
+        for pod in sorted(by_node[node.name], key=lambda p: (p.namespace, p.name)):
             ref = _controller(pod)
             annotations = (pod.raw.get("metadata") or {}).get("annotations") or {}
             if MIRROR_POD_ANNOTATION in annotations:
@@ -332,8 +335,9 @@ def drain(scenario, node_names=(), node_filter=None, config_doc=None, registry=N
             current = planner.cluster.pods.get(pod.key)
             if current is None or current.uid != pod.uid:
                 continue
-            pods_now = planner.cluster.list_pods()
-            blocking = [b.name for b in budgets if b.covers(current) and b.allowed(pods_now) < 1]
+            covering = [b for b in budgets if b.covers(current)]
+            pods_now = planner.cluster.list_pods() if covering else ()
+            blocking = [b.name for b in covering if b.allowed(pods_now) < 1]
             if blocking:
                 waiting.append((pod, node_name, blocking))
                 continue
@@ -356,14 +360,16 @@ def drain(scenario, node_names=(), node_filter=None, config_doc=None, registry=N
         queue = [(p, n) for p, n, _ in waiting]
     else:
         waiting = []
+    traced = 0
     for entry in evicted:
         key = entry["replacement"]
         if key:
             entry["node"] = planner.node_of(key)
             if entry["node"] is None:
                 entry.update(why=planner.why(key)["message"])
-            elif len([e for e in evicted if e.get("trace")]) < TRACED_PLACEMENTS:
+            elif traced < TRACED_PLACEMENTS:
                 entry["trace"] = planner.traces.get(key)
+                traced += 1
     pending = planner.pending(MAX_DETAILED)
     replacements = {e["replacement"] for e in evicted if e["replacement"]}
     for entry in pending:
