@@ -52,7 +52,10 @@ def _leader_election(le: dict) -> list:
     if le["leaseDuration"] <= le["renewDeadline"]:
         errs.append(invalid(f"{p}.leaseDuration", GoValue(format_duration(le["renewDeadline"])),
                             "LeaseDuration must be greater than RenewDeadline"))
-    return errs  # resourceLock, resourceNamespace and resourceName are never empty after defaulting
+    for key in ("resourceLock", "resourceNamespace", "resourceName"):  # empty only when not defaulted
+        if not le[key]:
+            errs.append(invalid(f"{p}.{key}", le[key], f"{key} is required"))
+    return errs
 
 
 def _plugin_config(path: str, prof: dict) -> list:
