@@ -27,7 +27,7 @@ from scheduler_core.schedule_one import SchedulerContext, num_feasible_nodes_to_
 
 UPSTREAM = "pkg/scheduler/schedule_one_test.go"
 UPSTREAM_VERSION = "v1.32+ (imports backend/cache, NodeToStatus; stored copy id 11259570)"
-UPSTREAM_CASES = 36
+UPSTREAM_CASES = 41
 
 U, UU, E, SKIP = Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.ERROR, Code.SKIP
 FAKE = "Nodes failed the fake plugin"
@@ -70,6 +70,19 @@ class FakeFilter(FilterPlugin):
     def filter(self, state, pod, node_info):
         code = self.codes.get(node_info.name)
         return None if code is None else Status(code, f"injecting failure for pod {pod.name}")
+
+
+class CountingFilter(FilterPlugin):
+    """tf.FakeFilterPlugin with no failures: counts its calls (NumFilterCalled)."""
+
+    name = "FakeFilter"
+
+    def __init__(self):
+        self.calls = 0
+
+    def filter(self, state, pod, node_info):
+        self.calls += 1
+        return None
 
 
 class FakePreFilter(PreFilterPlugin):
@@ -429,3 +442,45 @@ def test_num_feasible_nodes_to_find(name):
     """From the v1.2x copy (id 10260167) of this file; the table is the same in v1.30."""
     pct, num_all, want = NUM_FEASIBLE[name]
     assert num_feasible_nodes_to_find(None, pct, num_all) == want
+
+
+# -- TestFindFitAllError / TestFindFitSomeError / TestFindFitPredicateCallCounts -------------------------
+def _find_fit(pod, plugins, nodes=("3", "2", "1"), nominated=None):
+    fwk, snapshot = build({"plugins": plugins, "nodes": list(nodes)})
+    ctx = SchedulerContext(tie_break="name", trace_all_filters=False,
+                           nominated_pods_for_node=(lambda n: nominated.get(n, [])) if nominated else None)
+    tr, _ = schedule_pod(fwk, ctx, pod, snapshot)
+    return tr
+
+
+def test_find_fit_all_error():
+    """upstream schedules &v1.Pod{} (no name): MatchFilter rejects every node; a name no node has does the same."""
+    tr = _find_fit(pod("no-such-node"), [true_filter(), match_filter()])
+    assert {n: (s.code, s.reasons, s.plugin) for n, s in tr.node_statuses.items()} == {
+        n: (U, [FAKE], "MatchFilter") for n in ("1", "2", "3")}
+    assert tr.unschedulable_plugins == ["MatchFilter"]
+
+
+@pytest.mark.parametrize("node_name", ["3", "2"])
+def test_find_fit_some_error(node_name):
+    tr = _find_fit(pod("1"), [true_filter(), match_filter()])
+    assert len(tr.node_statuses) == 2
+    assert tr.unschedulable_plugins == ["MatchFilter"]
+    assert tr.node_statuses[node_name].reasons == [FAKE]
+
+
+PREDICATE_CALLS = {
+    "nominated pods have lower priority, predicate is called once": (1000, 1),
+    "nominated pods have higher priority, predicate is called twice": (0, 2),
+}
+
+
+@pytest.mark.parametrize("name", list(PREDICATE_CALLS))
+def test_find_fit_predicate_call_counts(name):
+    priority, want_calls = PREDICATE_CALLS[name]
+    counting = CountingFilter()
+    nominated = Pod({"metadata": {"name": "nominated", "namespace": "default", "uid": "nominated"},
+                     "spec": {"priority": 100}})
+    incoming = Pod({"metadata": {"name": "1", "namespace": "default", "uid": "1"}, "spec": {"priority": priority}})
+    _find_fit(incoming, [counting], nodes=("1",), nominated={"1": [nominated]})
+    assert counting.calls == want_calls
