@@ -15,7 +15,8 @@ import pytest
 
 from scheduler_core.framework.cycle_state import CycleState
 from scheduler_core.framework.interface import (BindPlugin, FilterPlugin, Plugin, PostBindPlugin, PostFilterPlugin,
-                                                PreBindPlugin, PreFilterExtensions, PreFilterPlugin, PermitPlugin,
+                                                PreBindPlugin, PreEnqueuePlugin, PreFilterExtensions, PreFilterPlugin,
+                                                PermitPlugin,
                                                 PreScorePlugin, QueueSortPlugin, ReservePlugin, ScoreExtensions,
                                                 ScorePlugin)
 from scheduler_core.framework.node_info import NodeInfo
@@ -25,7 +26,7 @@ from scheduler_core.objects import Node, Pod
 
 UPSTREAM = "pkg/scheduler/framework/runtime/framework_test.go"
 UPSTREAM_VERSION = "v1.32+ (imports backend/queue; stored copy id 104519684); cases below unchanged since v1.30"
-UPSTREAM_CASES = 114
+UPSTREAM_CASES = 119
 
 S, E, U, UU, W, SKIP = Code.SUCCESS, Code.ERROR, Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.WAIT, Code.SKIP
 INJECT = "injected status"
@@ -670,3 +671,70 @@ def test_run_bind_plugins(name):
     fwk = framework_with({"Bind": enabled(plugins)}, plugins)
     got = fwk.run_bind(CycleState(), POD, "")
     assert (S if got is None else got.code) == want_code
+
+
+# -- TestPreEnqueuePlugins / TestListPlugins / TestPreFilterPlugins --------------------------------------
+class TestPreEnqueuePlugin(PreEnqueuePlugin):
+    __test__ = False
+    name = "preEnqueue-plugin"
+
+    def pre_enqueue(self, pod):
+        return None
+
+
+@pytest.mark.parametrize("name", ["no PreEnqueuePlugin registered", "one PreEnqueuePlugin registered"])
+def test_pre_enqueue_plugins(name):
+    plugins = [TestPreEnqueuePlugin()] if name.startswith("one") else []
+    fwk = framework_with({"PreEnqueue": enabled(plugins)}, plugins)
+    assert [p.name for p in fwk.pre_enqueue] == [p.name for p in plugins]
+
+
+LIST_PLUGINS = {
+    "Add empty plugin": ({}, {"QueueSort": [QUEUE_SORT], "Bind": [BIND]}),
+    "Add multiple plugins": ({"Score": [(SCORE1, 3), (NORM1, 0)]},
+                             {"QueueSort": [QUEUE_SORT], "Bind": [BIND], "Score": [(SCORE1, 3), (NORM1, 1)]}),
+}
+
+
+@pytest.mark.parametrize("name", list(LIST_PLUGINS))
+def test_list_plugins(name):
+    points, want = LIST_PLUGINS[name]
+    fwk = framework_with(points)
+    got = {point: [p.name for p in pls] for point, pls in fwk.plugins.items() if pls and point != "Score"}
+    if fwk.score:
+        got["Score"] = [(p.name, fwk.score_weights[p.name]) for p in fwk.score]
+    assert got == want
+
+
+class CountingPreFilter(PreFilterPlugin, PreFilterExtensions):
+    """TestPreFilterPlugin (no extensions) / TestPreFilterWithExtensionsPlugin: count their calls."""
+
+    def __init__(self, name, extensions):
+        self.name, self.extensions = name, extensions
+        self.pre_filter_called = self.add_called = self.remove_called = 0
+
+    def pre_filter(self, state, pod):
+        self.pre_filter_called += 1
+        return None, None
+
+    def pre_filter_extensions(self):
+        return self if self.extensions else None
+
+    def add_pod(self, state, pod_to_schedule, pod_to_add, node_info):
+        self.add_called += 1
+
+    def remove_pod(self, state, pod_to_schedule, pod_to_remove, node_info):
+        self.remove_called += 1
+
+
+@pytest.mark.parametrize("name", ["TestPreFilterPlugin"])
+def test_pre_filter_plugins(name):
+    plain = CountingPreFilter("prefilter-plugin", extensions=False)
+    with_ext = CountingPreFilter("prefilter-with-extensions-plugin", extensions=True)
+    fwk = framework_with({"PreFilter": enabled([with_ext, plain])}, [with_ext, plain])
+    state = CycleState()
+    fwk.run_pre_filter(state, POD)
+    fwk.run_pre_filter_extension_add_pod(state, POD, None, None)
+    fwk.run_pre_filter_extension_remove_pod(state, POD, None, None)
+    assert (plain.pre_filter_called, with_ext.pre_filter_called, with_ext.add_called, with_ext.remove_called) == (
+        1, 1, 1, 1)
