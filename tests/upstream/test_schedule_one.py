@@ -12,8 +12,11 @@ from __future__ import annotations
 
 import pytest
 
+from scheduler_core.clock import FakeClock
+from scheduler_core.cluster.simulated import SimulatedCluster
 from scheduler_core.config.args import default_args
-from scheduler_core.extender import HTTPExtender
+from scheduler_core.extender import ExtenderError, HTTPExtender
+from scheduler_core.framework.cycle_state import CycleState
 from scheduler_core.framework.handle import Handle
 from scheduler_core.framework.interface import (BindPlugin, FilterPlugin, PreFilterPlugin, PreScorePlugin,
                                                 QueueSortPlugin, ScoreExtensions, ScorePlugin)
@@ -24,10 +27,11 @@ from scheduler_core.framework.status import Code, Status
 from scheduler_core.objects import Node, Pod
 from scheduler_core.plugins.registry import in_tree_registry
 from scheduler_core.schedule_one import SchedulerContext, num_feasible_nodes_to_find, schedule_pod
+from scheduler_core.scheduler import Scheduler
 
 UPSTREAM = "pkg/scheduler/schedule_one_test.go"
 UPSTREAM_VERSION = "v1.32+ (imports backend/cache, NodeToStatus; stored copy id 11259570)"
-UPSTREAM_CASES = 41
+UPSTREAM_CASES = 45
 
 U, UU, E, SKIP = Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.ERROR, Code.SKIP
 FAKE = "Nodes failed the fake plugin"
@@ -484,3 +488,59 @@ def test_find_fit_predicate_call_counts(name):
     incoming = Pod({"metadata": {"name": "1", "namespace": "default", "uid": "1"}, "spec": {"priority": priority}})
     _find_fit(incoming, [counting], nodes=("1",), nominated={"1": [nominated]})
     assert counting.calls == want_calls
+
+
+# -- TestSchedulerBinding ----------------------------------------------------------------------------------
+class FakeBinderExtender(HTTPExtender):
+    """upstream's fakeExtender: binds only pods named ``interested``; ``err_bind`` makes Bind fail."""
+
+    def __init__(self, is_binder, interested, err_bind=False, ignorable=False):
+        super().__init__({"urlPrefix": "fakeExtender", "bindVerb": "bind" if is_binder else "",
+                          "ignorable": ignorable})
+        self.interested, self.err_bind, self.got_bind = interested, err_bind, False
+
+    def is_interested(self, pod):
+        return pod.name == self.interested
+
+    def bind(self, pod, node_name):
+        if not self.is_binder():
+            raise ExtenderError("not a binder")
+        if self.err_bind:
+            raise ExtenderError("bind error")
+        self.got_bind = True
+
+
+BINDING = {
+    "the extender is not a binder": ("pod0", [(False, "pod0", False, False)], -1),
+    "one of the extenders is a binder and interested in pod": (
+        "pod0", [(False, "pod0", False, False), (True, "pod0", False, False)], 1),
+    "one of the extenders is a binder, but not interested in pod": (
+        "pod1", [(False, "pod1", False, False), (True, "pod0", False, False)], -1),
+    "ignore when extender bind failed": ("pod1", [(True, "pod1", True, True)], -1),
+}
+
+
+@pytest.mark.parametrize("name", list(BINDING))
+def test_scheduler_binding(name):
+    """The DefaultBinder's pods/binding call is the scheduler's own; an extender's binding is reported to the
+    cluster source as ``extender_bound`` (the extender made the API call)."""
+    pod_name, extenders, want_binder = BINDING[name]
+
+    class Cluster(SimulatedCluster):
+        default_bound = extender_bound_to = None
+
+        def bind(self, pod, node_name):
+            self.default_bound = node_name
+
+        def extender_bound(self, pod, node_name):
+            self.extender_bound_to = node_name
+
+    the_pod = pod(pod_name)
+    cluster = Cluster(nodes=[node("node")], pods=[the_pod], clock=FakeClock())
+    exts = [FakeBinderExtender(*e) for e in extenders]
+    sched = Scheduler(cluster, tie_break="name", clock=cluster.clock, extenders=exts)
+    fwk = sched.profiles["default-scheduler"]
+    status = sched._bind(fwk, CycleState(), the_pod, "node")
+    assert status is None
+    assert (cluster.default_bound == "node") == (want_binder == -1)
+    assert [e.got_bind for e in exts] == [i == want_binder for i in range(len(exts))]
