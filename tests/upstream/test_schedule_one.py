@@ -28,10 +28,11 @@ from scheduler_core.objects import Node, Pod
 from scheduler_core.plugins.registry import in_tree_registry
 from scheduler_core.schedule_one import SchedulerContext, num_feasible_nodes_to_find, schedule_pod
 from scheduler_core.scheduler import Scheduler
+from scheduler_core.trace import CycleTrace
 
 UPSTREAM = "pkg/scheduler/schedule_one_test.go"
 UPSTREAM_VERSION = "v1.32+ (imports backend/cache, NodeToStatus; stored copy id 11259570)"
-UPSTREAM_CASES = 45
+UPSTREAM_CASES = 51
 
 U, UU, E, SKIP = Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.ERROR, Code.SKIP
 FAKE = "Nodes failed the fake plugin"
@@ -544,3 +545,72 @@ def test_scheduler_binding(name):
     assert status is None
     assert (cluster.default_bound == "node") == (want_binder == -1)
     assert [e.got_bind for e in exts] == [i == want_binder for i in range(len(exts))]
+
+
+# -- TestFindNodesThatPassExtenders --------------------------------------------------------------------------
+class PredicateExtender(HTTPExtender):
+    """tf.FakeExtender: ``predicate(node name)`` gives a Code (or "error"); failures become FailedNodes /
+    FailedAndUnresolvableNodes with the fake's texts."""
+
+    def __init__(self, predicate):
+        super().__init__({"urlPrefix": "FakeExtender1", "filterVerb": "filter"})
+        self.predicate = predicate
+
+    def filter(self, pod, node_infos):
+        kept, failed, unresolvable = [], {}, {}
+        for ni in node_infos:
+            code = self.predicate(ni.name)
+            if code == "error":
+                raise ExtenderError("some error")
+            if code is None:
+                kept.append(ni)
+            elif code == U:
+                failed[ni.name] = f'FakeExtender: node "{ni.name}" failed'
+            else:
+                unresolvable[ni.name] = f'FakeExtender: node "{ni.name}" failed and unresolvable'
+        return kept, failed, unresolvable
+
+
+def _a_ok_b_unschedulable_rest_unresolvable(name):
+    return None if name == "a" else (U if name == "b" else UU)
+
+
+PASS_EXTENDERS = {
+    "error": ([lambda n: "error"], ["a"], {}, "error", None),
+    "success": ([lambda n: None], ["a"], {}, ["a"], {}),
+    "unschedulable": ([lambda n: None if n == "a" else U], ["a", "b"], {}, ["a"],
+                      {"b": (U, ['FakeExtender: node "b" failed'])}),
+    "unschedulable and unresolvable": ([_a_ok_b_unschedulable_rest_unresolvable], ["a", "b", "c"], {}, ["a"],
+                                       {"b": (U, ['FakeExtender: node "b" failed']),
+                                        "c": (UU, ['FakeExtender: node "c" failed and unresolvable'])}),
+    "extender does not overwrite the previous statuses": (
+        [_a_ok_b_unschedulable_rest_unresolvable], ["a", "b"], {"c": (U, ['FakeFilterPlugin: node "c" failed'])},
+        ["a"], {"b": (U, ['FakeExtender: node "b" failed']), "c": (U, ['FakeFilterPlugin: node "c" failed'])}),
+    "multiple extenders": ([_a_ok_b_unschedulable_rest_unresolvable, lambda n: None if n == "a" else U],
+                           ["a", "b", "c"], {}, ["a"],
+                           {"b": (U, ['FakeExtender: node "b" failed']),
+                            "c": (UU, ['FakeExtender: node "c" failed and unresolvable'])}),
+}
+
+
+@pytest.mark.parametrize("name", list(PASS_EXTENDERS))
+def test_find_nodes_that_pass_extenders(name):
+    predicates, nodes, previous, want_nodes, want_statuses = PASS_EXTENDERS[name]
+    the_pod = pod("1")
+    tr = CycleTrace(the_pod, "")
+    for n, (code, reasons) in previous.items():
+        tr.node_statuses[n] = Status(code, *reasons)
+    feasible = [NodeInfo(node(n)) for n in nodes]
+    for ext in (PredicateExtender(p) for p in predicates):
+        if not feasible:
+            break
+        feasible = ext.filter_into_trace(the_pod, feasible, tr)
+        if tr.error:
+            break
+    if want_nodes == "error":
+        assert tr.error
+        return
+    assert tr.error is None
+    assert [ni.name for ni in feasible] == want_nodes
+    assert {n: (s.code, s.reasons) for n, s in tr.node_statuses.items()} == want_statuses
+    assert all(not s.plugin for s in tr.node_statuses.values())
