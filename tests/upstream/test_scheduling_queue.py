@@ -19,7 +19,7 @@ from scheduler_core.queue import (ACTIVE_Q, ALL, BACKOFF_Q, UNSCHEDULABLE_PODS, 
 
 UPSTREAM = "pkg/scheduler/internal/queue/scheduling_queue_test.go"
 UPSTREAM_VERSION = "v1.29/v1.30 era (internal/queue, QueueingHintMapPerProfile; stored copy id 41114673)"
-UPSTREAM_CASES = 33
+UPSTREAM_CASES = 39
 
 MS = 1_000_000
 SECOND = 1_000_000_000
@@ -301,3 +301,88 @@ def test_priority_queue_add_to_active_q(name):
     assert len(q._unsched) == want_unschedulable
     q.update(pod, with_meta(pod, annotations={"foo": ""}))     # an update event: a gated pod stays gated
     assert len(q._unsched) == want_unschedulable
+
+
+# -- TestPodTimestamp / TestPriorityQueue_initPodMaxInUnschedulablePodsDuration -----------------------
+T0 = 1000 * SECOND   # the fake clock's start ("timestamp" upstream)
+
+
+def _q_with(ts1, ts2, max_in_unschedulable=None):
+    kw = {} if max_in_unschedulable is None else {"max_in_unschedulable": max_in_unschedulable}
+    q = PriorityQueue(priority_less, clock=FakeClock(T0 / SECOND), **kw)
+    p1 = QueuedPodInfo(make_pod("test-pod-1", "ns1", uid="tp-1", nominated="node1"), ts1)
+    p2 = QueuedPodInfo(make_pod("test-pod-2", "ns2", uid="tp-2", nominated="node2"), ts2)
+    return q, p1, p2
+
+
+def _add_active(q, p):
+    q._active.add(p.pod.key, p)
+    p.queue = ACTIVE_Q
+
+
+def _add_unschedulable(q, p):
+    q._unsched[p.pod.key] = p
+    p.queue = UNSCHEDULABLE_PODS
+
+
+def _active_order(q):
+    out = []
+    while True:
+        p = q._active.pop()
+        if p is None:
+            return out
+        out.append(p.pod.name)
+
+
+def _timestamps_add(q, p1, p2):
+    _add_active(q, p2)
+    _add_active(q, p1)
+
+
+def _timestamps_unschedulable_then_move(q, p1, p2):
+    _add_unschedulable(q, p2)
+    _add_unschedulable(q, p1)
+    q.clock.advance(2)
+    q.move_all_to_active_or_backoff_queue(UNSCHEDULABLE_TIMEOUT)
+
+
+def _timestamps_backoff_then_flush(q, p1, p2):
+    _add_active(q, p2)
+    q._add_to_backoff(p1)
+    q.clock.advance(2)
+    q.flush_backoff_q_completed()
+    q.move_all_to_active_or_backoff_queue(UNSCHEDULABLE_TIMEOUT)
+
+
+POD_TIMESTAMP = {
+    "add two pod to activeQ and sort them by the timestamp": _timestamps_add,
+    # activeQ.Update adds a pod it does not hold, as Add does
+    "update two pod to activeQ and sort them by the timestamp": _timestamps_add,
+    "add two pod to unschedulablePods then move them to activeQ and sort them by the timestamp":
+        _timestamps_unschedulable_then_move,
+    "add one pod to BackoffQ and move it to activeQ": _timestamps_backoff_then_flush,
+}
+
+
+@pytest.mark.parametrize("name", list(POD_TIMESTAMP))
+def test_pod_timestamp(name):
+    q, p1, p2 = _q_with(T0, T0 + SECOND)
+    POD_TIMESTAMP[name](q, p1, p2)
+    assert _active_order(q) == ["test-pod-1", "test-pod-2"]
+
+
+MAX_IN_UNSCHEDULABLE = {
+    "New priority queue by the default value of podMaxInUnschedulablePodsDuration": None,
+    "New priority queue by user-defined value of podMaxInUnschedulablePodsDuration": 30,
+}
+
+
+@pytest.mark.parametrize("name", list(MAX_IN_UNSCHEDULABLE))
+def test_priority_queue_init_pod_max_in_unschedulable_pods_duration(name):
+    max_seconds = MAX_IN_UNSCHEDULABLE[name]
+    q, p1, p2 = _q_with(T0 - SECOND, T0 - 2 * SECOND, max_in_unschedulable=max_seconds)
+    _add_unschedulable(q, p1)
+    _add_unschedulable(q, p2)
+    q.clock.advance(max_seconds if max_seconds is not None else 5 * 60)   # flushUnschedulerQ
+    q.flush_unschedulable_pods_leftover()
+    assert _active_order(q) == ["test-pod-2", "test-pod-1"]
