@@ -24,7 +24,6 @@ from __future__ import annotations
 import copy
 from contextlib import contextmanager
 
-from .extender import EXTENDER_NAME
 from .framework.cycle_state import CycleState
 from .framework.node_info import NodeInfo
 from .framework.status import Code
@@ -467,7 +466,9 @@ class _Explainer:
         if not ok:
             return
         statuses = self.trace.node_statuses if self.trace is not None else {}
-        by_ext = [n for n in ok if n in statuses and statuses[n].plugin == EXTENDER_NAME]
+        rejected_by_ext = {n for rec in (self.trace.extender_filter if self.trace is not None else ())
+                           for n in (*rec.get("failed", ()), *rec.get("unresolvable", ()))}
+        by_ext = [n for n in ok if n in rejected_by_ext and n in statuses]
         if by_ext:
             reasons = sorted({r for n in by_ext for r in statuses[n].reasons})
             self.add("extender", f"{_plural(len(by_ext), 'node')} ({_names(by_ext)}) {_passes(by_ext)} every "

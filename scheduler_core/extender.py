@@ -185,17 +185,17 @@ class HTTPExtender:
             tr.extender_filter.append({"extender": self.name, "error": str(err)})
             tr.error = str(err)
             return []
-        statuses = tr.node_statuses
+        statuses = tr.node_statuses  # kube's statuses from extenders name no plugin
         for node, msg in unresolvable.items():
             prev = statuses.get(node)
             reasons = (list(prev.reasons) if prev is not None else []) + [msg]
-            statuses[node] = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, *reasons, plugin=EXTENDER_NAME)
+            statuses[node] = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, *reasons)
         for node, msg in failed.items():
             if node in unresolvable:
                 continue
             prev = statuses.get(node)
             if prev is None:
-                statuses[node] = Status(Code.UNSCHEDULABLE, msg, plugin=EXTENDER_NAME)
+                statuses[node] = Status(Code.UNSCHEDULABLE, msg)
             else:
                 prev.reasons.append(msg)
         tr.extender_filter.append({"extender": self.name, "kept": [ni.name for ni in kept],

@@ -462,6 +462,8 @@ class Scheduler:
                 if ext.ignorable:
                     continue
                 st = Status.error(str(err))
+            else:
+                self.cluster.extender_bound(assumed, host)
             bound = True
             break
         if not bound:

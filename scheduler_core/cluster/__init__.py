@@ -37,6 +37,8 @@ class ClusterSource(Protocol):
     victim (recording kube's DisruptionTarget condition and Preempted event) and returns None or the API
     error text. ``patch_pod_status`` writes the PodScheduled condition and/or status.nominatedNodeName
     ("" clears it), returning whether anything changed. ``update_pv``/``update_pvc`` return the stored object.
+    ``extender_bound`` is told of a binding a binder extender made (a real cluster's watch delivers it; a
+    simulated one applies it, as the extender's own API call would).
     """
 
     objects: object
@@ -50,6 +52,8 @@ class ClusterSource(Protocol):
     def list_pods(self) -> list: ...
 
     def bind(self, pod, node_name: str) -> None: ...
+
+    def extender_bound(self, pod, node_name: str) -> None: ...
 
     def evict(self, pod, preemptor_uid: str, node_name: str,
               scheduler_name: str = "default-scheduler") -> str | None: ...

@@ -607,6 +607,9 @@ class KubeCluster:
         except ApiException as err:
             raise ClusterError(api_message(err)) from None
 
+    def extender_bound(self, pod, node_name: str) -> None:
+        """A binder extender posted the binding itself; the pod watch delivers it."""
+
     def _patch_status(self, pod, status: dict) -> None:
         self._write("PATCH", f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}/status", {"status": status},
                     STRATEGIC)

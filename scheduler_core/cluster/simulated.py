@@ -254,6 +254,10 @@ class SimulatedCluster:
         new.node_name = node_name
         self._replace_pod(cur, new)
 
+    def extender_bound(self, pod, node_name: str) -> None:
+        """A binder extender bound the pod: its binding reaches this cluster (and the informers) as bind's."""
+        self.bind(pod, node_name)
+
     def evict(self, pod, preemptor_uid: str, node_name: str, scheduler_name: str = "default-scheduler"):
         """Delete a preemption victim: DisruptionTarget condition, delete, Preempted event.
 

@@ -8,15 +8,11 @@ from __future__ import annotations
 
 import importlib
 import json
-import re
 
-from .field import GoValue, child, duplicate, go_quote, go_string_slice, invalid, not_supported
-from .identifiers import is_qualified_name, is_valid_label_value
+from ..objects.field import GoValue, child, duplicate, go_quote, invalid
+from ..objects.selectors import is_empty_term, node_selector_term_errors
 
 DEFAULT_RESOURCES = ({"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1})
-_NODE_SELECTOR_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
-_FIELD_SELECTOR_OPERATORS = ("In", "NotIn")
-_GO_INT = re.compile(r"[+-]?[0-9]+")
 
 
 # -- DefaultPreemption --------------------------------------------------------------------------------
@@ -98,62 +94,6 @@ def validate_volume_binding_args(args: dict, path: str = "") -> list:
 
 
 # -- NodeAffinity -------------------------------------------------------------------------------------
-def _label_requirement_errors(expr: dict, op: str, p: str) -> list:
-    """labels.NewRequirement's checks of one node selector expression."""
-    errs = []
-    key = expr.get("key", "")
-    values = expr.get("values")
-    vals = values or []
-    msgs = is_qualified_name(key)
-    if msgs:
-        errs.append(invalid(f"{p}.key", key, "; ".join(msgs)))
-    vpath = f"{p}.values"
-    if op in ("In", "NotIn"):
-        if not vals:
-            errs.append(invalid(vpath, go_string_slice(values),
-                                "for 'in', 'notin' operators, values set can't be empty"))
-    elif op in ("Exists", "DoesNotExist"):
-        if vals:
-            errs.append(invalid(vpath, go_string_slice(values),
-                                "values set must be empty for exists and does not exist"))
-    else:
-        if len(vals) != 1:
-            errs.append(invalid(vpath, go_string_slice(values),
-                                "for 'Gt', 'Lt' operators, exactly one value is required"))
-        for i, v in enumerate(vals):
-            if not _GO_INT.fullmatch(v) or not -(2**63) <= int(v) < 2**63:
-                errs.append(invalid(f"{vpath}[{i}]", v, "for 'Gt', 'Lt' operators, the value must be an integer"))
-    for i, v in enumerate(vals):
-        msgs = is_valid_label_value(v)
-        if msgs:
-            errs.append(invalid(f"{vpath}[{i}][{key}]", v, "; ".join(msgs)))
-    return errs
-
-
-def _node_selector_term_errors(term: dict, path: str) -> list:
-    """newNodeSelectorTerm's parse errors (matchExpressions as labels, matchFields as fields)."""
-    errs = []
-    for i, expr in enumerate(term.get("matchExpressions") or ()):
-        p = f"{path}.matchExpressions[{i}]"
-        op = expr.get("operator", "")
-        if op not in _NODE_SELECTOR_OPERATORS:
-            errs.append(not_supported(f"{p}.operator", op, _NODE_SELECTOR_OPERATORS))
-            continue
-        errs.extend(_label_requirement_errors(expr, op, p))
-    for i, expr in enumerate(term.get("matchFields") or ()):
-        p = f"{path}.matchFields[{i}]"
-        op = expr.get("operator", "")
-        if op not in _FIELD_SELECTOR_OPERATORS:
-            errs.append(not_supported(f"{p}.operator", op, _FIELD_SELECTOR_OPERATORS))
-        elif len(expr.get("values") or ()) != 1:
-            errs.append(invalid(f"{p}.values", go_string_slice(expr.get("values")), "must have one element"))
-    return errs
-
-
-def _is_empty_term(term: dict) -> bool:
-    return not term.get("matchExpressions") and not term.get("matchFields")
-
-
 def validate_node_affinity_args(args: dict, path: str = "") -> list:
     """ValidateNodeAffinityArgs: addedAffinity must parse as a node selector and preferred terms."""
     affinity = args.get("addedAffinity")
@@ -164,14 +104,14 @@ def validate_node_affinity_args(args: dict, path: str = "") -> list:
     if required is not None:
         rpath = child(path, "addedAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms")
         for i, term in enumerate(required.get("nodeSelectorTerms") or ()):
-            if not _is_empty_term(term):
-                errs.extend(_node_selector_term_errors(term, f"{rpath}[{i}]"))
+            if not is_empty_term(term):
+                errs.extend(node_selector_term_errors(term, f"{rpath}[{i}]"))
     ppath = child(path, "addedAffinity.preferredDuringSchedulingIgnoredDuringExecution")
     for i, pref in enumerate(affinity.get("preferredDuringSchedulingIgnoredDuringExecution") or ()):
         term = pref.get("preference") or {}
-        if pref.get("weight", 0) == 0 or _is_empty_term(term):
+        if pref.get("weight", 0) == 0 or is_empty_term(term):
             continue
-        errs.extend(_node_selector_term_errors(term, f"{ppath}[{i}]"))
+        errs.extend(node_selector_term_errors(term, f"{ppath}[{i}]"))
     return errs
 
 

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from .args import args_validator, go_unknown
 from .duration import format_duration
-from .field import GoValue, duplicate, go_quote, invalid, required
-from .identifiers import is_extended_resource_name, is_qualified_name
+from ..objects.field import GoValue, duplicate, go_quote, invalid, required
+from ..objects.identifiers import is_extended_resource_name, is_qualified_name
 
 # validatePluginConfig's map: key -> args kind it expects. NodeResourcesFit is registered under its
 # kind's name, so a "NodeResourcesFit" entry is never checked and a "NodeResourcesFitArgs" one never fits.
@@ -52,7 +52,10 @@ def _leader_election(le: dict) -> list:
     if le["leaseDuration"] <= le["renewDeadline"]:
         errs.append(invalid(f"{p}.leaseDuration", GoValue(format_duration(le["renewDeadline"])),
                             "LeaseDuration must be greater than RenewDeadline"))
-    return errs  # resourceLock, resourceNamespace and resourceName are never empty after defaulting
+    for key in ("resourceLock", "resourceNamespace", "resourceName"):  # empty only when not defaulted
+        if not le[key]:
+            errs.append(invalid(f"{p}.{key}", le[key], f"{key} is required"))
+    return errs
 
 
 def _plugin_config(path: str, prof: dict) -> list:

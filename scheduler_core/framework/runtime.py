@@ -163,7 +163,8 @@ class Framework:
                             msg = f"node(s) didn't satisfy plugin {narrowed_by[0]}"
                         else:
                             msg = f"node(s) didn't satisfy plugin(s) [{' '.join(narrowed_by)}] simultaneously"
-                        return result, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, msg, plugin=pl.name)
+                        # v1.30 names no plugin here (the narrowing plugins join UnschedulablePlugins in v1.31)
+                        return result, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, msg)
                 continue
             st.plugin = pl.name
             if code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:

@@ -1,10 +1,16 @@
 """Label selectors and node selectors, compiled once into fast matchers."""
 from __future__ import annotations
 
+import re
+
 from .errors import ParseError, expect
+from .field import child, go_string_slice, invalid, not_supported
+from .identifiers import is_qualified_name, is_valid_label_value
 
 LABEL_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
 NODE_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
+FIELD_OPERATORS = ("In", "NotIn")
+_GO_INT = re.compile(r"[+-]?[0-9]+")
 
 
 def _requirement(expr, path: str, operators, key_field="key"):
@@ -23,10 +29,63 @@ def _requirement(expr, path: str, operators, key_field="key"):
 
 
 def _parse_int(text):
-    try:
-        return int(text, 10)
-    except (TypeError, ValueError):
+    """strconv.ParseInt(text, 10, 64), or None."""
+    if not isinstance(text, str) or not _GO_INT.fullmatch(text):
         return None
+    n = int(text)
+    return n if -(2 ** 63) <= n < 2 ** 63 else None
+
+
+def _label_requirement_errors(key: str, op: str, values, path: str) -> list:
+    """labels.NewRequirement's checks of one node selector expression (FieldErrors with kube's paths)."""
+    errs = []
+    vals = values or []
+    msgs = is_qualified_name(key)
+    if msgs:
+        errs.append(invalid(child(path, "key"), key, "; ".join(msgs)))
+    vpath = child(path, "values")
+    if op in ("In", "NotIn"):
+        if not vals:
+            errs.append(invalid(vpath, go_string_slice(values), "for 'in', 'notin' operators, values set can't be empty"))
+    elif op in ("Exists", "DoesNotExist"):
+        if vals:
+            errs.append(invalid(vpath, go_string_slice(values), "values set must be empty for exists and does not exist"))
+    else:
+        if len(vals) != 1:
+            errs.append(invalid(vpath, go_string_slice(values), "for 'Gt', 'Lt' operators, exactly one value is required"))
+        for i, v in enumerate(vals):
+            if _parse_int(v) is None:
+                errs.append(invalid(f"{vpath}[{i}]", v, "for 'Gt', 'Lt' operators, the value must be an integer"))
+    for i, v in enumerate(vals):
+        msgs = is_valid_label_value(v)
+        if msgs:
+            errs.append(invalid(f"{vpath}[{i}][{key}]", v, "; ".join(msgs)))
+    return errs
+
+
+def node_selector_term_errors(term: dict, path: str = "") -> list:
+    """newNodeSelectorTerm's parse errors: matchExpressions as label requirements, matchFields as fields."""
+    errs = []
+    for i, expr in enumerate(term.get("matchExpressions") or ()):
+        p = f"{child(path, 'matchExpressions')}[{i}]"
+        op = expr.get("operator", "")
+        if op not in NODE_OPERATORS:
+            errs.append(not_supported(f"{p}.operator", op, NODE_OPERATORS))
+            continue
+        errs.extend(_label_requirement_errors(expr.get("key", ""), op, expr.get("values"), p))
+    for i, expr in enumerate(term.get("matchFields") or ()):
+        p = f"{child(path, 'matchFields')}[{i}]"
+        op = expr.get("operator", "")
+        if op not in FIELD_OPERATORS:
+            errs.append(not_supported(f"{p}.operator", op, FIELD_OPERATORS))
+        elif len(expr.get("values") or ()) != 1:
+            errs.append(invalid(f"{p}.values", go_string_slice(expr.get("values")), "must have one element"))
+    return errs
+
+
+def is_empty_term(term: dict) -> bool:
+    """isEmptyNodeSelectorTerm: no matchExpressions and no matchFields (such a term selects nothing)."""
+    return not term.get("matchExpressions") and not term.get("matchFields")
 
 
 def requirement_matches(key, op, values, labels) -> bool:
@@ -94,33 +153,30 @@ class LabelSelector:
 class NodeSelectorTerm:
     """One nodeSelectorTerm: AND of matchExpressions (labels) and matchFields (metadata.name).
 
-    A term with no requirements, or with an invalid field selector, matches nothing (as kube).
+    A term that is empty or does not parse (``parse_errors``: kube's labels.NewRequirement and field selector
+    checks) matches nothing, as kube's. ``raw`` is the term as given.
     """
 
-    __slots__ = ("expressions", "fields", "valid")
+    __slots__ = ("expressions", "fields", "valid", "raw")
 
     def __init__(self, raw, path: str):
         expect(raw, dict, path, "object")
         raw = raw or {}
+        self.raw = raw
         exprs = expect(raw.get("matchExpressions"), list, f"{path}.matchExpressions", "list") or []
         fields = expect(raw.get("matchFields"), list, f"{path}.matchFields", "list") or []
         self.expressions = tuple(_requirement(e, f"{path}.matchExpressions[{i}]", NODE_OPERATORS)
                                  for i, e in enumerate(exprs))
         parsed_fields = [_requirement(e, f"{path}.matchFields[{i}]", NODE_OPERATORS)
                          for i, e in enumerate(fields)]
-        self.valid = bool(self.expressions or parsed_fields)
-        for key, op, values in self.expressions:
-            if op in ("In", "NotIn") and not values:
-                self.valid = False
-            if op in ("Exists", "DoesNotExist") and values:
-                self.valid = False
-            if op in ("Gt", "Lt") and (len(values) != 1 or _parse_int(values[0]) is None):
-                self.valid = False
-        for key, op, values in parsed_fields:
-            # Only metadata.name In/NotIn with exactly one value is a valid field selector.
-            if key != "metadata.name" or op not in ("In", "NotIn") or len(values) != 1:
-                self.valid = False
+        # Only metadata.name is a node field (the API server accepts no other matchFields key).
+        self.valid = bool(self.expressions or parsed_fields) and not self.parse_errors() and \
+            all(key == "metadata.name" for key, _op, _values in parsed_fields)
         self.fields = tuple(parsed_fields)
+
+    def parse_errors(self, path: str = "") -> list:
+        """kube's parse errors of this term (FieldErrors, paths under ``path``)."""
+        return node_selector_term_errors(self.raw, path)
 
     def matches(self, labels: dict, name: str) -> bool:
         if not self.valid:

@@ -5,7 +5,6 @@ from contextlib import redirect_stdout
 
 from scheduler_core.cli import main
 from scheduler_core.explain import Suggestion, explain, format_quantity, pod_with_requests
-from scheduler_core.extender import EXTENDER_NAME
 from scheduler_core.framework.status import Code, Status
 from scheduler_core.objects import Pod
 from scheduler_core.scenario import scenario_from_data
@@ -367,7 +366,9 @@ def test_nodes_rejected_only_by_extenders():
     (tr,) = list(sim.run())
     assert tr.chosen == "n-1"
     tr.chosen, tr.unschedulable = None, True   # as if an extender had filtered n-1 out
-    tr.node_statuses["n-1"] = Status(Code.UNSCHEDULABLE, "n-1 is draining", plugin=EXTENDER_NAME)
+    tr.node_statuses["n-1"] = Status(Code.UNSCHEDULABLE, "n-1 is draining")   # extender statuses name no plugin
+    tr.extender_filter.append({"extender": "http://ext", "kept": [], "failed": {"n-1": "n-1 is draining"},
+                               "unresolvable": {}})
     got = explain(sim.frameworks["default-scheduler"], sim.snapshot, tr.pod, tr)
     (s,) = by_kind(got, "extender")
     assert s.text == "1 node (n-1) passes every Filter plugin but the extenders reject them: n-1 is draining"

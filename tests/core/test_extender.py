@@ -127,12 +127,29 @@ def test_prioritize_errors_are_ignored(server):
     assert bound(cluster, "default/p") == "n1"
 
 
-def test_extender_binds(server):
+def test_successful_extender_bind_binds_the_pod(server):
+    """extender.go Bind: the extender made the binding, so the informer's update assigns the pod; no DefaultBinder."""
     server.replies["bind"] = (200, {"Error": ""}, 0)
-    cluster, _ = run(server, [pod("p")], {"bindVerb": "bind"}, nodes=("n1",))
+    cluster, sched = run(server, [pod("p")], {"bindVerb": "bind"}, nodes=("n1",))
     assert [v for v, _ in server.requests] == ["bind"]
     assert server.requests[0][1] == {"PodName": "p", "PodNamespace": "default", "PodUID": "uid-default-p",
                                      "Node": "n1"}
+    assert bound(cluster, "default/p") == "n1"
+    assert cluster.placements() == {"default/p": "n1"}
+    assert not sched.cache.is_assumed_pod(cluster.get_pod("default", "p"))   # confirmed by the informer's update
+
+
+@pytest.mark.parametrize("reply,message", [
+    ((200, {"Error": "bind refused: quota"}, 0), "bind refused: quota"),
+    ((500, b"", 0), "failed bind with extender at URL {url}/bind, code 500"),
+])
+def test_extender_bind_failure_is_a_binding_cycle_error(server, reply, message):
+    """handleBindingCycleError: the pod stays unbound, SchedulerError with the extender's text, backoffQ."""
+    server.replies["bind"] = reply
+    cluster, sched = run(server, [pod("p")], {"bindVerb": "bind"}, nodes=("n1",))
+    assert bound(cluster, "default/p") == ""
+    assert failed(cluster) == [message.format(url=server.url)]
+    assert sched.queue.describe("default/p")["queue"] == "backoffQ"
 
 
 def test_managed_resources_limit_interest(server):

@@ -240,3 +240,38 @@ def test_new_without_args():
 
 def test_events():
     assert NodeAffinity().events_to_register() == (("Node", ("Add", "Update")),)
+
+
+def test_required_term_with_a_value_that_is_not_label_syntax_never_matches():
+    """labels.NewRequirement rejects the value, so the term fails to parse and matches no node (kube's
+    "Pod with an invalid value in Affinity term won't be scheduled onto the node")."""
+    pod = make_pod(required_terms=[term(expr("foo", "NotIn", "invalid value: ___@#$%^"))])
+    assert run_filter(pod, make_node(labels={"foo": "bar"}))[1:] == FAIL
+
+
+def test_preferred_term_with_a_key_that_is_not_label_syntax_fails_prescore_with_kubes_field_error():
+    pod = make_pod(preferred=[weighted(1, expr("invalid key", "In", "bar"))])
+    st = NodeAffinity().pre_score(CycleState(), pod, [make_node()])
+    assert st.code == Code.ERROR
+    assert st.message().startswith('[0].matchExpressions[0].key: Invalid value: "invalid key": name part must '
+                                   'consist of alphanumeric characters')
+
+
+def test_invalid_added_affinity_reports_kubes_parse_errors():
+    with pytest.raises(FrameworkError) as err:
+        NodeAffinity.new({"addedAffinity": {REQ: {"nodeSelectorTerms": [term(expr("foo", "In"))]}}}, None)
+    assert str(err.value) == ("parsing addedAffinity.requiredDuringSchedulingIgnoredDuringExecution: "
+                              "nodeSelectorTerms[0].matchExpressions[0].values: Invalid value: []string{}: "
+                              "for 'in', 'notin' operators, values set can't be empty")
+    with pytest.raises(FrameworkError) as err:
+        NodeAffinity.new({"addedAffinity": {PREF: [weighted(1, expr("foo", "Gt", "x"))]}}, None)
+    assert str(err.value) == ("parsing addedAffinity.preferredDuringSchedulingIgnoredDuringExecution: "
+                              "[0].matchExpressions[0].values[0]: Invalid value: \"x\": "
+                              "for 'Gt', 'Lt' operators, the value must be an integer")
+
+
+@pytest.mark.parametrize("value", ["1_000", " 5", "9223372036854775808"])
+def test_gt_value_must_parse_as_a_go_int64(value):
+    """strconv.ParseInt(v, 10, 64): no digit separators, no spaces, 64 bits."""
+    pod = make_pod(required_terms=[term(expr("gen", "Gt", value))])
+    assert run_filter(pod, make_node(labels={"gen": "9223372036854775807"}))[1:] == FAIL

@@ -18,6 +18,7 @@ from ...framework.node_table import (
 from ...framework.profile import FrameworkError
 from ...framework.status import Code, Status
 from ...objects.errors import ParseError
+from ...objects.field import aggregate
 from ...objects.selectors import NodeSelector, PreferredTerm
 from .. import names
 from ..helper import default_normalize_score, default_normalize_score_array
@@ -41,18 +42,22 @@ def _is_empty_term(term) -> bool:
     return not term.expressions and not term.fields
 
 
-def scoring_terms(preferred, path: str):
+def scoring_terms(preferred):
     """NewPreferredSchedulingTerms: ((weight, term), ...) without weight-0 or empty terms.
 
-    Returns (terms, None), or (None, error text) when a non-empty term does not parse.
+    Returns (terms, None), or (None, kube's error text) when a term does not parse (paths ``[i].matchExpressions...``).
     """
-    out = []
+    out, errs = [], []
     for i, pt in enumerate(preferred):
         if pt.weight == 0 or _is_empty_term(pt.term):
             continue
-        if not pt.term.valid:
-            return None, f"{path}[{i}].preference: invalid node selector term"
-        out.append((pt.weight, pt.term))
+        term_errs = pt.term.parse_errors(f"[{i}]")
+        if term_errs:
+            errs.extend(term_errs)
+        else:
+            out.append((pt.weight, pt.term))
+    if errs:
+        return None, aggregate(errs)
     return tuple(out), None
 
 
@@ -81,15 +86,15 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, S
             required = added_affinity.get("requiredDuringSchedulingIgnoredDuringExecution")
             if required is not None:
                 sel = NodeSelector(required, _ADDED_REQUIRED)
-                for i, term in enumerate(sel.terms):
-                    if not term.valid and not _is_empty_term(term):
-                        raise FrameworkError(f"parsing {_ADDED_REQUIRED}: "
-                                             f"nodeSelectorTerms[{i}]: invalid node selector term")
+                errs = [e for i, term in enumerate(sel.terms) if not _is_empty_term(term)
+                        for e in term.parse_errors(f"nodeSelectorTerms[{i}]")]
+                if errs:
+                    raise FrameworkError(f"parsing {_ADDED_REQUIRED}: {aggregate(errs)}")
                 self.added_selector = sel
             preferred = added_affinity.get("preferredDuringSchedulingIgnoredDuringExecution") or []
             if preferred:
                 terms, err = scoring_terms([PreferredTerm(t, f"{_ADDED_PREFERRED}[{i}]")
-                                            for i, t in enumerate(preferred)], "preferredSchedulingTerms")
+                                            for i, t in enumerate(preferred)])
                 if err is not None:
                     raise FrameworkError(f"parsing {_ADDED_PREFERRED}: {err}")
                 self.has_added_preferred = True
@@ -156,7 +161,7 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, S
         """The pod's preferred terms: (None, None) when the field is unset, else scoring_terms()."""
         if _raw_node_affinity(pod).get("preferredDuringSchedulingIgnoredDuringExecution") is None:
             return None, None
-        return scoring_terms(pod.preferred_node_affinity, "preferredSchedulingTerms")
+        return scoring_terms(pod.preferred_node_affinity)
 
     def pre_score(self, state, pod, node_infos):
         terms, err = self._pod_terms(pod)

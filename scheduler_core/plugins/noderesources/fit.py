@@ -1,7 +1,7 @@
 """NodeResourcesFit: does the pod fit the node's allocatable resources, and how full would it be."""
 from __future__ import annotations
 
-from ...config.field import aggregate, child, invalid, not_supported, required
+from ...objects.field import aggregate, child, invalid, not_supported, required
 from ...framework.interface import FilterPlugin, PreFilterPlugin
 from ...framework.node_table import EXACT_LIMIT
 from ...framework.profile import FrameworkError
@@ -112,8 +112,8 @@ class Fit(PreFilterPlugin, FilterPlugin, ResourceAllocationScoring):
 
     def filter(self, state, pod, node_info):
         req = state.get(PRE_FILTER_KEY)
-        if req is None:
-            req = pod.requests
+        if req is None:  # PreFilter disabled: kube's Filter has no fallback
+            return Status.error(f'error reading "{PRE_FILTER_KEY}" from cycleState: not found')
         reasons = self.insufficient(req, node_info)
         if reasons:
             return Status(Code.UNSCHEDULABLE, *reasons)
@@ -146,9 +146,7 @@ class Fit(PreFilterPlugin, FilterPlugin, ResourceAllocationScoring):
     def filter_batch(self, state, pod, table, rows):
         """Filter over NodeTable rows: a mask of the rows that fail, or None (scalar resources)."""
         req = state.get(PRE_FILTER_KEY)
-        if req is None:
-            req = pod.requests
-        if not table.exact:
+        if req is None or not table.exact:
             return None
         for k, v in req.items():
             if k not in BASIC and is_scalar_resource(k) and v != 0:

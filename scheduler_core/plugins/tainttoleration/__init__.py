@@ -46,7 +46,7 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin, ScoreExtensions
     def score(self, state, pod, node_info):
         tolerations = state.get(PRE_SCORE_KEY)
         if tolerations is None:
-            return 0, Status.error(f'reading "{PRE_SCORE_KEY}" from cycleState: not found')
+            return 0, Status.error(f'failed to read "{PRE_SCORE_KEY}" from cycleState: not found')
         count = 0
         for taint in node_info.node.taints:
             if taint.effect != "PreferNoSchedule":
@@ -59,7 +59,10 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin, ScoreExtensions
         return count, None
 
     def score_batch(self, state, pod, table, rows):
-        """Score over NodeTable rows: only rows with PreferNoSchedule taints are looked at."""
+        """Score over NodeTable rows: only rows with PreferNoSchedule taints are looked at (None without
+        PreScore state: every node's Score is then an Error)."""
+        if state.get(PRE_SCORE_KEY) is None:
+            return None
         out = np.zeros(len(rows), np.int64)
         infos = table.infos
         for j in np.flatnonzero(table.prefer_taints[rows]):
