@@ -16,17 +16,19 @@ import uuid
 from collections import OrderedDict
 
 from scheduler_core.cluster.simulated import OBJECT_KINDS, ClusterError, SimulatedCluster
+from scheduler_core.framework.preemption import PDB
 from scheduler_core.objects import Node, ParseError, Pod
 
 from . import admission
 from .errors import ApiError
 from .resources import BY_STORE
 
-EXTRA_KINDS = ("Namespace", "Event", "Lease", "PriorityClass")
+EXTRA_KINDS = ("Namespace", "Event", "Lease", "PriorityClass", "CSIStorageCapacity")
 PROTECTED_NAMESPACES = ("default", "kube-system", "kube-public")
 INITIAL_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 EVENT_TTL_SECONDS = 3600.0
 GENERATE_NAME_CHARS = "bcdfghjklmnpqrstvwxz2456789"
+MAX_DISRUPTED_PODS = 2000   # the eviction REST's MaxDisruptedPodSize
 
 
 def rfc3339(t: float) -> str:
@@ -48,6 +50,32 @@ def _with_rv(obj: dict, rv: int) -> dict:
 
 def _rv_of(obj: dict) -> int:
     return int((obj.get("metadata") or {}).get("resourceVersion") or 0)
+
+
+class _PdbResource:
+    """How the eviction's Forbidden errors name PDBs: ``poddisruptionbudget.policy``."""
+
+    qualified, group, plural = "poddisruptionbudget.policy", "policy", "poddisruptionbudget"
+
+
+PDB_RESOURCE = _PdbResource()
+
+
+def _set_pdb_condition(conditions: list, status: dict, now: str) -> list:
+    """pdbhelper.UpdateDisruptionAllowedCondition once the budget is 0 (apimeta.SetStatusCondition:
+    DisruptionAllowed False, InsufficientPods, in place; the transition time changes only with the status)."""
+    cond = {"type": "DisruptionAllowed", "status": "False", "observedGeneration": status.get("observedGeneration", 0),
+            "lastTransitionTime": now, "reason": "InsufficientPods", "message": ""}
+    out = []
+    for c in conditions:
+        if c.get("type") == "DisruptionAllowed":
+            if c.get("status") == "False" and c.get("lastTransitionTime"):
+                cond["lastTransitionTime"] = c["lastTransitionTime"]
+            out.append(cond)
+            cond = None
+        else:
+            out.append(c)
+    return out if cond is None else out + [cond]
 
 
 class Change:
@@ -426,6 +454,80 @@ class ApiCluster(SimulatedCluster):
                 self.bind(pod, target["name"])
             except ClusterError as err:  # cannot happen after the checks above; kept as the simulator's answer
                 raise ApiError.conflict(res, name, str(err), qualified="pods/binding") from None
+
+    def evict_pod(self, res, namespace: str, name: str, eviction: dict, dry_run: bool = False) -> None:
+        """pods/eviction (EvictionREST.Create): delete the pod unless its PodDisruptionBudget allows no
+        disruption (429); a pending or terminal pod is deleted without looking at budgets."""
+        meta = (eviction or {}).get("metadata") or {}
+        if meta.get("name") != name:
+            raise ApiError.bad_request("name in URL does not match name in Eviction object")
+        options = (eviction or {}).get("deleteOptions") or {}
+        dry_run = dry_run or "All" in (options.get("dryRun") or ())
+        preconditions = dict(options.get("preconditions") or {})
+        with self.lock:
+            pod = self.get("pods", f"{namespace}/{name}")
+            if pod is None:
+                raise ApiError.not_found(res, name)
+            phase = (pod.get("status") or {}).get("phase", "")
+            terminal_or_pending = phase in ("Succeeded", "Failed", "Pending")
+            deleting = bool((pod.get("metadata") or {}).get("deletionTimestamp"))
+            if terminal_or_pending or deleting:
+                if phase not in ("Succeeded", "Failed") and not deleting:
+                    preconditions.setdefault("resourceVersion", pod["metadata"].get("resourceVersion"))
+                self.delete(res, namespace, name, preconditions, dry_run)
+                return
+            pdbs = self._budgets_of(pod)
+            if len(pdbs) > 1:
+                raise ApiError(500, "", "This pod has more than one PodDisruptionBudget, which the eviction "
+                                        "subresource does not support.")
+            if pdbs:
+                pdb = pdbs[0]
+                status = pdb.get("status") or {}
+                ready = any(c.get("type") == "Ready" and c.get("status") == "True"
+                            for c in (pod.get("status") or {}).get("conditions") or ())
+                desired = int(status.get("desiredHealthy") or 0)
+                if not ready and int(status.get("currentHealthy") or 0) >= desired > 0:
+                    preconditions.setdefault("resourceVersion", pod["metadata"].get("resourceVersion"))
+                else:
+                    self._take_disruption(pdb, name, dry_run)
+            self.delete(res, namespace, name, preconditions, dry_run)
+
+    def _budgets_of(self, pod: dict) -> list:
+        """The PDBs of the pod's namespace whose selector matches it (a nil or empty selector matches nothing)."""
+        labels = (pod.get("metadata") or {}).get("labels") or {}
+        namespace = pod["metadata"].get("namespace") or "default"
+        return [raw for raw in self.items("PodDisruptionBudget")
+                if PDB(raw).namespace == namespace and PDB(raw).selector is not None
+                and PDB(raw).selector.matches(labels)]
+
+    def _take_disruption(self, pdb: dict, pod_name: str, dry_run: bool) -> None:
+        """checkAndDecrement: 429 when the budget allows no disruption, else one fewer and the pod noted."""
+        meta, status = pdb.get("metadata") or {}, dict(pdb.get("status") or {})
+        name = meta.get("name", "")
+        if int(status.get("observedGeneration") or 0) < int(meta.get("generation") or 0):
+            raise ApiError.too_many_requests(
+                "Cannot evict pod as it would violate the pod's disruption budget.", 10,
+                f"The disruption budget {name} is still being processed by the server.")
+        allowed = int(status.get("disruptionsAllowed") or 0)
+        if allowed < 0:
+            raise ApiError.forbidden(PDB_RESOURCE, name, "pdb disruptions allowed is negative")
+        if len(status.get("disruptedPods") or {}) > MAX_DISRUPTED_PODS:
+            raise ApiError.forbidden(PDB_RESOURCE, name, "DisruptedPods map too big - too many evictions not "
+                                                         "confirmed by PDB controller")
+        if allowed == 0:
+            raise ApiError.too_many_requests(
+                "Cannot evict pod as it would violate the pod's disruption budget.", 0,
+                f"The disruption budget {name} needs {int(status.get('desiredHealthy') or 0)} healthy pods and "
+                f"has {int(status.get('currentHealthy') or 0)} currently")
+        if dry_run:
+            return
+        status["disruptionsAllowed"] = allowed - 1
+        if allowed - 1 == 0:
+            status["conditions"] = _set_pdb_condition(status.get("conditions") or [], status,
+                                                      rfc3339(self.clock.now()))
+        status["disruptedPods"] = dict(status.get("disruptedPods") or {}, **{pod_name: rfc3339(self.clock.now())})
+        res = BY_STORE["PodDisruptionBudget"]
+        self.update(res, meta.get("namespace") or "default", name, dict(pdb, status=status), "status")
 
     # -- an in-process scheduler's events become API Events ------------------------------------
     def record_event(self, obj, event_type: str, reason: str, action: str, message: str, related=None) -> None:

@@ -14,6 +14,7 @@ import random
 import time
 
 import yaml
+from asgiref.sync import sync_to_async
 from django import forms
 from django.core.handlers.asgi import ASGIRequest
 from django.http import Http404, HttpResponse, StreamingHttpResponse
@@ -27,7 +28,7 @@ from scheduler_core.simulate import KUBERNETES_VERSION
 
 from ..models import Cluster, ClusterToken
 from ..services import credentials
-from . import openapi, registry, resources, tables
+from . import openapi, protobuf, registry, resources, tables
 from .errors import ApiError
 from .patch import PATCH_TYPES, apply_patch
 from .selectors import FieldSelector, LabelSelector
@@ -38,6 +39,9 @@ BOOKMARK_SECONDS = float(os.environ.get("SCHEDSCOPE_K8S_BOOKMARK_SECONDS", "60")
 MIN_REQUEST_TIMEOUT = 1800.0
 RETURNS_DELETED_OBJECT = ("Pod", "Namespace", "Service")
 UNAUTHENTICATED_PATHS = ("version", "healthz", "livez", "readyz")
+JSON = "application/json"
+BODY_TYPES = (JSON, "application/yaml", protobuf.MEDIA_TYPE)
+MAX_BODY_BYTES = int(os.environ.get("SCHEDSCOPE_K8S_MAX_BODY_BYTES", str(3 * 1024 * 1024)))  # kube-apiserver's
 
 
 def version_info() -> dict:
@@ -87,12 +91,29 @@ def _negotiate(accept: str) -> str:
 
 
 def _body(request):
-    ctype = (request.content_type or "application/json").lower()
+    """The object a create, update, delete or binding request sends: JSON, YAML or Kubernetes protobuf (as
+    kube-apiserver's negotiated serializers accept them), as a JSON dict; other media types get 415."""
+    ctype = (request.content_type or JSON).lower()
+    if len(request.body) > MAX_BODY_BYTES:
+        raise ApiError.too_large(MAX_BODY_BYTES)
     try:
-        if "yaml" in ctype:
+        if ctype == protobuf.MEDIA_TYPE:
+            return protobuf.decode(request.body)
+        if ctype == "application/yaml":
             return safe_yaml_load(request.body or b"")
-        return json.loads(request.body or b"null")
+        if ctype == JSON:
+            return json.loads(request.body or b"null")
     except (ValueError, yaml.YAMLError) as err:
+        raise ApiError.bad_request(f"the body of the request was in an unknown format: {err}") from None
+    raise ApiError.unsupported_media_type(BODY_TYPES)
+
+
+def _patch_body(request):
+    if len(request.body) > MAX_BODY_BYTES:
+        raise ApiError.too_large(MAX_BODY_BYTES)
+    try:
+        return json.loads(request.body or b"null")
+    except ValueError as err:
         raise ApiError.bad_request(f"the body of the request was in an unknown format: {err}") from None
 
 
@@ -153,7 +174,8 @@ async def api(request, name: str, path: str, token: str = ""):
             raise ApiError.unauthorized()
         await registry.check_token(f"Bearer {token}" if token else request.headers.get("Authorization", ""), pk)
         store, _pk = await registry.lookup(name)
-        return _dispatch(request, store, parts)
+        # off the event loop: a big list (encoding, selectors) must not hold up every other request of the process
+        return await sync_to_async(_dispatch, thread_sensitive=False)(request, store, parts)
     except ApiError as err:
         return _error(err)
     except Exception as err:  # kube-apiserver answers an unexpected failure with a Status too
@@ -219,6 +241,11 @@ def _dispatch(request, store, parts: list):
         if method != "POST":
             raise ApiError.method_not_allowed()
         return _bind(store, res, ns, name, _body(request))
+    if route.sub == "eviction" and res.kind == "Pod":
+        if method != "POST":
+            raise ApiError.method_not_allowed()
+        store.evict_pod(res, ns, name, _body(request), dry_run)
+        return _json({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success"}, 201)
     if route.sub not in (None, "status") or (route.sub == "status" and not res.status):
         raise ApiError.page_not_found()
     sub = route.sub or ""
@@ -261,7 +288,7 @@ def _patch(request, store, res, namespace: str, name: str, sub: str, dry_run: bo
     ctype = (request.content_type or "").lower()
     if ctype not in PATCH_TYPES:
         raise ApiError.unsupported_media_type(PATCH_TYPES)
-    body = _body(request)
+    body = _patch_body(request)
     with store.lock:
         current = served(res, _get(store, res, namespace, name))
         patched = apply_patch(ctype, current, body, res.kind)
