@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import time
 
 import pytest
 import yaml
@@ -241,3 +242,19 @@ def test_eviction_honours_pod_disruption_budgets(api):
     assert after["status"]["disruptionsAllowed"] == 0 and "guarded" in after["status"]["disruptedPods"]
     assert after["status"]["conditions"][-1]["reason"] == "InsufficientPods"
     assert api.call("GET", "/api/v1/namespaces/default/pods/guarded")[0] == 404
+
+
+def test_tokens_in_the_path_never_reach_the_access_log(server, api):
+    """kubeconfigs of plain HTTP deployments carry the token in the path; daphne's access log shows it redacted."""
+    conn = http.client.HTTPConnection("127.0.0.1", api.port, timeout=30)
+    conn.request("GET", f"{api.base}/t/{api.token}/api/v1/nodes?limit=1")
+    resp = conn.getresponse()
+    assert resp.status == 200
+    resp.read()
+    conn.close()
+    deadline = time.monotonic() + 10
+    while f"{api.base}/t/[redacted]/api/v1/nodes" not in server.text() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    log = server.text()
+    assert f'"GET {api.base}/t/[redacted]/api/v1/nodes?limit=1" 200' in log
+    assert api.token not in log
