@@ -79,7 +79,8 @@ def _set_pdb_condition(conditions: list, status: dict, now: str) -> list:
 
 
 class Change:
-    """One logged write: its resourceVersion, store, watch event type, the object after (before, for updates)."""
+    """One logged write: its resourceVersion, store, watch event type, the object after and before (None for
+    ADDED; for DELETED ``obj`` is the object with the deletion's resourceVersion, ``old`` as it was stored)."""
 
     __slots__ = ("rv", "store", "type", "obj", "old")
 
@@ -100,7 +101,7 @@ class _Recorder:
         self.api.log("nodes", "MODIFIED", new.raw, old.raw)
 
     def on_node_delete(self, node):
-        self.api.log("nodes", "DELETED", _with_rv(node.raw, self.api.next_rv()))
+        self.api.log("nodes", "DELETED", _with_rv(node.raw, self.api.next_rv()), node.raw)
 
     def on_pod_add(self, pod):
         self.api.log("pods", "ADDED", pod.raw)
@@ -109,11 +110,11 @@ class _Recorder:
         self.api.log("pods", "MODIFIED", new.raw, old.raw)
 
     def on_pod_delete(self, pod):
-        self.api.log("pods", "DELETED", _with_rv(pod.raw, self.api.next_rv()))
+        self.api.log("pods", "DELETED", _with_rv(pod.raw, self.api.next_rv()), pod.raw)
 
     def on_object_event(self, kind, action, old, new):
         if action == "Delete":
-            self.api.log(kind, "DELETED", _with_rv(old, self.api.next_rv()))
+            self.api.log(kind, "DELETED", _with_rv(old, self.api.next_rv()), old)
         else:
             self.api.log(kind, "ADDED" if action == "Add" else "MODIFIED", new, old)
 
@@ -188,6 +189,22 @@ class ApiCluster(SimulatedCluster):
             if rv < oldest:
                 raise ApiError.expired(f"too old resource version: {rv} ({oldest})")
             return self._log[bisect.bisect_right(self._log_rvs, rv):]
+
+    def items_at(self, store: str, rv: int, namespaced: bool) -> list:
+        """The objects of ``store`` as they were at resourceVersion ``rv`` (the current ones with the logged
+        changes after ``rv`` undone), for the later pages of a paged list; ApiError 410 when the log no longer
+        reaches back that far."""
+        with self.lock:
+            held = {meta_key(o, namespaced): o for o in self.items(store)}
+            for c in reversed(self.changes_since(rv, store)):
+                if c.store != store:
+                    continue
+                key = meta_key(c.obj, namespaced)
+                if c.type == "ADDED" or c.old is None:
+                    held.pop(key, None)
+                else:
+                    held[key] = c.old
+            return list(held.values())
 
     def close(self) -> None:
         """End every watch (the state is being replaced)."""
@@ -266,7 +283,7 @@ class ApiCluster(SimulatedCluster):
             del self.extra[res.store][key]
             if res.store == "Namespace":
                 self.objects.namespace_labels.pop(key, None)
-            self.log(res.store, "DELETED", _with_rv(old, self.next_rv()))
+            self.log(res.store, "DELETED", _with_rv(old, self.next_rv()), old)
         return self._log[-1].obj
 
     def _expire_events(self, key: str) -> None:
@@ -280,7 +297,7 @@ class ApiCluster(SimulatedCluster):
             del self.events_by_time[first]
             old = self.extra["Event"].pop(first, None)
             if old is not None:
-                self.log("Event", "DELETED", _with_rv(old, self.next_rv()))
+                self.log("Event", "DELETED", _with_rv(old, self.next_rv()), old)
 
     def _namespace_defaults(self, raw: dict, now: str) -> dict:
         meta = dict(raw.get("metadata") or {})

@@ -313,31 +313,47 @@ def _query(request, res, namespace: str) -> Query:
                  FieldSelector(q.get("fieldSelector"), res.field_labels))
 
 
-def _selected(store, query: Query) -> tuple:
+def _selected(store, query: Query, at_rv: int | None = None) -> tuple:
+    """(resourceVersion, matching objects by namespace and name): now, or as they were at ``at_rv``."""
     res = query.res
     with store.lock:
-        rv = store.rv
-        items = [o for o in store.items(res.store) if query.matches(o)]
+        if at_rv is None:
+            rv, objs = store.rv, store.items(res.store)
+        else:
+            rv, objs = at_rv, store.items_at(res.store, at_rv, res.namespaced)
+        items = [o for o in objs if query.matches(o)]
     items.sort(key=lambda o: ((o.get("metadata") or {}).get("namespace", ""),
                               (o.get("metadata") or {}).get("name", "")))
     return rv, items
 
 
+def _limit(q) -> int:
+    text = q.get("limit") or "0"
+    try:
+        return int(text)
+    except ValueError:
+        raise ApiError.bad_request(f'invalid limit "{text}": must be an integer') from None
+
+
 def _list(request, store, res, namespace: str) -> HttpResponse:
+    """A list, paged as kube-apiserver pages it: ``limit`` items, then a ``continue`` token that serves the rest
+    as of the first page's resourceVersion (410 once the change log no longer reaches back to it);
+    ``remainingItemCount`` only without selectors (it would count objects the selectors leave out)."""
     q = request.GET
     query = _query(request, res, namespace)
     if q.get("resourceVersionMatch") == "Exact" and q.get("resourceVersion") not in (None, "", str(store.rv)):
         raise ApiError.expired(f"too old resource version: {q.get('resourceVersion')} ({store.rv})")
-    rv, items = _selected(store, query)
+    limit = _limit(q)
     token = q.get("continue")
     if token:
         token_rv, start = _decode_continue(token)
         if token_rv < store.oldest_rv(res.store):
             raise ApiError.expired("The provided continue parameter is too old to display a consistent list result. "
                                    "You can start a new list without the continue parameter.")
-        rv = token_rv
+        rv, items = _selected(store, query, token_rv)
         items = [o for o in items if _item_key(o) > start]
-    limit = int(q.get("limit") or 0)
+    else:
+        rv, items = _selected(store, query)
     next_token, remaining = "", 0
     if 0 < limit < len(items):
         remaining = len(items) - limit
@@ -350,7 +366,9 @@ def _list(request, store, res, namespace: str) -> HttpResponse:
                                   next_token))
     meta = {"resourceVersion": str(rv)}
     if next_token:
-        meta.update({"continue": next_token, "remainingItemCount": remaining})
+        meta["continue"] = next_token
+        if not query.labels.requirements and not query.fields.terms:
+            meta["remainingItemCount"] = remaining
     if rep == "PartialObjectMetadata":
         return _json({"kind": "PartialObjectMetadataList", "apiVersion": "meta.k8s.io/v1", "metadata": meta,
                       "items": [tables.partial_metadata(served(res, o)) for o in items]})

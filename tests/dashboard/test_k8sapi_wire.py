@@ -258,3 +258,27 @@ def test_tokens_in_the_path_never_reach_the_access_log(server, api):
     log = server.text()
     assert f'"GET {api.base}/t/[redacted]/api/v1/nodes?limit=1" 200' in log
     assert api.token not in log
+
+
+def test_paged_lists_are_a_snapshot_of_their_first_page(api):
+    """The pages after the first serve the list as of its resourceVersion, as kube-apiserver does from etcd."""
+    pods = "/api/v1/namespaces/default/pods"
+    status, _c, page1 = api.call("GET", f"{pods}?limit=2")
+    names = [p["metadata"]["name"] for p in page1["items"]]
+    assert names == ["low-prio-6c9f7-abcde", "victim"] and page1["metadata"]["remainingItemCount"] == 1
+    # after the first page: one pod deleted, one created after the start key
+    assert api.call("DELETE", f"{pods}/{POD}")[0] == 200
+    assert api.call("POST", pods, json.dumps(pod("zz-new")).encode(), {"Content-Type": "application/json"})[0] == 201
+    status, _c, page2 = api.call("GET", f"{pods}?limit=2&continue={page1['metadata']['continue']}")
+    assert status == 200 and [p["metadata"]["name"] for p in page2["items"]] == [POD]
+    assert page2["metadata"]["resourceVersion"] == page1["metadata"]["resourceVersion"]
+    assert "continue" not in page2["metadata"]
+    status, _c, fresh = api.call("GET", f"{pods}?limit=2&labelSelector=app!=nothing")
+    assert [p["metadata"]["name"] for p in fresh["items"]] == ["low-prio-6c9f7-abcde", "victim"]
+    assert "remainingItemCount" not in fresh["metadata"] and fresh["metadata"]["continue"]   # selectors: no count
+    status, _c, err = api.call("GET", f"{pods}?limit=ten")
+    assert (status, err["message"]) == (400, 'invalid limit "ten": must be an integer')
+    for path in SCHEDULER_INFORMERS + ("/apis/coordination.k8s.io/v1/leases", "/api/v1/events",
+                                       "/apis/events.k8s.io/v1/events", "/apis/scheduling.k8s.io/v1/priorityclasses"):
+        status, _c, first = api.call("GET", f"{path}?limit=1")
+        assert status == 200 and len(first["items"]) <= 1, path
