@@ -6,11 +6,13 @@ Errors are Status objects. ``kubectl get`` receives Tables (server-side printing
 """
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 import logging
 import os
 import random
+import threading
 import time
 
 import yaml
@@ -41,6 +43,10 @@ RETURNS_DELETED_OBJECT = ("Pod", "Namespace", "Service")
 UNAUTHENTICATED_PATHS = ("version", "healthz", "livez", "readyz")
 JSON = "application/json"
 BODY_TYPES = (JSON, "application/yaml", protobuf.MEDIA_TYPE)
+STREAM_CHUNK_BYTES = 1 << 20
+# One item encoding at a time: concurrent lists share the GIL anyway, and one CPU-bound thread instead of
+# several leaves the event loop's thread a turn at the GIL every switch interval.
+_ENCODING = threading.Lock()
 MAX_BODY_BYTES = int(os.environ.get("SCHEDSCOPE_K8S_MAX_BODY_BYTES", str(3 * 1024 * 1024)))  # kube-apiserver's
 
 
@@ -58,6 +64,35 @@ def _flag(query, name: str) -> bool:
 
 def _json(data, status: int = 200) -> HttpResponse:
     return HttpResponse(json.dumps(data, separators=(",", ":")), status=status, content_type="application/json")
+
+
+def _json_list(request, envelope: dict, items) -> HttpResponse:
+    """A list (``envelope`` without its items, then ``items``) as JSON, each item encoded on its own: one call
+    encoding a list of hundreds of MB would hold the GIL, and so the event loop, for seconds. Under ASGI a body
+    over STREAM_CHUNK_BYTES goes out in pieces of about that size, the event loop free between them."""
+    parts = [json.dumps(envelope, separators=(",", ":"))[:-1].encode(), b',"items":[']
+    for i, item in enumerate(items):
+        if i:
+            parts.append(b",")
+        with _ENCODING:
+            parts.append(json.dumps(item, separators=(",", ":")).encode())
+    parts.append(b"]}")
+    if not isinstance(request, ASGIRequest) or sum(map(len, parts)) <= STREAM_CHUNK_BYTES:
+        return HttpResponse(b"".join(parts), content_type=JSON)
+    return StreamingHttpResponse(_pieces(parts), content_type=JSON)
+
+
+async def _pieces(parts: list):
+    piece, size = [], 0
+    for part in parts:
+        piece.append(part)
+        size += len(part)
+        if size >= STREAM_CHUNK_BYTES:
+            yield b"".join(piece)
+            piece, size = [], 0
+            await asyncio.sleep(0)   # other requests' turn
+    if piece:
+        yield b"".join(piece)
 
 
 def _error(err: ApiError) -> HttpResponse:
@@ -370,10 +405,10 @@ def _list(request, store, res, namespace: str) -> HttpResponse:
         if not query.labels.requirements and not query.fields.terms:
             meta["remainingItemCount"] = remaining
     if rep == "PartialObjectMetadata":
-        return _json({"kind": "PartialObjectMetadataList", "apiVersion": "meta.k8s.io/v1", "metadata": meta,
-                      "items": [tables.partial_metadata(served(res, o)) for o in items]})
-    return _json({"kind": f"{res.kind}List", "apiVersion": res.group_version, "metadata": meta,
-                  "items": [served(res, o) for o in items]})
+        return _json_list(request, {"kind": "PartialObjectMetadataList", "apiVersion": "meta.k8s.io/v1", "metadata": meta},
+                          (tables.partial_metadata(served(res, o)) for o in items))
+    return _json_list(request, {"kind": f"{res.kind}List", "apiVersion": res.group_version, "metadata": meta},
+                      (served(res, o) for o in items))
 
 
 def _item_key(obj: dict) -> str:
