@@ -125,12 +125,13 @@ def _negotiate(accept: str) -> str:
     return ""
 
 
-def _body(request):
-    """The object a create, update, delete or binding request sends: JSON, YAML or Kubernetes protobuf (as
-    kube-apiserver's negotiated serializers accept them), as a JSON dict; other media types get 415."""
-    ctype = (request.content_type or JSON).lower()
+def _body(request, patch: bool = False):
+    """The object a request sends, as a JSON dict: JSON, YAML or Kubernetes protobuf for create, update, delete,
+    binding and eviction (kube-apiserver's serializers), JSON for a PATCH (whose media type names the patch
+    kind, see _patch). Other media types get 415, bodies over MAX_BODY_BYTES 413."""
     if len(request.body) > MAX_BODY_BYTES:
         raise ApiError.too_large(MAX_BODY_BYTES)
+    ctype = JSON if patch else (request.content_type or JSON).lower()
     try:
         if ctype == protobuf.MEDIA_TYPE:
             return protobuf.decode(request.body)
@@ -141,15 +142,6 @@ def _body(request):
     except (ValueError, yaml.YAMLError) as err:
         raise ApiError.bad_request(f"the body of the request was in an unknown format: {err}") from None
     raise ApiError.unsupported_media_type(BODY_TYPES)
-
-
-def _patch_body(request):
-    if len(request.body) > MAX_BODY_BYTES:
-        raise ApiError.too_large(MAX_BODY_BYTES)
-    try:
-        return json.loads(request.body or b"null")
-    except ValueError as err:
-        raise ApiError.bad_request(f"the body of the request was in an unknown format: {err}") from None
 
 
 def _encode_continue(rv: int, key: str) -> str:
@@ -323,7 +315,7 @@ def _patch(request, store, res, namespace: str, name: str, sub: str, dry_run: bo
     ctype = (request.content_type or "").lower()
     if ctype not in PATCH_TYPES:
         raise ApiError.unsupported_media_type(PATCH_TYPES)
-    body = _patch_body(request)
+    body = _body(request, patch=True)
     with store.lock:
         current = served(res, _get(store, res, namespace, name))
         patched = apply_patch(ctype, current, body, res.kind)

@@ -118,6 +118,16 @@ def test_pod_status_update_as_the_full_pod(api):
     assert body["spec"] == current["spec"]                 # pods/status keeps the spec
 
 
+def test_pod_status_strategic_merge_patch(api):
+    """What kube-scheduler itself sends for the PodScheduled condition and nominatedNodeName (util.PatchPodStatus)."""
+    status, _c, body = api.send_json("PATCH", f"/api/v1/namespaces/default/pods/{POD}/status", "pod-status-patch",
+                                     "application/strategic-merge-patch+json")
+    assert status == 200, body
+    assert body["status"]["nominatedNodeName"] == "kind-worker"
+    assert [(c["type"], c["status"], c["reason"]) for c in body["status"]["conditions"]] == [
+        ("PodScheduled", "False", "Unschedulable")]
+
+
 def test_lease_create_and_renew(api):
     path = "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases"
     status, _c, lease = api.send("POST", path, "lease-create")
