@@ -397,8 +397,8 @@ def _list(request, store, res, namespace: str) -> HttpResponse:
         if not query.labels.requirements and not query.fields.terms:
             meta["remainingItemCount"] = remaining
     if rep == "PartialObjectMetadata":
-        return _json_list(request, {"kind": "PartialObjectMetadataList", "apiVersion": "meta.k8s.io/v1", "metadata": meta},
-                          (tables.partial_metadata(served(res, o)) for o in items))
+        envelope = {"kind": "PartialObjectMetadataList", "apiVersion": "meta.k8s.io/v1", "metadata": meta}
+        return _json_list(request, envelope, (tables.partial_metadata(served(res, o)) for o in items))
     return _json_list(request, {"kind": f"{res.kind}List", "apiVersion": res.group_version, "metadata": meta},
                       (served(res, o) for o in items))
 

@@ -11,11 +11,11 @@ import time
 import pytest
 import yaml
 
+from dashboard.k8sapi import protobuf
 from tests.k8s_api_server import ApiServer, node, pod
 
 from .conftest import database_url
 from .test_k8sapi_protobuf import BODIES, WIRE, field
-from dashboard.k8sapi import protobuf
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.skipif(not BODIES, reason="no k8s-wire fixtures")]
 PROTOBUF = "application/vnd.kubernetes.protobuf"
@@ -155,7 +155,8 @@ def test_events_both_apis_and_the_events_v1_field_selectors(api):
     assert status == 200 and patched["series"]["count"] == 3
     assert api.send("POST", path, "events-v1-series")[0] == 409
     status, _c, core = api.send("POST", "/api/v1/namespaces/default/events", "core-v1-event-failedscheduling")
-    assert status == 201 and core["involvedObject"]["name"] == POD and core["source"] == {"component": "default-scheduler"}
+    assert status == 201 and core["involvedObject"]["name"] == POD
+    assert core["source"] == {"component": "default-scheduler"}
     status, _c, found = api.call("GET", f"{path}?fieldSelector=regarding.name={POD},reportingController="
                                         "default-scheduler,reason=Scheduled")
     assert status == 200 and [e["reason"] for e in found["items"]] == ["Scheduled"]
@@ -215,7 +216,8 @@ def test_csistoragecapacities_are_served_like_the_other_kinds(api):
     assert status == 201 and made["capacity"] == "100Gi" and made["metadata"]["namespace"] == "kube-system"
     assert api.call("GET", f"{path}/csisc-1")[2]["storageClassName"] == "fast"
     listed = api.call("GET", "/apis/storage.k8s.io/v1/csistoragecapacities")[2]
-    assert [c["metadata"]["name"] for c in listed["items"]] == ["csisc-1"] and listed["kind"] == "CSIStorageCapacityList"
+    assert listed["kind"] == "CSIStorageCapacityList"
+    assert [c["metadata"]["name"] for c in listed["items"]] == ["csisc-1"]
     assert api.call("DELETE", f"{path}/csisc-1")[0] == 200
     assert api.call("GET", f"{path}/csisc-1")[0] == 404
     _s, _c, doc = api.call("GET", "/apis/storage.k8s.io/v1")
