@@ -8,4 +8,4 @@ COPY dashboard ./dashboard
 RUN pip install --no-cache-dir -e .
 COPY . .
 EXPOSE 8000
-CMD ["daphne", "-b", "0.0.0.0", "-p", "8000", "dashboard.asgi:application"]
+CMD ["python", "-m", "dashboard.serve", "-b", "0.0.0.0", "-p", "8000", "dashboard.asgi:application"]

@@ -27,7 +27,7 @@ demo: migrate
 
 run: demo
 	@echo "Schedscope on http://$(HOST):$(PORT)/  (sign in as admin, password above on first run; Ctrl-C stops)"
-	$(VENV)/bin/daphne -b $(HOST) -p $(PORT) dashboard.asgi:application
+	$(VENV)/bin/python -m dashboard.serve -b $(HOST) -p $(PORT) dashboard.asgi:application
 
 test: install
 	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) $(PY) -m pytest tests -q

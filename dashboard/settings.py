@@ -212,5 +212,7 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "loggers": {"dashboard": {"handlers": ["console"], "level": os.environ.get("SCHEDSCOPE_LOG_LEVEL", "INFO")},
                 # request paths of the simulated clusters' API may carry a token (plain HTTP kubeconfigs)
-                "django.request": {"filters": ["redact_cluster_tokens"]}},
+                "django.request": {"filters": ["redact_cluster_tokens"]},
+                # `manage.py runserver` (daphne's) writes its access log here
+                "django.channels.server": {"filters": ["redact_cluster_tokens"]}},
 }

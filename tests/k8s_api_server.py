@@ -67,7 +67,7 @@ class ApiServer:
             self.log.close()
         self.log = open(self.log_path, "w")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "daphne", "-e", f"tcp:port={self.port}:interface=127.0.0.1", "-v", "1",
+            [sys.executable, "-m", "dashboard.serve", "-e", f"tcp:port={self.port}:interface=127.0.0.1", "-v", "1",
              "dashboard.asgi:application"], cwd=ROOT, env=self.env, stdout=self.log, stderr=subprocess.STDOUT,
             start_new_session=True)
         end = time.monotonic() + 60

@@ -94,5 +94,17 @@ class ApiError(Exception):
                                                 f"types include: {', '.join(accepted)}")
 
     @classmethod
+    def too_many_requests(cls, message: str, retry_after: int, cause: str):
+        """NewTooManyRequests with one DisruptionBudget cause (the eviction subresource's 429)."""
+        details = {"causes": [{"reason": "DisruptionBudget", "message": cause}]}
+        if retry_after:
+            details["retryAfterSeconds"] = retry_after
+        return cls(429, "TooManyRequests", message, details)
+
+    @classmethod
+    def too_large(cls, limit: int):
+        return cls(413, "RequestEntityTooLarge", f"Request entity too large: limit is {limit}")
+
+    @classmethod
     def unprocessable(cls, message: str):
         return cls(422, "", message)

@@ -47,6 +47,10 @@ POD_FIELDS = ("spec.nodeName", "spec.restartPolicy", "spec.schedulerName", "spec
 EVENT_FIELDS = ("involvedObject.kind", "involvedObject.namespace", "involvedObject.name",
                               "involvedObject.uid", "involvedObject.apiVersion", "involvedObject.resourceVersion",
                               "involvedObject.fieldPath", "reason", "reportingComponent", "source", "type")
+# events.k8s.io/v1 names the same selectable fields its own way (AddFieldLabelConversionsForEvent)
+EVENTS_V1_LABELS = {"regarding." + f.split(".", 1)[1]: f for f in EVENT_FIELDS if f.startswith("involvedObject.")}
+EVENTS_V1_LABELS.update({"reportingController": "reportingComponent", "reason": "reason", "source": "source",
+                         "type": "type"})
 
 RESOURCES = (
     Resource("", "v1", "pods", "Pod", True, "pods", ("po",), ("all",), status=True, fields=POD_FIELDS),
@@ -64,13 +68,14 @@ RESOURCES = (
     Resource("apps", "v1", "replicasets", "ReplicaSet", True, "ReplicaSet", ("rs",), ("all",), status=True),
     Resource("apps", "v1", "statefulsets", "StatefulSet", True, "StatefulSet", ("sts",), ("all",), status=True),
     Resource("coordination.k8s.io", "v1", "leases", "Lease", True, "Lease"),
-    Resource("events.k8s.io", "v1", "events", "Event", True, "Event", ("ev",), fields=EVENT_FIELDS),
+    Resource("events.k8s.io", "v1", "events", "Event", True, "Event", ("ev",), fields=tuple(EVENTS_V1_LABELS)),
     Resource("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", True, "PodDisruptionBudget", ("pdb",),
              status=True),
     Resource("scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", False, "PriorityClass", ("pc",)),
     Resource("storage.k8s.io", "v1", "storageclasses", "StorageClass", False, "StorageClass", ("sc",)),
     Resource("storage.k8s.io", "v1", "csinodes", "CSINode", False, "CSINode"),
     Resource("storage.k8s.io", "v1", "csidrivers", "CSIDriver", False, "CSIDriver"),
+    Resource("storage.k8s.io", "v1", "csistoragecapacities", "CSIStorageCapacity", True, "CSIStorageCapacity"),
 )
 
 BY_PATH = {(r.group, r.version, r.plural): r for r in RESOURCES}
@@ -105,6 +110,8 @@ def api_resource_list(group: str, version: str) -> dict | None:
         if r.plural == "pods" and not r.group:
             items.append({"name": "pods/binding", "singularName": "", "namespaced": True, "kind": "Binding",
                           "verbs": ["create"]})
+            items.append({"name": "pods/eviction", "singularName": "", "namespaced": True, "group": "policy",
+                          "version": "v1", "kind": "Eviction", "verbs": ["create"]})
     if not group:
         items.append({"name": "bindings", "singularName": "binding", "namespaced": True, "kind": "Binding",
                       "verbs": ["create"]})

@@ -16,17 +16,19 @@ import uuid
 from collections import OrderedDict
 
 from scheduler_core.cluster.simulated import OBJECT_KINDS, ClusterError, SimulatedCluster
+from scheduler_core.framework.preemption import PDB
 from scheduler_core.objects import Node, ParseError, Pod
 
 from . import admission
 from .errors import ApiError
 from .resources import BY_STORE
 
-EXTRA_KINDS = ("Namespace", "Event", "Lease", "PriorityClass")
+EXTRA_KINDS = ("Namespace", "Event", "Lease", "PriorityClass", "CSIStorageCapacity")
 PROTECTED_NAMESPACES = ("default", "kube-system", "kube-public")
 INITIAL_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 EVENT_TTL_SECONDS = 3600.0
 GENERATE_NAME_CHARS = "bcdfghjklmnpqrstvwxz2456789"
+MAX_DISRUPTED_PODS = 2000   # the eviction REST's MaxDisruptedPodSize
 
 
 def rfc3339(t: float) -> str:
@@ -50,8 +52,35 @@ def _rv_of(obj: dict) -> int:
     return int((obj.get("metadata") or {}).get("resourceVersion") or 0)
 
 
+class _PdbResource:
+    """How the eviction's Forbidden errors name PDBs: ``poddisruptionbudget.policy``."""
+
+    qualified, group, plural = "poddisruptionbudget.policy", "policy", "poddisruptionbudget"
+
+
+PDB_RESOURCE = _PdbResource()
+
+
+def _set_pdb_condition(conditions: list, status: dict, now: str) -> list:
+    """pdbhelper.UpdateDisruptionAllowedCondition once the budget is 0 (apimeta.SetStatusCondition:
+    DisruptionAllowed False, InsufficientPods, in place; the transition time changes only with the status)."""
+    cond = {"type": "DisruptionAllowed", "status": "False", "observedGeneration": status.get("observedGeneration", 0),
+            "lastTransitionTime": now, "reason": "InsufficientPods", "message": ""}
+    out = []
+    for c in conditions:
+        if c.get("type") == "DisruptionAllowed":
+            if c.get("status") == "False" and c.get("lastTransitionTime"):
+                cond["lastTransitionTime"] = c["lastTransitionTime"]
+            out.append(cond)
+            cond = None
+        else:
+            out.append(c)
+    return out if cond is None else out + [cond]
+
+
 class Change:
-    """One logged write: its resourceVersion, store, watch event type, the object after (before, for updates)."""
+    """One logged write: its resourceVersion, store, watch event type, the object after and before (None for
+    ADDED; for DELETED ``obj`` is the object with the deletion's resourceVersion, ``old`` as it was stored)."""
 
     __slots__ = ("rv", "store", "type", "obj", "old")
 
@@ -72,7 +101,7 @@ class _Recorder:
         self.api.log("nodes", "MODIFIED", new.raw, old.raw)
 
     def on_node_delete(self, node):
-        self.api.log("nodes", "DELETED", _with_rv(node.raw, self.api.next_rv()))
+        self.api.log("nodes", "DELETED", _with_rv(node.raw, self.api.next_rv()), node.raw)
 
     def on_pod_add(self, pod):
         self.api.log("pods", "ADDED", pod.raw)
@@ -81,11 +110,11 @@ class _Recorder:
         self.api.log("pods", "MODIFIED", new.raw, old.raw)
 
     def on_pod_delete(self, pod):
-        self.api.log("pods", "DELETED", _with_rv(pod.raw, self.api.next_rv()))
+        self.api.log("pods", "DELETED", _with_rv(pod.raw, self.api.next_rv()), pod.raw)
 
     def on_object_event(self, kind, action, old, new):
         if action == "Delete":
-            self.api.log(kind, "DELETED", _with_rv(old, self.api.next_rv()))
+            self.api.log(kind, "DELETED", _with_rv(old, self.api.next_rv()), old)
         else:
             self.api.log(kind, "ADDED" if action == "Add" else "MODIFIED", new, old)
 
@@ -160,6 +189,22 @@ class ApiCluster(SimulatedCluster):
             if rv < oldest:
                 raise ApiError.expired(f"too old resource version: {rv} ({oldest})")
             return self._log[bisect.bisect_right(self._log_rvs, rv):]
+
+    def items_at(self, store: str, rv: int, namespaced: bool) -> list:
+        """The objects of ``store`` as they were at resourceVersion ``rv`` (the current ones with the logged
+        changes after ``rv`` undone), for the later pages of a paged list; ApiError 410 when the log no longer
+        reaches back that far."""
+        with self.lock:
+            held = {meta_key(o, namespaced): o for o in self.items(store)}
+            for c in reversed(self.changes_since(rv, store)):
+                if c.store != store:
+                    continue
+                key = meta_key(c.obj, namespaced)
+                if c.type == "ADDED" or c.old is None:
+                    held.pop(key, None)
+                else:
+                    held[key] = c.old
+            return list(held.values())
 
     def close(self) -> None:
         """End every watch (the state is being replaced)."""
@@ -238,7 +283,7 @@ class ApiCluster(SimulatedCluster):
             del self.extra[res.store][key]
             if res.store == "Namespace":
                 self.objects.namespace_labels.pop(key, None)
-            self.log(res.store, "DELETED", _with_rv(old, self.next_rv()))
+            self.log(res.store, "DELETED", _with_rv(old, self.next_rv()), old)
         return self._log[-1].obj
 
     def _expire_events(self, key: str) -> None:
@@ -252,7 +297,7 @@ class ApiCluster(SimulatedCluster):
             del self.events_by_time[first]
             old = self.extra["Event"].pop(first, None)
             if old is not None:
-                self.log("Event", "DELETED", _with_rv(old, self.next_rv()))
+                self.log("Event", "DELETED", _with_rv(old, self.next_rv()), old)
 
     def _namespace_defaults(self, raw: dict, now: str) -> dict:
         meta = dict(raw.get("metadata") or {})
@@ -426,6 +471,80 @@ class ApiCluster(SimulatedCluster):
                 self.bind(pod, target["name"])
             except ClusterError as err:  # cannot happen after the checks above; kept as the simulator's answer
                 raise ApiError.conflict(res, name, str(err), qualified="pods/binding") from None
+
+    def evict_pod(self, res, namespace: str, name: str, eviction: dict, dry_run: bool = False) -> None:
+        """pods/eviction (EvictionREST.Create): delete the pod unless its PodDisruptionBudget allows no
+        disruption (429); a pending or terminal pod is deleted without looking at budgets."""
+        meta = (eviction or {}).get("metadata") or {}
+        if meta.get("name") != name:
+            raise ApiError.bad_request("name in URL does not match name in Eviction object")
+        options = (eviction or {}).get("deleteOptions") or {}
+        dry_run = dry_run or "All" in (options.get("dryRun") or ())
+        preconditions = dict(options.get("preconditions") or {})
+        with self.lock:
+            pod = self.get("pods", f"{namespace}/{name}")
+            if pod is None:
+                raise ApiError.not_found(res, name)
+            phase = (pod.get("status") or {}).get("phase", "")
+            terminal_or_pending = phase in ("Succeeded", "Failed", "Pending")
+            deleting = bool((pod.get("metadata") or {}).get("deletionTimestamp"))
+            if terminal_or_pending or deleting:
+                if phase not in ("Succeeded", "Failed") and not deleting:
+                    preconditions.setdefault("resourceVersion", pod["metadata"].get("resourceVersion"))
+                self.delete(res, namespace, name, preconditions, dry_run)
+                return
+            pdbs = self._budgets_of(pod)
+            if len(pdbs) > 1:
+                raise ApiError(500, "", "This pod has more than one PodDisruptionBudget, which the eviction "
+                                        "subresource does not support.")
+            if pdbs:
+                pdb = pdbs[0]
+                status = pdb.get("status") or {}
+                ready = any(c.get("type") == "Ready" and c.get("status") == "True"
+                            for c in (pod.get("status") or {}).get("conditions") or ())
+                desired = int(status.get("desiredHealthy") or 0)
+                if not ready and int(status.get("currentHealthy") or 0) >= desired > 0:
+                    preconditions.setdefault("resourceVersion", pod["metadata"].get("resourceVersion"))
+                else:
+                    self._take_disruption(pdb, name, dry_run)
+            self.delete(res, namespace, name, preconditions, dry_run)
+
+    def _budgets_of(self, pod: dict) -> list:
+        """The PDBs of the pod's namespace whose selector matches it (a nil or empty selector matches nothing)."""
+        labels = (pod.get("metadata") or {}).get("labels") or {}
+        namespace = pod["metadata"].get("namespace") or "default"
+        return [raw for raw in self.items("PodDisruptionBudget")
+                if PDB(raw).namespace == namespace and PDB(raw).selector is not None
+                and PDB(raw).selector.matches(labels)]
+
+    def _take_disruption(self, pdb: dict, pod_name: str, dry_run: bool) -> None:
+        """checkAndDecrement: 429 when the budget allows no disruption, else one fewer and the pod noted."""
+        meta, status = pdb.get("metadata") or {}, dict(pdb.get("status") or {})
+        name = meta.get("name", "")
+        if int(status.get("observedGeneration") or 0) < int(meta.get("generation") or 0):
+            raise ApiError.too_many_requests(
+                "Cannot evict pod as it would violate the pod's disruption budget.", 10,
+                f"The disruption budget {name} is still being processed by the server.")
+        allowed = int(status.get("disruptionsAllowed") or 0)
+        if allowed < 0:
+            raise ApiError.forbidden(PDB_RESOURCE, name, "pdb disruptions allowed is negative")
+        if len(status.get("disruptedPods") or {}) > MAX_DISRUPTED_PODS:
+            raise ApiError.forbidden(PDB_RESOURCE, name, "DisruptedPods map too big - too many evictions not "
+                                                         "confirmed by PDB controller")
+        if allowed == 0:
+            raise ApiError.too_many_requests(
+                "Cannot evict pod as it would violate the pod's disruption budget.", 0,
+                f"The disruption budget {name} needs {int(status.get('desiredHealthy') or 0)} healthy pods and "
+                f"has {int(status.get('currentHealthy') or 0)} currently")
+        if dry_run:
+            return
+        status["disruptionsAllowed"] = allowed - 1
+        if allowed - 1 == 0:
+            status["conditions"] = _set_pdb_condition(status.get("conditions") or [], status,
+                                                      rfc3339(self.clock.now()))
+        status["disruptedPods"] = dict(status.get("disruptedPods") or {}, **{pod_name: rfc3339(self.clock.now())})
+        res = BY_STORE["PodDisruptionBudget"]
+        self.update(res, meta.get("namespace") or "default", name, dict(pdb, status=status), "status")
 
     # -- an in-process scheduler's events become API Events ------------------------------------
     def record_event(self, obj, event_type: str, reason: str, action: str, message: str, related=None) -> None:

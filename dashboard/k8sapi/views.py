@@ -6,14 +6,17 @@ Errors are Status objects. ``kubectl get`` receives Tables (server-side printing
 """
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 import logging
 import os
 import random
+import threading
 import time
 
 import yaml
+from asgiref.sync import sync_to_async
 from django import forms
 from django.core.handlers.asgi import ASGIRequest
 from django.http import Http404, HttpResponse, StreamingHttpResponse
@@ -27,7 +30,7 @@ from scheduler_core.simulate import KUBERNETES_VERSION
 
 from ..models import Cluster, ClusterToken
 from ..services import credentials
-from . import openapi, registry, resources, tables
+from . import openapi, protobuf, registry, resources, tables
 from .errors import ApiError
 from .patch import PATCH_TYPES, apply_patch
 from .selectors import FieldSelector, LabelSelector
@@ -38,6 +41,13 @@ BOOKMARK_SECONDS = float(os.environ.get("SCHEDSCOPE_K8S_BOOKMARK_SECONDS", "60")
 MIN_REQUEST_TIMEOUT = 1800.0
 RETURNS_DELETED_OBJECT = ("Pod", "Namespace", "Service")
 UNAUTHENTICATED_PATHS = ("version", "healthz", "livez", "readyz")
+JSON = "application/json"
+BODY_TYPES = (JSON, "application/yaml", protobuf.MEDIA_TYPE)
+STREAM_CHUNK_BYTES = 1 << 20
+# One item encoding at a time: concurrent lists share the GIL anyway, and one CPU-bound thread instead of
+# several leaves the event loop's thread a turn at the GIL every switch interval.
+_ENCODING = threading.Lock()
+MAX_BODY_BYTES = int(os.environ.get("SCHEDSCOPE_K8S_MAX_BODY_BYTES", str(3 * 1024 * 1024)))  # kube-apiserver's
 
 
 def version_info() -> dict:
@@ -54,6 +64,35 @@ def _flag(query, name: str) -> bool:
 
 def _json(data, status: int = 200) -> HttpResponse:
     return HttpResponse(json.dumps(data, separators=(",", ":")), status=status, content_type="application/json")
+
+
+def _json_list(request, envelope: dict, items) -> HttpResponse:
+    """A list (``envelope`` without its items, then ``items``) as JSON, each item encoded on its own: one call
+    encoding a list of hundreds of MB would hold the GIL, and so the event loop, for seconds. Under ASGI a body
+    over STREAM_CHUNK_BYTES goes out in pieces of about that size, the event loop free between them."""
+    parts = [json.dumps(envelope, separators=(",", ":"))[:-1].encode(), b',"items":[']
+    for i, item in enumerate(items):
+        if i:
+            parts.append(b",")
+        with _ENCODING:
+            parts.append(json.dumps(item, separators=(",", ":")).encode())
+    parts.append(b"]}")
+    if not isinstance(request, ASGIRequest) or sum(map(len, parts)) <= STREAM_CHUNK_BYTES:
+        return HttpResponse(b"".join(parts), content_type=JSON)
+    return StreamingHttpResponse(_pieces(parts), content_type=JSON)
+
+
+async def _pieces(parts: list):
+    piece, size = [], 0
+    for part in parts:
+        piece.append(part)
+        size += len(part)
+        if size >= STREAM_CHUNK_BYTES:
+            yield b"".join(piece)
+            piece, size = [], 0
+            await asyncio.sleep(0)   # other requests' turn
+    if piece:
+        yield b"".join(piece)
 
 
 def _error(err: ApiError) -> HttpResponse:
@@ -86,14 +125,23 @@ def _negotiate(accept: str) -> str:
     return ""
 
 
-def _body(request):
-    ctype = (request.content_type or "application/json").lower()
+def _body(request, patch: bool = False):
+    """The object a request sends, as a JSON dict: JSON, YAML or Kubernetes protobuf for create, update, delete,
+    binding and eviction (kube-apiserver's serializers), JSON for a PATCH (whose media type names the patch
+    kind, see _patch). Other media types get 415, bodies over MAX_BODY_BYTES 413."""
+    if len(request.body) > MAX_BODY_BYTES:
+        raise ApiError.too_large(MAX_BODY_BYTES)
+    ctype = JSON if patch else (request.content_type or JSON).lower()
     try:
-        if "yaml" in ctype:
+        if ctype == protobuf.MEDIA_TYPE:
+            return protobuf.decode(request.body)
+        if ctype == "application/yaml":
             return safe_yaml_load(request.body or b"")
-        return json.loads(request.body or b"null")
+        if ctype == JSON:
+            return json.loads(request.body or b"null")
     except (ValueError, yaml.YAMLError) as err:
         raise ApiError.bad_request(f"the body of the request was in an unknown format: {err}") from None
+    raise ApiError.unsupported_media_type(BODY_TYPES)
 
 
 def _encode_continue(rv: int, key: str) -> str:
@@ -153,7 +201,8 @@ async def api(request, name: str, path: str, token: str = ""):
             raise ApiError.unauthorized()
         await registry.check_token(f"Bearer {token}" if token else request.headers.get("Authorization", ""), pk)
         store, _pk = await registry.lookup(name)
-        return _dispatch(request, store, parts)
+        # off the event loop: a big list (encoding, selectors) must not hold up every other request of the process
+        return await sync_to_async(_dispatch, thread_sensitive=False)(request, store, parts)
     except ApiError as err:
         return _error(err)
     except Exception as err:  # kube-apiserver answers an unexpected failure with a Status too
@@ -219,6 +268,11 @@ def _dispatch(request, store, parts: list):
         if method != "POST":
             raise ApiError.method_not_allowed()
         return _bind(store, res, ns, name, _body(request))
+    if route.sub == "eviction" and res.kind == "Pod":
+        if method != "POST":
+            raise ApiError.method_not_allowed()
+        store.evict_pod(res, ns, name, _body(request), dry_run)
+        return _json({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success"}, 201)
     if route.sub not in (None, "status") or (route.sub == "status" and not res.status):
         raise ApiError.page_not_found()
     sub = route.sub or ""
@@ -261,7 +315,7 @@ def _patch(request, store, res, namespace: str, name: str, sub: str, dry_run: bo
     ctype = (request.content_type or "").lower()
     if ctype not in PATCH_TYPES:
         raise ApiError.unsupported_media_type(PATCH_TYPES)
-    body = _body(request)
+    body = _body(request, patch=True)
     with store.lock:
         current = served(res, _get(store, res, namespace, name))
         patched = apply_patch(ctype, current, body, res.kind)
@@ -286,31 +340,47 @@ def _query(request, res, namespace: str) -> Query:
                  FieldSelector(q.get("fieldSelector"), res.field_labels))
 
 
-def _selected(store, query: Query) -> tuple:
+def _selected(store, query: Query, at_rv: int | None = None) -> tuple:
+    """(resourceVersion, matching objects by namespace and name): now, or as they were at ``at_rv``."""
     res = query.res
     with store.lock:
-        rv = store.rv
-        items = [o for o in store.items(res.store) if query.matches(o)]
+        if at_rv is None:
+            rv, objs = store.rv, store.items(res.store)
+        else:
+            rv, objs = at_rv, store.items_at(res.store, at_rv, res.namespaced)
+        items = [o for o in objs if query.matches(o)]
     items.sort(key=lambda o: ((o.get("metadata") or {}).get("namespace", ""),
                               (o.get("metadata") or {}).get("name", "")))
     return rv, items
 
 
+def _limit(q) -> int:
+    text = q.get("limit") or "0"
+    try:
+        return int(text)
+    except ValueError:
+        raise ApiError.bad_request(f'invalid limit "{text}": must be an integer') from None
+
+
 def _list(request, store, res, namespace: str) -> HttpResponse:
+    """A list, paged as kube-apiserver pages it: ``limit`` items, then a ``continue`` token that serves the rest
+    as of the first page's resourceVersion (410 once the change log no longer reaches back to it);
+    ``remainingItemCount`` only without selectors (it would count objects the selectors leave out)."""
     q = request.GET
     query = _query(request, res, namespace)
     if q.get("resourceVersionMatch") == "Exact" and q.get("resourceVersion") not in (None, "", str(store.rv)):
         raise ApiError.expired(f"too old resource version: {q.get('resourceVersion')} ({store.rv})")
-    rv, items = _selected(store, query)
+    limit = _limit(q)
     token = q.get("continue")
     if token:
         token_rv, start = _decode_continue(token)
         if token_rv < store.oldest_rv(res.store):
             raise ApiError.expired("The provided continue parameter is too old to display a consistent list result. "
                                    "You can start a new list without the continue parameter.")
-        rv = token_rv
+        rv, items = _selected(store, query, token_rv)
         items = [o for o in items if _item_key(o) > start]
-    limit = int(q.get("limit") or 0)
+    else:
+        rv, items = _selected(store, query)
     next_token, remaining = "", 0
     if 0 < limit < len(items):
         remaining = len(items) - limit
@@ -323,12 +393,14 @@ def _list(request, store, res, namespace: str) -> HttpResponse:
                                   next_token))
     meta = {"resourceVersion": str(rv)}
     if next_token:
-        meta.update({"continue": next_token, "remainingItemCount": remaining})
+        meta["continue"] = next_token
+        if not query.labels.requirements and not query.fields.terms:
+            meta["remainingItemCount"] = remaining
     if rep == "PartialObjectMetadata":
-        return _json({"kind": "PartialObjectMetadataList", "apiVersion": "meta.k8s.io/v1", "metadata": meta,
-                      "items": [tables.partial_metadata(served(res, o)) for o in items]})
-    return _json({"kind": f"{res.kind}List", "apiVersion": res.group_version, "metadata": meta,
-                  "items": [served(res, o) for o in items]})
+        envelope = {"kind": "PartialObjectMetadataList", "apiVersion": "meta.k8s.io/v1", "metadata": meta}
+        return _json_list(request, envelope, (tables.partial_metadata(served(res, o)) for o in items))
+    return _json_list(request, {"kind": f"{res.kind}List", "apiVersion": res.group_version, "metadata": meta},
+                      (served(res, o) for o in items))
 
 
 def _item_key(obj: dict) -> str:

@@ -14,6 +14,7 @@ import time
 
 from . import admission, tables
 from .errors import ApiError
+from .resources import EVENTS_V1_LABELS
 
 INITIAL_EVENTS_END = "k8s.io/initial-events-end"
 
@@ -54,6 +55,8 @@ def field_values(res, obj: dict) -> dict:
         out.update({"reason": obj.get("reason", ""), "reportingComponent": obj.get("reportingComponent", ""),
                     "source": (obj.get("source") or {}).get("component") or obj.get("reportingComponent", ""),
                     "type": obj.get("type", "")})
+        if res.group == "events.k8s.io":
+            out.update((label, out[core]) for label, core in EVENTS_V1_LABELS.items())
     return out
 
 

@@ -57,7 +57,7 @@ def daphne(env: dict, log_path):
     ``log_path``); yields the base URL once the sign-in page answers, and stops it afterwards."""
     port = free_port()
     with open(log_path, "w") as log:
-        proc = subprocess.Popen([sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port),
+        proc = subprocess.Popen([sys.executable, "-m", "dashboard.serve", "-b", "127.0.0.1", "-p", str(port),
                                  "dashboard.asgi:application"], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
         base = f"http://127.0.0.1:{port}"
 
