@@ -110,9 +110,10 @@ class PodWrapper:
         self.raw["status"].setdefault("conditions", []).append({"type": ctype, "status": status, "reason": reason})
         return self
 
-    def owner_reference(self, name, kind, controller=True):
+    def owner_reference(self, name, kind, api_version="apps/v1"):
+        """A controlling owner (st.OwnerReference sets controller: true)."""
         self._meta.setdefault("ownerReferences", []).append(
-            {"apiVersion": "v1", "kind": kind, "name": name, "uid": name, "controller": controller})
+            {"apiVersion": api_version, "kind": kind, "name": name, "uid": name, "controller": True})
         return self
 
     def container(self, image):
