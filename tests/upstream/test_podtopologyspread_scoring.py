@@ -4,7 +4,8 @@ TestPodTopologySpreadScore.
 Only a newer version than v1.30 could be read (see UPSTREAM_VERSION). Its cases that turn a feature gate off
 (``enableNodeInclusionPolicy`` / ``enableMatchLabelKeys`` false) run here with v1.30's defaults (both gates on):
 those cases are unaffected by the gates (no node selector, affinity or taints in play), except
-"matchLabelKeys ignored when feature gate disabled", which is skipped (a gate state v1.30 does not default to).
+"matchLabelKeys ignored when feature gate disabled", which is skipped: scheduler_core has v1.30's default (on) and
+no switch for it.
 
 kube's preScoreState is compared field by field with scheduler_core's PreScoreState: the constraints (maxSkew,
 topologyKey, selector, minDomains, inclusion policies), IgnoredNodes, TopologyPairToPodCounts (non-hostname keys)
@@ -234,7 +235,8 @@ A2B1C1 = foo_pods("a2b1c1")
 MIXED = [p("p-a1", "node-a", foo=""), p("p-b1", "node-b", foo="", bar=""), p("p-y1", "node-c", foo=""),
          p("p-y2", "node-c", bar="")]
 ZONES_ABCD = zones(("a", "zone1"), ("b", "zone1"), ("c", "zone2"), ("d", "zone2"))
-DRIFT_GATE_OFF = "drift: runs PodTopologySpread with MatchLabelKeysInPodTopologySpread off; v1.30 has it on"
+GATE_OFF = ("not applicable: runs with the MatchLabelKeysInPodTopologySpread gate off; scheduler_core has "
+            "v1.30's default (on)")
 
 SCORE = [
     ("one constraint on node, no existing pods", score_pod((1, HOST, "ScheduleAnyway", FOO)), [],
@@ -305,7 +307,7 @@ SCORE = [
     ("matchLabelKeys ignored when feature gate disabled",
      score_pod((1, "zone", "ScheduleAnyway", FOO, None, None, None, ["baz"]),
                (1, HOST, "ScheduleAnyway", BAR, None, None, None, ["baz"]), labels=("foo", "bar", "baz")),
-     MIXED, ZONES_ABCD, [], {}, DRIFT_GATE_OFF),
+     MIXED, ZONES_ABCD, [], {}, GATE_OFF),
     ("matchLabelKeys ANDed with LabelSelector when LabelSelector is empty",
      score_pod((1, "zone", "ScheduleAnyway", {}, None, None, None, ["foo"]),
                (1, HOST, "ScheduleAnyway", {}, None, None, None, ["bar"]), labels=("foo", "bar")),
