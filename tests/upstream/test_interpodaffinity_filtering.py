@@ -270,7 +270,8 @@ def test_required_affinity_multiple_nodes(incoming, existing, node_list, want_pr
     assert pre_filter_then_filter(pl, incoming.obj(), new_state(), h.snapshot.node_infos) == (want_pre, want_filters)
 
 
-PRE_FILTER_DISABLED = [("TestPreFilterDisabled", 'error reading "PreFilterInterPodAffinity" from cycleState: not found')]
+PRE_FILTER_DISABLED = [("TestPreFilterDisabled",
+                        'error reading "PreFilterInterPodAffinity" from cycleState: not found')]
 
 
 @pytest.mark.parametrize("want", [c[1] for c in PRE_FILTER_DISABLED], ids=[c[0] for c in PRE_FILTER_DISABLED])
