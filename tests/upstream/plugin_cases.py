@@ -268,9 +268,10 @@ class NodeWrapper:
         return self
 
     def capacity(self, resources: dict):
-        """Capacity and allocatable (st.Capacity sets both)."""
-        self.raw["status"]["capacity"] = dict(resources)
-        self.raw["status"]["allocatable"] = dict(resources)
+        """Capacity and allocatable (st.Capacity sets both, with 32 pods unless given)."""
+        res = {"pods": "32", **resources}
+        self.raw["status"]["capacity"] = dict(res)
+        self.raw["status"]["allocatable"] = dict(res)
         return self
 
     def images(self, images: dict):
