@@ -1,4 +1,6 @@
-"""kube's defaultpreemption/default_preemption_test.go, case by case: TestPostFilter.
+"""kube's defaultpreemption/default_preemption_test.go, case by case: TestPostFilter, TestSelectBestCandidate,
+TestPodEligibleToPreemptOthers and TestPreempt (its first Preempt call: kube's second call only checks that no
+victim is left to delete, which it ensures by emptying its set of deleted pods first).
 
 The framework is kube's test one: PrioritySort, NodeResourcesFit (PreFilter and Filter), "test-plugin" (a PreFilter
 whose AddPod / RemovePod fail on nodes labelled error=true), DefaultBinder, and DefaultPreemption with default args.
@@ -8,9 +10,11 @@ import random
 
 import pytest
 
+from scheduler_core.extender import ExtenderError
 from scheduler_core.framework.cycle_state import CycleState
 from scheduler_core.framework.handle import Handle
 from scheduler_core.framework.interface import PreFilterExtensions, PreFilterPlugin
+from scheduler_core.framework.preemption import Evaluator
 from scheduler_core.framework.profile import new_framework
 from scheduler_core.framework.status import Code, Status
 from scheduler_core.plugins.registry import in_tree_registry
@@ -20,12 +24,13 @@ from .plugin_cases import make_node, make_pod, snapshot
 UPSTREAM = "pkg/scheduler/framework/plugins/defaultpreemption/default_preemption_test.go"
 UPSTREAM_VERSION = ("v1.31 era (commit 5def93b1: internal/cache, NodeToStatusMap, FactoryAdapter); the v1.30 file "
                     "could not be read")
-UPSTREAM_CASES = 10
+UPSTREAM_CASES = 32
 
-LOW, MID, HIGH = 0, 100, 1000
+NEG, LOW, MID, HIGH, VERY_HIGH = -100, 0, 100, 1000, 10000
 SMALL = {"cpu": "100m", "memory": "100"}
 MEDIUM = {"cpu": "200m", "memory": "200"}
 LARGE = {"cpu": "300m", "memory": "300"}
+VERY_LARGE = {"cpu": "500m", "memory": "500"}
 ONE_POD = {"pods": "1"}
 NODE_RES = {"cpu": "200m", "memory": "400"}
 U = Status(Code.UNSCHEDULABLE)
@@ -170,3 +175,225 @@ def test_post_filter(pod, pods, node_list, statuses, extender, want):
     if isinstance(want, str):
         pytest.skip(want)
     assert post_filter(pod, pods, node_list, statuses, extender) == want
+
+
+# -- TestSelectBestCandidate ----------------------------------------------------------------------------------------
+
+def framework_for(h, filter_plugin="NodeResourcesFit"):
+    """kube's tf.NewFramework with one PreFilter+Filter plugin, PrioritySort, DefaultBinder and DefaultPreemption."""
+    points = {"QueueSort": [("PrioritySort", 0)], "PreFilter": [(filter_plugin, 0)], "Filter": [(filter_plugin, 0)],
+              "PostFilter": [("DefaultPreemption", 0)], "Bind": [("DefaultBinder", 0)]}
+    return new_framework("default-scheduler", points, {}, in_tree_registry(), h)
+
+
+def started(name, node, prio, req, epoch=0):
+    """A victim pod started at the Unix epoch plus ``epoch`` nanoseconds (epochTimeN); whole-second RFC 3339 text
+    cannot carry nanoseconds, so epoch+N is written as N seconds: only the order of start times matters."""
+    return victim(name, node, prio, req).start_time(f"1970-01-01T00:00:{epoch:02d}Z")
+
+
+SELECT_BEST = [
+    ("a pod that fits on both nodes when lower priority pods are preempted", ["node1", "node2"],
+     preemptor(HIGH, LARGE), [started("p1", "node1", MID, LARGE), started("p2", "node2", MID, LARGE)],
+     ["node1", "node2"]),
+    ("node with min highest priority pod is picked", ["node1", "node2", "node3"], preemptor(HIGH, VERY_LARGE),
+     [started("p1.1", "node1", MID, MEDIUM), started("p1.2", "node1", MID, LARGE),
+      started("p2.1", "node2", MID, MEDIUM),
+      started("p2.2", "node2", LOW, MEDIUM), started("p3.1", "node3", LOW, MEDIUM),
+      started("p3.2", "node3", LOW, MEDIUM)], ["node3"]),
+    ("when highest priorities are the same, minimum sum of priorities is picked", ["node1", "node2", "node3"],
+     preemptor(HIGH, VERY_LARGE),
+     [started("p1.1", "node1", MID, MEDIUM), started("p1.2", "node1", MID, LARGE), started("p2.1", "node2", MID, LARGE),
+      started("p2.2", "node2", LOW, MEDIUM), started("p3.1", "node3", MID, MEDIUM),
+      started("p3.2", "node3", MID, MEDIUM)], ["node2"]),
+    ("when highest priority and sum are the same, minimum number of pods is picked", ["node1", "node2", "node3"],
+     preemptor(HIGH, VERY_LARGE),
+     [started("p1.1", "node1", MID, SMALL), started("p1.2", "node1", NEG, SMALL), started("p1.3", "node1", MID, SMALL),
+      started("p1.4", "node1", NEG, SMALL), started("p2.1", "node2", MID, LARGE), started("p2.2", "node2", NEG, MEDIUM),
+      started("p3.1", "node3", MID, MEDIUM), started("p3.2", "node3", NEG, SMALL),
+      started("p3.3", "node3", LOW, SMALL)], ["node2"]),
+    ("sum of adjusted priorities is considered", ["node1", "node2", "node3"], preemptor(HIGH, VERY_LARGE),
+     [started("p1.1", "node1", MID, SMALL), started("p1.2", "node1", NEG, SMALL), started("p1.3", "node1", NEG, SMALL),
+      started("p2.1", "node2", MID, LARGE), started("p2.2", "node2", NEG, MEDIUM),
+      started("p3.1", "node3", MID, MEDIUM),
+      started("p3.2", "node3", NEG, SMALL), started("p3.3", "node3", LOW, SMALL)], ["node2"]),
+    ("non-overlapping lowest high priority, sum priorities, and number of pods", ["node1", "node2", "node3", "node4"],
+     preemptor(VERY_HIGH, VERY_LARGE),
+     [started("p1.1", "node1", MID, SMALL), started("p1.2", "node1", LOW, SMALL), started("p1.3", "node1", LOW, SMALL),
+      started("p2.1", "node2", HIGH, LARGE), started("p3.1", "node3", MID, MEDIUM),
+      started("p3.2", "node3", LOW, SMALL),
+      started("p3.3", "node3", LOW, SMALL), started("p3.4", "node3", LOW, MEDIUM),
+      started("p4.1", "node4", MID, MEDIUM),
+      started("p4.2", "node4", MID, SMALL), started("p4.3", "node4", MID, SMALL),
+      started("p4.4", "node4", NEG, SMALL)], ["node1"]),
+    ("same priority, same number of victims, different start time for each node's pod", ["node1", "node2", "node3"],
+     preemptor(HIGH, VERY_LARGE),
+     [started("p1.1", "node1", MID, MEDIUM, 2), started("p1.2", "node1", MID, MEDIUM, 2),
+      started("p2.1", "node2", MID, MEDIUM, 3), started("p2.2", "node2", MID, MEDIUM, 3),
+      started("p3.1", "node3", MID, MEDIUM, 1), started("p3.2", "node3", MID, MEDIUM, 1)], ["node2"]),
+    ("same priority, same number of victims, different start time for all pods", ["node1", "node2", "node3"],
+     preemptor(HIGH, VERY_LARGE),
+     [started("p1.1", "node1", MID, MEDIUM, 4), started("p1.2", "node1", MID, MEDIUM, 2),
+      started("p2.1", "node2", MID, MEDIUM, 5), started("p2.2", "node2", MID, MEDIUM, 1),
+      started("p3.1", "node3", MID, MEDIUM, 3), started("p3.2", "node3", MID, MEDIUM, 6)], ["node3"]),
+    ("different priority, same number of victims, different start time for all pods", ["node1", "node2", "node3"],
+     preemptor(HIGH, VERY_LARGE),
+     [started("p1.1", "node1", LOW, MEDIUM, 4), started("p1.2", "node1", MID, MEDIUM, 2),
+      started("p2.1", "node2", MID, MEDIUM, 6), started("p2.2", "node2", LOW, MEDIUM, 1),
+      started("p3.1", "node3", LOW, MEDIUM, 3), started("p3.2", "node3", MID, MEDIUM, 5)], ["node2"]),
+]
+
+
+@pytest.mark.parametrize("node_names, pod, pods, expected", [c[1:] for c in SELECT_BEST],
+                         ids=[c[0] for c in SELECT_BEST])
+def test_select_best_candidate(node_names, pod, pods, expected):
+    h = Handle(snapshot=snapshot([make_node().name(n).capacity(VERY_LARGE).obj() for n in node_names],
+                                 [q.obj() for q in pods]))
+    h.rng = random.Random(4)
+    fwk = framework_for(h)
+    state, p = CycleState(), pod.obj()
+    assert fwk.run_pre_filter(state, p)[1] is None
+    plugin = fwk.get_plugin("DefaultPreemption")
+    ev = Evaluator(h, plugin)
+    nodes = h.snapshot.node_infos
+    offset, num = plugin.get_offset_and_num_candidates(len(nodes))
+    candidates, _statuses, err = ev.dry_run_preemption(state, p, nodes, [], offset, num)
+    assert err is None
+    best = ev.select_candidate(candidates)
+    assert best is not None and best.name in expected
+
+
+# -- TestPodEligibleToPreemptOthers ---------------------------------------------------------------------------------
+
+TAINT_NOT_MATCH = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "node(s) had untolerated taint(s)")
+ELIGIBLE = [
+    ("Pod with nominated node", make_pod().name("p_with_nominated_node").uid("p").priority(HIGH)
+     .nominated_node_name("node1"), [make_pod().name("p1").uid("p1").priority(LOW).node("node1").terminating()],
+     ["node1"], TAINT_NOT_MATCH, True),
+    ("Pod without nominated node", make_pod().name("p_without_nominated_node").uid("p").priority(HIGH), [], [], None,
+     True),
+    ("Pod with 'PreemptNever' preemption policy", make_pod().name("p_with_preempt_never_policy").uid("p")
+     .priority(HIGH).preemption_policy("Never"), [], [], None, False),
+    ("preemption victim pod terminating, as indicated by the dedicated DisruptionTarget condition",
+     make_pod().name("p_with_nominated_node").uid("p").priority(HIGH).nominated_node_name("node1"),
+     [make_pod().name("p1").uid("p1").priority(LOW).node("node1").terminating()
+      .condition("DisruptionTarget", "True", "PreemptionByScheduler")], ["node1"], None, False),
+    ("non-victim Pods terminating", make_pod().name("p_with_nominated_node").uid("p").priority(HIGH)
+     .nominated_node_name("node1"), [make_pod().name("p1").uid("p1").priority(LOW).node("node1").terminating()],
+     ["node1"], None, True),
+]
+
+
+@pytest.mark.parametrize("pod, pods, node_names, nominated_status, expected", [c[1:] for c in ELIGIBLE],
+                         ids=[c[0] for c in ELIGIBLE])
+def test_pod_eligible_to_preempt_others(pod, pods, node_names, nominated_status, expected):
+    h = Handle(snapshot=snapshot([make_node().name(n).obj() for n in node_names], [q.obj() for q in pods]))
+    plugin = framework_for(h).get_plugin("DefaultPreemption")
+    assert plugin.pod_eligible_to_preempt_others(pod.obj(), nominated_status)[0] is expected
+
+
+# -- TestPreempt ----------------------------------------------------------------------------------------------------
+
+class FakeExtender:
+    """kube's tf.FakeExtender in preemption: a node stays a candidate when the predicate accepts it ("true": every
+    node, "node1": node1 only, "false": none; "error": the call fails)."""
+
+    def __init__(self, predicate, ignorable=False, interested=True):
+        self.predicate = predicate
+        self.ignorable = ignorable
+        self.interested = interested
+
+    def supports_preemption(self):
+        return True
+
+    def is_interested(self, pod):
+        return self.interested
+
+    def process_preemption(self, pod, node_to_victims):
+        if self.predicate == "error":
+            raise ExtenderError("some error")
+        keep = {"true": lambda n: True, "node1": lambda n: n == "node1", "false": lambda n: False}[self.predicate]
+        return {n: v for n, v in node_to_victims.items() if keep(n)}
+
+
+class RecordingClient:
+    """Records the victims the preemption deletes (kube's fake clientset delete reactor)."""
+
+    def __init__(self):
+        self.deleted = []
+
+    def evict(self, victim, preemptor_uid, node_name):
+        self.deleted.append(victim.name)
+        return None
+
+    def clear_nomination(self, pod):
+        pass
+
+
+def split_node(spec):
+    """"node-a/zone1" -> a node named node-a labelled hostname=node-a, zone=zone1 (kube's labelKeys order)."""
+    labels = dict(zip(("hostname", "zone", "region"), spec.split("/")))
+    return make_node().name(labels["hostname"]).capacity(VERY_LARGE).labels(labels)
+
+
+def ns_victim(name, node, prio, req=None, **labels):
+    return victim(name, node, prio, req).labels(labels)
+
+
+def preempting(prio=HIGH, req=VERY_LARGE, policy=None, **labels):
+    w = preemptor(prio, req).labels(labels)
+    return w.preemption_policy(policy) if policy else w
+
+
+N123 = ["node1", "node2", "node3"]
+BASIC_PODS = [ns_victim("p1.1", "node1", LOW, SMALL), ns_victim("p1.2", "node1", LOW, SMALL),
+              ns_victim("p2.1", "node2", HIGH, LARGE), ns_victim("p3.1", "node3", MID, MEDIUM)]
+EXT_PODS = [ns_victim("p1.1", "node1", MID, SMALL), ns_victim("p1.2", "node1", LOW, SMALL),
+            ns_victim("p2.1", "node2", MID, LARGE)]
+FOO = {"matchExpressions": [{"key": "foo", "operator": "Exists"}]}
+
+PREEMPT = [
+    ("basic preemption logic", preempting(policy="PreemptLowerPriority"), BASIC_PODS, [], N123, "NodeResourcesFit",
+     "node1", ["p1.1", "p1.2"]),
+    ("preemption for topology spread constraints",
+     preemptor(HIGH).label("foo", "").spread_constraint(1, "zone", "DoNotSchedule", FOO)
+     .spread_constraint(1, "hostname", "DoNotSchedule", FOO),
+     [ns_victim("p-a1", "node-a", HIGH, foo=""), ns_victim("p-a2", "node-a", HIGH, foo=""),
+      ns_victim("p-b1", "node-b", LOW, foo=""), ns_victim("p-x1", "node-x", HIGH, foo=""),
+      ns_victim("p-x2", "node-x", HIGH, foo="")], [], ["node-a/zone1", "node-b/zone1", "node-x/zone2"],
+     "PodTopologySpread", "node-b", ["p-b1"]),
+    ("Scheduler extenders allow only node1, otherwise node3 would have been chosen",
+     preempting(policy="PreemptLowerPriority"),
+     [ns_victim("p1.1", "node1", MID, SMALL), ns_victim("p1.2", "node1", LOW, SMALL),
+      ns_victim("p2.1", "node3", MID, LARGE)], [FakeExtender("true"), FakeExtender("node1")], N123,
+     "NodeResourcesFit", "node1", ["p1.1", "p1.2"]),
+    ("Scheduler extenders do not allow any preemption", preempting(policy="PreemptLowerPriority"), EXT_PODS,
+     [FakeExtender("false")], N123, "NodeResourcesFit", None, []),
+    ("One scheduler extender allows only node1, the other returns error but ignorable. Only node1 would be chosen",
+     preempting(policy="PreemptLowerPriority"), EXT_PODS, [FakeExtender("error", ignorable=True),
+                                                            FakeExtender("node1")], N123,
+     "NodeResourcesFit", "node1", ["p1.1", "p1.2"]),
+    ("One scheduler extender allows only node1, but it is not interested in given pod, otherwise node1 would have "
+     "been chosen", preempting(policy="PreemptLowerPriority"), EXT_PODS,
+     [FakeExtender("node1", interested=False), FakeExtender("true")], ["node1", "node2"], "NodeResourcesFit", "node2",
+     ["p2.1"]),
+    ("no preempting in pod", preempting(policy="Never"), BASIC_PODS, [], N123, "NodeResourcesFit", None, []),
+    ("PreemptionPolicy is nil", preempting(), BASIC_PODS, [], N123, "NodeResourcesFit", "node1", ["p1.1", "p1.2"]),
+]
+
+
+@pytest.mark.parametrize("pod, pods, extenders, node_names, filter_plugin, want_node, want_deleted",
+                         [c[1:] for c in PREEMPT], ids=[c[0] for c in PREEMPT])
+def test_preempt(pod, pods, extenders, node_names, filter_plugin, want_node, want_deleted):
+    client = RecordingClient()
+    h = Handle(snapshot=snapshot([split_node(n).obj() for n in node_names], [q.obj() for q in pods]), client=client)
+    h.rng = random.Random(4)
+    h.extenders = list(extenders)
+    fwk = framework_for(h, filter_plugin)
+    state, p = CycleState(), pod.obj()
+    assert fwk.run_pre_filter(state, p)[1] is None
+    statuses = {ni.name: Status(Code.UNSCHEDULABLE) for ni in h.snapshot.node_infos}
+    result, st = fwk.get_plugin("DefaultPreemption").post_filter(state, p, statuses)
+    assert st is None or st.code in (Code.SUCCESS, Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
+    got_node = result.nominated_node_name if result is not None and result.mode != "noop" else None
+    assert (got_node or None, sorted(client.deleted)) == (want_node, sorted(want_deleted))
