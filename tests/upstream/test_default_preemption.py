@@ -1,5 +1,5 @@
-"""kube's defaultpreemption/default_preemption_test.go, case by case: TestPostFilter, TestSelectBestCandidate,
-TestPodEligibleToPreemptOthers and TestPreempt (its first Preempt call: kube's second call only checks that no
+"""kube's defaultpreemption/default_preemption_test.go, case by case: TestPostFilter, TestDryRunPreemption,
+TestSelectBestCandidate, TestPodEligibleToPreemptOthers and TestPreempt (its first Preempt call: kube's second call only checks that no
 victim is left to delete, which it ensures by emptying its set of deleted pods first).
 
 The framework is kube's test one: PrioritySort, NodeResourcesFit (PreFilter and Filter), "test-plugin" (a PreFilter
@@ -13,8 +13,8 @@ import pytest
 from scheduler_core.extender import ExtenderError
 from scheduler_core.framework.cycle_state import CycleState
 from scheduler_core.framework.handle import Handle
-from scheduler_core.framework.interface import PreFilterExtensions, PreFilterPlugin
-from scheduler_core.framework.preemption import Evaluator
+from scheduler_core.framework.interface import FilterPlugin, PreFilterExtensions, PreFilterPlugin
+from scheduler_core.framework.preemption import PDB, Evaluator
 from scheduler_core.framework.profile import new_framework
 from scheduler_core.framework.status import Code, Status
 from scheduler_core.plugins.registry import in_tree_registry
@@ -24,7 +24,7 @@ from .plugin_cases import make_node, make_pod, snapshot
 UPSTREAM = "pkg/scheduler/framework/plugins/defaultpreemption/default_preemption_test.go"
 UPSTREAM_VERSION = ("v1.31 era (commit 5def93b1: internal/cache, NodeToStatusMap, FactoryAdapter); the v1.30 file "
                     "could not be read")
-UPSTREAM_CASES = 32
+UPSTREAM_CASES = 51
 
 NEG, LOW, MID, HIGH, VERY_HIGH = -100, 0, 100, 1000, 10000
 SMALL = {"cpu": "100m", "memory": "100"}
@@ -397,3 +397,187 @@ def test_preempt(pod, pods, extenders, node_names, filter_plugin, want_node, wan
     assert st is None or st.code in (Code.SUCCESS, Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
     got_node = result.nominated_node_name if result is not None and result.mode != "noop" else None
     assert (got_node or None, sorted(client.deleted)) == (want_node, sorted(want_deleted))
+
+
+# -- TestDryRunPreemption -------------------------------------------------------------------------------------------
+
+class CountingFilter(FilterPlugin):
+    """kube's tf.FakeFilterPlugin ("FakeFilter"): counts its Filter calls; returns ``code`` (Success by default) on
+    every node."""
+
+    name = "FakeFilter"
+    code = Code.SUCCESS
+    calls = 0
+
+    @classmethod
+    def new(cls, args, handle):
+        return cls()
+
+    def filter(self, state, pod, node_info):
+        type(self).calls += 1
+        if self.code == Code.SUCCESS:
+            return None
+        return Status(self.code, f"injecting failure for pod {pod.name}")
+
+
+class FalseFilter(FilterPlugin):
+    name = "FalseFilter"
+
+    @classmethod
+    def new(cls, args, handle):
+        return cls()
+
+    def filter(self, state, pod, node_info):
+        return Status(Code.UNSCHEDULABLE, "injecting failure for pod " + pod.name)
+
+
+class TrueFilter(FalseFilter):
+    name = "TrueFilter"
+
+    def filter(self, state, pod, node_info):
+        return None
+
+
+class MatchFilter(FalseFilter):
+    """Fits only the node named like the pod."""
+
+    name = "MatchFilter"
+
+    def filter(self, state, pod, node_info):
+        return None if pod.name == node_info.name else Status(Code.UNSCHEDULABLE, "pod name doesn't match node name")
+
+
+FAKES = {c.name: c for c in (CountingFilter, FalseFilter, TrueFilter, MatchFilter)}
+
+
+def dry_run(node_names, pods, init_pods, plugins, fake_code, pdbs, args, offsets):
+    """Per preemptor: (candidates as (node, sorted victims, PDB violations) sorted by node, FakeFilter calls)."""
+    CountingFilter.code, CountingFilter.calls = fake_code, 0
+    h = Handle(snapshot=snapshot([split_node(n).obj() for n in node_names], [q.obj() for q in init_pods]))
+    h.rng = random.Random(4)
+    registry = dict(in_tree_registry(), **FAKES)
+    pre = [(n, 0) for n in plugins if n not in FAKES]
+    points = {"QueueSort": [("PrioritySort", 0)], "PreFilter": pre,
+              "Filter": [("FakeFilter", 0)] + [(n, 0) for n in plugins], "PostFilter": [("DefaultPreemption", 0)],
+              "Bind": [("DefaultBinder", 0)]}
+    fwk = new_framework("default-scheduler", points, {"DefaultPreemption": args or {}}, registry, h)
+    plugin = fwk.get_plugin("DefaultPreemption")
+    out = []
+    for cycle, pod in enumerate(pods):
+        state, p = CycleState(), pod.obj()
+        assert fwk.run_pre_filter(state, p)[1] is None
+        before = CountingFilter.calls
+        nodes = h.snapshot.node_infos
+        offset, num = plugin.get_offset_and_num_candidates(len(nodes))
+        offset = offsets[cycle] if offsets else offset  # kube's offsets come from Go's rand.Seed(4)
+        cands, _statuses, _err = Evaluator(h, plugin).dry_run_preemption(
+            state, p, nodes, [PDB(raw) for raw in pdbs], offset, num)
+        got = sorted((c.name, sorted(v.name for v in c.victims), c.num_pdb_violations) for c in cands)
+        out.append((got, CountingFilter.calls - before))
+    return out
+
+
+def dr_pod(name, node="", prio=None, req=None, start=None, **labels):
+    w = make_pod().name(name).uid(name).labels(labels)
+    if node:
+        w.node(node)
+    if prio is not None:
+        w.priority(prio)
+    if req:
+        w.req(req)
+    return w.start_time(f"1970-01-01T00:00:{start:02d}Z") if start is not None else w
+
+
+def pdb(allowed, disrupted=()):
+    return {"metadata": {"name": "pdb", "namespace": "default"},
+            "spec": {"selector": {"matchLabels": {"app": "foo"}}},
+            "status": {"disruptionsAllowed": allowed, "disruptedPods": {d: "2024-01-01T00:00:00Z" for d in disrupted}}}
+
+
+NRF = ["NodeResourcesFit"]
+N12 = ["node1", "node2"]
+N15 = [f"node{i}" for i in range(1, 6)]
+LIMIT_2 = {"minCandidateNodesPercentage": 40, "minCandidateNodesAbsolute": 1}
+MID_ON_1_2 = [dr_pod("p1", "node1", MID), dr_pod("p2", "node2", MID)]
+LARGE_MID_ON_1_2 = [dr_pod("p1", "node1", MID, LARGE), dr_pod("p2", "node2", MID, LARGE)]
+PDB_PODS = [dr_pod("p1.1", "node1", MID, MEDIUM, app="foo"), dr_pod("p1.2", "node1", MID, MEDIUM, app="foo")]
+U_CODE = Code.UNSCHEDULABLE
+FOO_SELECTOR = {"matchExpressions": [{"key": "foo", "operator": "Exists"}]}
+
+# (name, node names, preemptors, initial pods, plugins, FakeFilter code, PDBs, args, offsets, expected per cycle)
+DRY_RUN = [
+    ("a pod that does not fit on any node", N12, [dr_pod("p", prio=HIGH)], MID_ON_1_2, ["FalseFilter"],
+     Code.SUCCESS, [], None, None, [([], 2)]),
+    ("a pod that fits with no preemption", N12, [dr_pod("p", prio=HIGH)], MID_ON_1_2, ["TrueFilter"], U_CODE, [],
+     None, None, [([], 2)]),
+    ("a pod that fits on one node with no preemption", N12, [dr_pod("node1", prio=HIGH)], MID_ON_1_2,
+     ["MatchFilter"], U_CODE, [], None, None, [([], 2)]),
+    ("a pod that fits on both nodes when lower priority pods are preempted", N12, [dr_pod("p", prio=HIGH, req=LARGE)],
+     LARGE_MID_ON_1_2, NRF, Code.SUCCESS, [], None, None, [([("node1", ["p1"], 0), ("node2", ["p2"], 0)], 4)]),
+    ("a pod that would fit on the nodes, but other pods running are higher priority, no preemption would happen", N12,
+     [dr_pod("p", prio=LOW, req=LARGE)], LARGE_MID_ON_1_2, NRF, Code.SUCCESS, [], None, None, [([], 0)]),
+    ("medium priority pod is preempted, but lower priority one stays as it is small", N12,
+     [dr_pod("p", prio=HIGH, req=LARGE)],
+     [dr_pod("p1.1", "node1", LOW, SMALL), dr_pod("p1.2", "node1", MID, LARGE), dr_pod("p2", "node2", MID, LARGE)],
+     NRF, Code.SUCCESS, [], None, None, [([("node1", ["p1.2"], 0), ("node2", ["p2"], 0)], 5)]),
+    ("mixed priority pods are preempted", N12, [dr_pod("p", prio=HIGH, req=LARGE)],
+     [dr_pod("p1.1", "node1", MID, SMALL), dr_pod("p1.2", "node1", LOW, SMALL), dr_pod("p1.3", "node1", MID, MEDIUM),
+      dr_pod("p1.4", "node1", HIGH, SMALL), dr_pod("p2", "node2", HIGH, LARGE)], NRF, Code.SUCCESS, [], None, None,
+     [([("node1", ["p1.2", "p1.3"], 0)], 4)]),
+    ("mixed priority pods are preempted, pick later StartTime one when priorities are equal", N12,
+     [dr_pod("p", prio=HIGH, req=LARGE)],
+     [dr_pod("p1.1", "node1", LOW, SMALL, 5), dr_pod("p1.2", "node1", LOW, SMALL, 4),
+      dr_pod("p1.3", "node1", MID, MEDIUM, 3), dr_pod("p1.4", "node1", HIGH, SMALL, 2),
+      dr_pod("p2", "node2", HIGH, LARGE, 1)], NRF, Code.SUCCESS, [], None, None,
+     [([("node1", ["p1.1", "p1.3"], 0)], 4)]),
+    ("pod with anti-affinity is preempted", N12, [dr_pod("p", prio=HIGH, req=SMALL, foo="")],
+     [dr_pod("p1.1", "node1", LOW, SMALL, foo="").pod_anti_affinity_exists("foo", "hostname"),
+      dr_pod("p1.2", "node1", MID, SMALL), dr_pod("p1.3", "node1", HIGH, SMALL), dr_pod("p2", "node2", HIGH, SMALL)],
+     ["NodeResourcesFit", "InterPodAffinity"], Code.SUCCESS, [], None, None, [([("node1", ["p1.1"], 0)], 3)]),
+    ("preemption to resolve pod topology spread filter failure", ["node-a/zone1", "node-b/zone1", "node-x/zone2"],
+     [dr_pod("p", prio=HIGH, foo="").spread_constraint(1, "zone", "DoNotSchedule", FOO_SELECTOR)
+      .spread_constraint(1, "hostname", "DoNotSchedule", FOO_SELECTOR)],
+     [dr_pod("pod-a1", "node-a", MID, foo=""), dr_pod("pod-a2", "node-a", LOW, foo=""),
+      dr_pod("pod-b1", "node-b", LOW, foo=""), dr_pod("pod-x1", "node-x", HIGH, foo=""),
+      dr_pod("pod-x2", "node-x", HIGH, foo="")], ["PodTopologySpread"], Code.SUCCESS, [], None, None,
+     [([("node-a", ["pod-a2"], 0), ("node-b", ["pod-b1"], 0)], 5)]),
+    ("get Unschedulable in the preemption phase when the filter plugins filtering the nodes", N12,
+     [dr_pod("p", prio=HIGH, req=LARGE)], LARGE_MID_ON_1_2, NRF, U_CODE, [], None, None, [([], 2)]),
+    ("preemption with violation of same pdb", ["node1"], [dr_pod("p", prio=HIGH, req=VERY_LARGE)], PDB_PODS, NRF,
+     Code.SUCCESS, [pdb(1)], None, None, [([("node1", ["p1.1", "p1.2"], 1)], 3)]),
+    ("preemption with violation of the pdb with pod whose eviction was processed, the victim doesn't belong to "
+     "DisruptedPods", ["node1"], [dr_pod("p", prio=HIGH, req=VERY_LARGE)], PDB_PODS, NRF, Code.SUCCESS,
+     [pdb(1, ["p2"])], None, None, [([("node1", ["p1.1", "p1.2"], 1)], 3)]),
+    ("preemption with violation of the pdb with pod whose eviction was processed, the victim belongs to "
+     "DisruptedPods", ["node1"], [dr_pod("p", prio=HIGH, req=VERY_LARGE)], PDB_PODS, NRF, Code.SUCCESS,
+     [pdb(1, ["p1.2"])], None, None, [([("node1", ["p1.1", "p1.2"], 0)], 3)]),
+    ("preemption with violation of the pdb with pod whose eviction was processed, the victim which belongs to "
+     "DisruptedPods is treated as 'nonViolating'", ["node1"], [dr_pod("p", prio=HIGH, req=VERY_LARGE)],
+     PDB_PODS + [dr_pod("p1.3", "node1", MID, MEDIUM, app="foo")], NRF, Code.SUCCESS, [pdb(1, ["p1.3"])], None,
+     None, [([("node1", ["p1.1", "p1.2", "p1.3"], 1)], 4)]),
+    ("all nodes are possible candidates, but DefaultPreemptionArgs limits to 2", N15,
+     [dr_pod("p", prio=HIGH, req=LARGE)], [dr_pod(f"p{i}", f"node{i}", MID, LARGE) for i in range(1, 6)], NRF,
+     Code.SUCCESS, [], LIMIT_2, [4], [([("node1", ["p1"], 0), ("node5", ["p5"], 0)], 4)]),
+    ("some nodes are not possible candidates, DefaultPreemptionArgs limits to 2", N15,
+     [dr_pod("p", prio=HIGH, req=LARGE)],
+     [dr_pod(f"p{i}", f"node{i}", VERY_HIGH if i in (2, 5) else MID, LARGE) for i in range(1, 6)], NRF,
+     Code.SUCCESS, [], LIMIT_2, [4], [([("node1", ["p1"], 0), ("node3", ["p3"], 0)], 4)]),
+    ("preemption offset across multiple scheduling cycles and wrap around", N15,
+     [dr_pod(f"tp{i}", prio=HIGH, req=LARGE) for i in (1, 2, 3)],
+     [dr_pod(f"p{i}", f"node{i}", MID, LARGE) for i in range(1, 6)], NRF, Code.SUCCESS, [], LIMIT_2, [4, 1, 3],
+     [([("node1", ["p1"], 0), ("node5", ["p5"], 0)], 4), ([("node2", ["p2"], 0), ("node3", ["p3"], 0)], 4),
+      ([("node4", ["p4"], 0), ("node5", ["p5"], 0)], 4)]),
+    ("preemption looks past numCandidates until a non-PDB violating node is found", N15,
+     [dr_pod("p", prio=HIGH, req=LARGE)],
+     [dr_pod("p1", "node1", MID, LARGE, app="foo"), dr_pod("p2", "node2", MID, LARGE, app="foo"),
+      dr_pod("p3", "node3", MID, LARGE), dr_pod("p4", "node4", MID, LARGE),
+      dr_pod("p5", "node5", MID, LARGE, app="foo")], NRF, Code.SUCCESS, [pdb(0)],
+     {"minCandidateNodesPercentage": 40, "minCandidateNodesAbsolute": 2}, [4],
+     [([("node1", ["p1"], 1), ("node3", ["p3"], 0), ("node5", ["p5"], 1)], 8)]),
+]
+
+
+@pytest.mark.parametrize("node_names, pods, init_pods, plugins, fake_code, pdbs, args, offsets, expected",
+                         [c[1:] for c in DRY_RUN], ids=[c[0] for c in DRY_RUN])
+def test_dry_run_preemption(node_names, pods, init_pods, plugins, fake_code, pdbs, args, offsets, expected):
+    assert dry_run(node_names, pods, init_pods, plugins, fake_code, pdbs, args, offsets) == expected
