@@ -1,10 +1,11 @@
 """kube's defaultpreemption/default_preemption_test.go, case by case: TestPostFilter, TestDryRunPreemption,
-TestSelectBestCandidate, TestPodEligibleToPreemptOthers and TestPreempt (its first Preempt call: kube's second call only checks that no
-victim is left to delete, which it ensures by emptying its set of deleted pods first).
+TestSelectBestCandidate, TestPodEligibleToPreemptOthers and TestPreempt (its first Preempt call; kube's second call
+only checks that no victim is left to delete, which it ensures by emptying its set of deleted pods first).
 
-The framework is kube's test one: PrioritySort, NodeResourcesFit (PreFilter and Filter), "test-plugin" (a PreFilter
-whose AddPod / RemovePod fail on nodes labelled error=true), DefaultBinder, and DefaultPreemption with default args.
-The extender is kube's FakeExtender with Node1PredicateExtender: in preemption it keeps the candidate node1 only.
+TestPostFilter's framework is kube's test one: PrioritySort, NodeResourcesFit (PreFilter and Filter), "test-plugin"
+(a PreFilter whose AddPod / RemovePod fail on nodes labelled error=true), DefaultBinder, and DefaultPreemption with
+default args; its extender is kube's FakeExtender with Node1PredicateExtender (in preemption it keeps node1 only).
+These are all the test functions of the file read.
 """
 import random
 
