@@ -102,10 +102,6 @@ class PodWrapper:
         self.raw["status"]["nominatedNodeName"] = n
         return self
 
-    def phase(self, p):
-        self.raw["status"]["phase"] = p
-        return self
-
     def condition(self, ctype, status, reason=""):
         self.raw["status"].setdefault("conditions", []).append({"type": ctype, "status": status, "reason": reason})
         return self
@@ -178,11 +174,9 @@ class PodWrapper:
         self._spec.setdefault("topologySpreadConstraints", []).append(c)
         return self
 
-    def _affinity_terms(self, kind: str, required: bool):
+    def _required_terms(self, kind: str):
         section = self._spec.setdefault("affinity", {}).setdefault(kind, {})
-        key = ("requiredDuringSchedulingIgnoredDuringExecution" if required
-               else "preferredDuringSchedulingIgnoredDuringExecution")
-        return section.setdefault(key, [])
+        return section.setdefault("requiredDuringSchedulingIgnoredDuringExecution", [])
 
     def pod_affinity(self, topology_key, selector, namespaces=None, kind="podAffinity", namespace_selector=None):
         """A required (anti-)affinity term (kind: podAffinity / podAntiAffinity)."""
@@ -191,7 +185,7 @@ class PodWrapper:
             term["namespaces"] = list(namespaces)
         if namespace_selector is not None:
             term["namespaceSelector"] = _selector(namespace_selector)
-        self._affinity_terms(kind, True).append(term)
+        self._required_terms(kind).append(term)
         return self
 
     def pod_anti_affinity(self, topology_key, selector, namespaces=None, namespace_selector=None):
@@ -208,20 +202,6 @@ class PodWrapper:
 
     def pod_anti_affinity_in(self, label_key, topology_key, values):
         return self.pod_affinity_in(label_key, topology_key, values, "podAntiAffinity")
-
-    def preferred_pod_affinity(self, weight, topology_key, selector, namespaces=None, kind="podAffinity",
-                               namespace_selector=None):
-        term = {"topologyKey": topology_key, "labelSelector": _selector(selector)}
-        if namespaces is not None:
-            term["namespaces"] = list(namespaces)
-        if namespace_selector is not None:
-            term["namespaceSelector"] = _selector(namespace_selector)
-        self._affinity_terms(kind, False).append({"weight": weight, "podAffinityTerm": term})
-        return self
-
-    def preferred_pod_anti_affinity(self, weight, topology_key, selector, namespaces=None, namespace_selector=None):
-        return self.preferred_pod_affinity(weight, topology_key, selector, namespaces, "podAntiAffinity",
-                                           namespace_selector)
 
     def affinity(self, raw: dict):
         """A whole v1.Affinity."""
@@ -254,10 +234,6 @@ class NodeWrapper:
         self.raw["metadata"]["name"] = n
         return self
 
-    def uid(self, u):
-        self.raw["metadata"]["uid"] = u
-        return self
-
     def label(self, k, v):
         self.raw["metadata"].setdefault("labels", {})[k] = v
         return self
@@ -272,11 +248,6 @@ class NodeWrapper:
         res = {"pods": "32", **resources}
         self.raw["status"]["capacity"] = dict(res)
         self.raw["status"]["allocatable"] = dict(res)
-        return self
-
-    def images(self, images: dict):
-        """{image name: size in bytes}, one image entry per name (st.Images)."""
-        self.raw["status"]["images"] = [{"names": [n], "sizeBytes": s} for n, s in images.items()]
         return self
 
     def taints(self, taints):
