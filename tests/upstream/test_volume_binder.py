@@ -1,0 +1,292 @@
+"""kube's volumebinding/binder_test.go, the FindPodVolumes tables, case by case.
+
+kube's ``findPodVolumes`` helper runs GetPodVolumeClaims, fails when unbound immediate claims remain, then
+FindPodVolumes for one node; each case checks whether it failed, its conflict reasons (order ignored, as
+checkReasons sorts) and the PodVolumes it chose (static bindings and dynamic provisions, compared as objects).
+The without/with-provisioning tables run every scenario under three CSIDriver set-ups, as kube's subtests do
+("<set-up>/<scenario>"); a case's expectation does not depend on the set-up except where kube's run function
+adds ErrReasonNotEnoughSpace (capacity tracking on, no CSIStorageCapacity objects).
+
+Fixtures follow kube's makeTestPVC/makeTestPV/makeCSINode/makeCSIDriver and the storage classes of newTestBinder.
+kube's pods have an empty UID and its owned ephemeral claim names that UID; here a pod always has a UID (its
+namespace/name when unset), so the owned claim's owner reference names the pod's UID, whatever it is.
+"""
+import copy
+
+import pytest
+
+from scheduler_core.plugins.helper.volume import (ANN_BIND_COMPLETED, ANN_BOUND_BY_CONTROLLER, ANN_SELECTED_NODE,
+                                                  MIGRATED_PLUGINS_ANNOTATION)
+from scheduler_core.plugins.volumebinding.binder import (ERR_REASON_BIND_CONFLICT, ERR_REASON_NODE_CONFLICT,
+                                                         ERR_REASON_NOT_ENOUGH_SPACE, ERR_REASON_PV_NOT_EXIST,
+                                                         BinderError, VolumeBinder)
+
+from .plugin_cases import handle, make_node, make_pod
+
+UPSTREAM = "pkg/scheduler/framework/plugins/volumebinding/binder_test.go"
+UPSTREAM_VERSION = "v1.31 era (commit f6ddee95: scheduler/util/assumecache, VolumeResourceRequirements)"
+UPSTREAM_CASES = 94
+UPSTREAM_NOT_TRANSLATED = {
+    "TestAssumePodVolumes, TestRevertAssumedPodVolumes, TestBindAPIUpdate, TestCheckBindings and the tests after "
+    "them": "assume-cache, API-update and binding-wait tables (Reserve/PreBind internals over kube's fake "
+            "clientset and PV controller reactor); not translated",
+}
+
+PROVISIONER = "test-provisioner"
+NODE_KEY, NODE_VALUE = "nodeKey", "node1"
+WAIT, IMMEDIATE, WAIT_PROV, TOPO_MISMATCH = "waitClass", "immediateClass", "waitClassWithProvisioner", "topoMismatchClass"
+GCE_PD = "kubernetes.io/gce-pd"
+
+STORAGE_CLASSES = [
+    {"metadata": {"name": WAIT_PROV}, "volumeBindingMode": "WaitForFirstConsumer", "provisioner": PROVISIONER,
+     "allowedTopologies": [{"matchLabelExpressions": [{"key": NODE_KEY, "values": [NODE_VALUE, "reference-value"]}]}]},
+    {"metadata": {"name": IMMEDIATE}, "volumeBindingMode": "Immediate"},
+    {"metadata": {"name": WAIT}, "volumeBindingMode": "WaitForFirstConsumer",
+     "provisioner": "kubernetes.io/no-provisioner"},
+    {"metadata": {"name": TOPO_MISMATCH}, "volumeBindingMode": "WaitForFirstConsumer", "provisioner": PROVISIONER,
+     "allowedTopologies": [{"matchLabelExpressions": [{"key": NODE_KEY, "values": ["reference-value"]}]}]},
+]
+
+UNBOUND, PREBOUND, BOUND, SELECTED_NODE = range(4)
+
+
+def make_test_pvc(name, size, node, state, pv_name, rv, cls):
+    """makeTestPVC: namespace testns, uid pvc-uid, Filesystem mode."""
+    pvc = {"kind": "PersistentVolumeClaim", "apiVersion": "v1",
+           "metadata": {"name": name, "namespace": "testns", "uid": "pvc-uid", "resourceVersion": rv},
+           "spec": {"resources": {"requests": {"storage": size}}, "storageClassName": cls,
+                    "volumeMode": "Filesystem"}}
+    if state == SELECTED_NODE:
+        pvc["metadata"]["annotations"] = {ANN_SELECTED_NODE: node}
+    if state == BOUND:
+        pvc["metadata"]["annotations"] = {ANN_BIND_COMPLETED: "yes"}
+    if state in (BOUND, PREBOUND):
+        pvc["spec"]["volumeName"] = pv_name
+    return pvc
+
+
+def make_test_pv(name, node, capacity, rv, bound_to, cls):
+    """makeTestPV: Available, Filesystem mode, node affinity nodeKey In [node], claimRef to ``bound_to``."""
+    pv = {"metadata": {"name": name, "resourceVersion": rv},
+          "spec": {"capacity": {"storage": capacity}, "storageClassName": cls, "volumeMode": "Filesystem"},
+          "status": {"phase": "Available"}}
+    if node:
+        pv["spec"]["nodeAffinity"] = {"required": {"nodeSelectorTerms": [
+            {"matchExpressions": [{"key": NODE_KEY, "operator": "In", "values": [node]}]}]}}
+    if bound_to is not None:
+        m = bound_to["metadata"]
+        pv["spec"]["claimRef"] = {"kind": bound_to.get("kind", ""), "apiVersion": bound_to.get("apiVersion", ""),
+                                  "resourceVersion": m.get("resourceVersion", ""), "name": m["name"],
+                                  "namespace": m["namespace"], "uid": m.get("uid", "")}
+        pv["metadata"]["annotations"] = {ANN_BOUND_BY_CONTROLLER: "yes"}
+    return pv
+
+
+def pod_builder(pvcs=()):
+    """makePod("test-pod").withNamespace("testns").withNodeName("node1").withPVCSVolume(pvcs)."""
+    w = make_pod().name("test-pod").namespace("testns").node("node1")
+    for i, c in enumerate(pvcs):
+        w.volume({"name": f"vol{i}", "persistentVolumeClaim": {"claimName": c["metadata"]["name"]}})
+    return w
+
+
+def generic_ephemeral_pod(volume_name):
+    return pod_builder().volume({"name": volume_name, "ephemeral": {}})
+
+
+def generic_pvc(volume_name, owned):
+    """makeGenericEphemeralPVC: bound to pv-bound (immediate class), controlled by the test pod when owned."""
+    pvc = make_test_pvc("test-pod-" + volume_name, "1G", "", BOUND, "pv-bound", "1", IMMEDIATE)
+    if owned:
+        pod = generic_ephemeral_pod("").obj()
+        pvc["metadata"]["ownerReferences"] = [{"name": pod.name, "uid": pod.uid, "controller": True}]
+    return pvc
+
+
+unboundPVC = make_test_pvc("unbound-pvc", "1G", "", UNBOUND, "", "1", WAIT)
+unboundPVC2 = make_test_pvc("unbound-pvc2", "5G", "", UNBOUND, "", "1", WAIT)
+preboundPVC = make_test_pvc("prebound-pvc", "1G", "", PREBOUND, "pv-node1a", "1", WAIT)
+boundPVC = make_test_pvc("bound-pvc", "1G", "", BOUND, "pv-bound", "1", WAIT)
+immediateUnboundPVC = make_test_pvc("immediate-unbound-pvc", "1G", "", UNBOUND, "", "1", IMMEDIATE)
+immediateBoundPVC = make_test_pvc("immediate-bound-pvc", "1G", "", BOUND, "pv-bound-immediate", "1", IMMEDIATE)
+provisionedPVC = make_test_pvc("provisioned-pvc", "1Gi", "", UNBOUND, "", "1", WAIT_PROV)
+noProvisionerPVC = make_test_pvc("no-provisioner-pvc", "1Gi", "", UNBOUND, "", "1", WAIT)
+topoMismatchPVC = make_test_pvc("topo-mismatch-pvc", "1Gi", "", UNBOUND, "", "1", TOPO_MISMATCH)
+selectedNodePVC = make_test_pvc("provisioned-pvc", "1Gi", NODE_VALUE, SELECTED_NODE, "", "1", WAIT_PROV)
+boundMigrationPVC = make_test_pvc("pvc-migration-bound", "1G", "", BOUND, "pv-migration-bound", "1", WAIT)
+conflictingGenericPVC = generic_pvc("test-volume", False)
+correctGenericPVC = generic_pvc("test-volume", True)
+
+pvBoundGeneric = make_test_pv("pv-bound", "node1", "1G", "1", correctGenericPVC, WAIT)
+pvNode1a = make_test_pv("pv-node1a", "node1", "5G", "1", None, WAIT)
+pvNode1b = make_test_pv("pv-node1b", "node1", "10G", "1", None, WAIT)
+pvNode2 = make_test_pv("pv-node2", "node2", "1G", "1", None, WAIT)
+pvBound = make_test_pv("pv-bound", "node1", "1G", "1", boundPVC, WAIT)
+pvNode1aBound = make_test_pv("pv-node1a", "node1", "5G", "1", unboundPVC, WAIT)
+pvBoundImmediate = make_test_pv("pv-bound-immediate", "node1", "1G", "1", immediateBoundPVC, IMMEDIATE)
+pvBoundImmediateNode2 = make_test_pv("pv-bound-immediate", "node2", "1G", "1", immediateBoundPVC, IMMEDIATE)
+
+
+def migration_pv(labels, pvc):
+    """makeTestPVForCSIMigration(labels, pvc, true): a GCE PD PV, no node affinity, zone labels."""
+    pv = make_test_pv("pv-migration-bound", "node1", "1G", "1", pvc, WAIT)
+    del pv["spec"]["nodeAffinity"]
+    pv["metadata"]["labels"] = dict(labels)
+    pv["spec"]["gcePersistentDisk"] = {"pdName": "test-disk", "fsType": "ext4", "partition": 0, "readOnly": False}
+    return pv
+
+
+zone1Labels = {"failure-domain.beta.kubernetes.io/zone": "us-east-1",
+               "failure-domain.beta.kubernetes.io/region": "us-east-1a"}
+migrationPVBound = migration_pv(zone1Labels, boundMigrationPVC)
+
+
+def binding(pvc, pv):
+    return (pvc, pv)
+
+
+def csi_node(name, migrated):
+    return {"metadata": {"name": name, "annotations": {MIGRATED_PLUGINS_ANNOTATION: migrated}}}
+
+
+def csi_driver(name, capacity):
+    return {"metadata": {"name": name}, "spec": {"storageCapacity": capacity}}
+
+
+csiNode1Migrated = csi_node("node1", GCE_PD)
+csiNode1NotMigrated = csi_node("node1", "")
+testNode = make_node().name("node1").label(NODE_KEY, NODE_VALUE)
+node1Zone1 = make_node().name("node1").label("kubernetes.io/hostname", "node1").label("topology.gke.io/zone",
+                                                                                     "us-east-1")
+node1Zone2 = make_node().name("node1").label("kubernetes.io/hostname", "node1").label("topology.gke.io/zone",
+                                                                                     "us-east-2")
+
+DRIVERS = [("no CSIDriver", None), ("CSIDriver with capacity tracking", csi_driver(PROVISIONER, True)),
+           ("CSIDriver without capacity tracking", csi_driver(PROVISIONER, False))]
+
+
+def find_pod_volumes(pod_wrapper, node_wrapper, pvs=(), cache_pvcs=(), drivers=(), csi_nodes=()):
+    """kube's findPodVolumes -> (PodVolumes or None, reasons, failed)."""
+    node = node_wrapper.obj()
+    h = handle([node], persistent_volumes=copy.deepcopy(list(pvs)),
+               persistent_volume_claims=copy.deepcopy(list(cache_pvcs)), storage_classes=STORAGE_CLASSES,
+               csi_drivers=list(drivers), csi_nodes=list(csi_nodes))
+    binder = VolumeBinder(h, 10)
+    claims, err = binder.get_pod_volume_claims(pod_wrapper.obj())
+    if err is not None or claims.unbound_immediate:
+        return None, [], True
+    try:
+        pod_volumes, reasons = binder.find_pod_volumes(claims, node, h.objects.csi_nodes.get(node.name))
+    except BinderError:
+        return None, [], True
+    return pod_volumes, reasons, False
+
+
+def check(pod_volumes, reasons, failed, should_fail, want_reasons, want_bindings, want_provisions):
+    assert failed == should_fail
+    assert sorted(reasons) == sorted(want_reasons)
+    bindings = [] if pod_volumes is None else [(b.pvc, b.pv) for b in pod_volumes.static_bindings]
+    provisions = [] if pod_volumes is None else list(pod_volumes.dynamic_provisions)
+    assert bindings == list(want_bindings)
+    assert provisions == list(want_provisions)
+
+
+def scenario(pvcs=None, pvs=(), cache_pvcs=None, pod=None, bindings=(), provisions=(), reasons=(), fail=False,
+             needs_capacity=False):
+    return {"pvcs": pvcs or [], "pvs": pvs, "cache_pvcs": cache_pvcs, "pod": pod, "bindings": bindings,
+            "provisions": provisions, "reasons": list(reasons), "fail": fail, "needs_capacity": needs_capacity}
+
+
+WITHOUT_PROVISIONING = {
+    "no-volumes": scenario(pod=pod_builder()),
+    "no-pvcs": scenario(pod=pod_builder().volume({"emptyDir": {}})),
+    "pvc-not-found": scenario(cache_pvcs=[], pvcs=[boundPVC], fail=True),
+    "bound-pvc": scenario(pvcs=[boundPVC], pvs=[pvBound]),
+    "bound-pvc,pv-not-exists": scenario(pvcs=[boundPVC], reasons=[ERR_REASON_PV_NOT_EXIST]),
+    "prebound-pvc": scenario(pvcs=[preboundPVC], pvs=[pvNode1aBound], fail=True),
+    "unbound-pvc,pv-same-node": scenario(pvcs=[unboundPVC], pvs=[pvNode2, pvNode1a, pvNode1b],
+                                         bindings=[binding(unboundPVC, pvNode1a)]),
+    "unbound-pvc,pv-different-node": scenario(pvcs=[unboundPVC], pvs=[pvNode2], reasons=[ERR_REASON_BIND_CONFLICT]),
+    "two-unbound-pvcs": scenario(pvcs=[unboundPVC, unboundPVC2], pvs=[pvNode1a, pvNode1b],
+                                 bindings=[binding(unboundPVC, pvNode1a), binding(unboundPVC2, pvNode1b)]),
+    "two-unbound-pvcs,order-by-size": scenario(pvcs=[unboundPVC2, unboundPVC], pvs=[pvNode1a, pvNode1b],
+                                               bindings=[binding(unboundPVC, pvNode1a),
+                                                         binding(unboundPVC2, pvNode1b)]),
+    "two-unbound-pvcs,partial-match": scenario(pvcs=[unboundPVC, unboundPVC2], pvs=[pvNode1a],
+                                               bindings=[binding(unboundPVC, pvNode1a)],
+                                               reasons=[ERR_REASON_BIND_CONFLICT]),
+    "one-bound,one-unbound": scenario(pvcs=[unboundPVC, boundPVC], pvs=[pvBound, pvNode1a],
+                                      bindings=[binding(unboundPVC, pvNode1a)]),
+    "one-bound,one-unbound,no-match": scenario(pvcs=[unboundPVC, boundPVC], pvs=[pvBound, pvNode2],
+                                               reasons=[ERR_REASON_BIND_CONFLICT]),
+    "one-prebound,one-unbound": scenario(pvcs=[unboundPVC, preboundPVC], pvs=[pvNode1a, pvNode1b], fail=True),
+    "immediate-bound-pvc": scenario(pvcs=[immediateBoundPVC], pvs=[pvBoundImmediate]),
+    "immediate-bound-pvc-wrong-node": scenario(pvcs=[immediateBoundPVC], pvs=[pvBoundImmediateNode2],
+                                               reasons=[ERR_REASON_NODE_CONFLICT]),
+    "immediate-unbound-pvc": scenario(pvcs=[immediateUnboundPVC], fail=True),
+    "immediate-unbound-pvc,delayed-mode-bound": scenario(pvcs=[immediateUnboundPVC, boundPVC], pvs=[pvBound],
+                                                         fail=True),
+    "immediate-unbound-pvc,delayed-mode-unbound": scenario(pvcs=[immediateUnboundPVC, unboundPVC], fail=True),
+    "generic-ephemeral,no-pvc": scenario(pod=generic_ephemeral_pod("no-such-pvc"), fail=True),
+    "generic-ephemeral,with-pvc": scenario(pod=generic_ephemeral_pod("test-volume"), cache_pvcs=[correctGenericPVC],
+                                           pvs=[pvBoundGeneric]),
+    "generic-ephemeral,wrong-pvc": scenario(pod=generic_ephemeral_pod("test-volume"),
+                                            cache_pvcs=[conflictingGenericPVC], pvs=[pvBoundGeneric], fail=True),
+}
+
+WITH_PROVISIONING = {
+    "one-provisioned": scenario(pvcs=[provisionedPVC], provisions=[provisionedPVC], needs_capacity=True),
+    "two-unbound-pvcs,one-matched,one-provisioned": scenario(
+        pvcs=[unboundPVC, provisionedPVC], pvs=[pvNode1a], bindings=[binding(unboundPVC, pvNode1a)],
+        provisions=[provisionedPVC], needs_capacity=True),
+    "one-bound,one-provisioned": scenario(pvcs=[boundPVC, provisionedPVC], pvs=[pvBound], provisions=[provisionedPVC],
+                                          needs_capacity=True),
+    "one-binding,one-selected-node": scenario(pvcs=[boundPVC, selectedNodePVC], pvs=[pvBound],
+                                              provisions=[selectedNodePVC], needs_capacity=True),
+    "immediate-unbound-pvc": scenario(pvcs=[immediateUnboundPVC], fail=True),
+    "one-immediate-bound,one-provisioned": scenario(pvcs=[immediateBoundPVC, provisionedPVC], pvs=[pvBoundImmediate],
+                                                    provisions=[provisionedPVC], needs_capacity=True),
+    "invalid-provisioner": scenario(pvcs=[noProvisionerPVC], reasons=[ERR_REASON_BIND_CONFLICT]),
+    "volume-topology-unsatisfied": scenario(pvcs=[topoMismatchPVC], reasons=[ERR_REASON_BIND_CONFLICT]),
+}
+
+# (name, pvs, pvcs, node, csi nodes, reasons)
+WITH_CSI_MIGRATION = [
+    ("pvc-bound", [migrationPVBound], [boundMigrationPVC], node1Zone1, [csiNode1Migrated], []),
+    ("pvc-bound,csinode-not-migrated", [migrationPVBound], [boundMigrationPVC], node1Zone1, [csiNode1NotMigrated], []),
+    ("pvc-bound,missing-csinode", [migrationPVBound], [boundMigrationPVC], node1Zone1, [], []),
+    ("pvc-bound,node-different-zone", [migrationPVBound], [boundMigrationPVC], node1Zone2, [csiNode1Migrated],
+     [ERR_REASON_NODE_CONFLICT]),
+]
+
+
+def matrix(table):
+    return [pytest.param(driver, sc, id=f"{desc}/{name}") for desc, driver in DRIVERS for name, sc in table.items()]
+
+
+def run(driver, sc):
+    cache_pvcs = sc["pvcs"] if sc["cache_pvcs"] is None else sc["cache_pvcs"]
+    pod = sc["pod"] or pod_builder(sc["pvcs"])
+    got = find_pod_volumes(pod, testNode, sc["pvs"], cache_pvcs, [driver] if driver else [])
+    reasons, provisions = list(sc["reasons"]), sc["provisions"]
+    if sc["needs_capacity"] and driver is not None and driver["spec"]["storageCapacity"]:
+        reasons.append(ERR_REASON_NOT_ENOUGH_SPACE)   # no CSIStorageCapacity objects: provisioning is blocked
+        provisions = ()
+    check(*got, sc["fail"], reasons, sc["bindings"], provisions)
+
+
+@pytest.mark.parametrize("driver, sc", matrix(WITHOUT_PROVISIONING))
+def test_find_pod_volumes_without_provisioning(driver, sc):
+    run(driver, sc)
+
+
+@pytest.mark.parametrize("driver, sc", matrix(WITH_PROVISIONING))
+def test_find_pod_volumes_with_provisioning(driver, sc):
+    run(driver, sc)
+
+
+@pytest.mark.parametrize("pvs, pvcs, node, csi_nodes, reasons", [c[1:] for c in WITH_CSI_MIGRATION],
+                         ids=[c[0] for c in WITH_CSI_MIGRATION])
+def test_find_pod_volumes_with_csi_migration(pvs, pvcs, node, csi_nodes, reasons):
+    got = find_pod_volumes(pod_builder(pvcs), node, pvs, pvcs, csi_nodes=csi_nodes)
+    check(*got, False, reasons, (), ())
