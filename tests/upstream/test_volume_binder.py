@@ -1,4 +1,4 @@
-"""kube's volumebinding/binder_test.go, the FindPodVolumes tables, case by case.
+"""kube's volumebinding/binder_test.go, the FindPodVolumes and AssumePodVolumes tables, case by case.
 
 kube's ``findPodVolumes`` helper runs GetPodVolumeClaims, fails when unbound immediate claims remain, then
 FindPodVolumes for one node; each case checks whether it failed, its conflict reasons (order ignored, as
@@ -19,17 +19,16 @@ from scheduler_core.plugins.helper.volume import (ANN_BIND_COMPLETED, ANN_BOUND_
                                                   MIGRATED_PLUGINS_ANNOTATION)
 from scheduler_core.plugins.volumebinding.binder import (ERR_REASON_BIND_CONFLICT, ERR_REASON_NODE_CONFLICT,
                                                          ERR_REASON_NOT_ENOUGH_SPACE, ERR_REASON_PV_NOT_EXIST,
-                                                         BinderError, VolumeBinder)
+                                                         BinderError, BindingInfo, PodVolumes, VolumeBinder)
 
 from .plugin_cases import handle, make_node, make_pod
 
 UPSTREAM = "pkg/scheduler/framework/plugins/volumebinding/binder_test.go"
 UPSTREAM_VERSION = "v1.31 era (commit f6ddee95: scheduler/util/assumecache, VolumeResourceRequirements)"
-UPSTREAM_CASES = 94
+UPSTREAM_CASES = 102
 UPSTREAM_NOT_TRANSLATED = {
-    "TestAssumePodVolumes, TestRevertAssumedPodVolumes, TestBindAPIUpdate, TestCheckBindings and the tests after "
-    "them": "assume-cache, API-update and binding-wait tables (Reserve/PreBind internals over kube's fake "
-            "clientset and PV controller reactor); not translated",
+    "TestBindAPIUpdate, TestCheckBindings and the tests after them": "API-update and binding-wait tables (PreBind "
+    "internals over kube's fake clientset and PV controller reactor); not translated",
 }
 
 PROVISIONER = "test-provisioner"
@@ -110,6 +109,8 @@ boundPVC = make_test_pvc("bound-pvc", "1G", "", BOUND, "pv-bound", "1", WAIT)
 immediateUnboundPVC = make_test_pvc("immediate-unbound-pvc", "1G", "", UNBOUND, "", "1", IMMEDIATE)
 immediateBoundPVC = make_test_pvc("immediate-bound-pvc", "1G", "", BOUND, "pv-bound-immediate", "1", IMMEDIATE)
 provisionedPVC = make_test_pvc("provisioned-pvc", "1Gi", "", UNBOUND, "", "1", WAIT_PROV)
+provisionedPVC2 = make_test_pvc("provisioned-pvc2", "1Gi", "", UNBOUND, "", "1", WAIT_PROV)
+provisionedPVCHigherVersion = make_test_pvc("provisioned-pvc2", "1Gi", "", UNBOUND, "", "2", WAIT_PROV)
 noProvisionerPVC = make_test_pvc("no-provisioner-pvc", "1Gi", "", UNBOUND, "", "1", WAIT)
 topoMismatchPVC = make_test_pvc("topo-mismatch-pvc", "1Gi", "", UNBOUND, "", "1", TOPO_MISMATCH)
 selectedNodePVC = make_test_pvc("provisioned-pvc", "1Gi", NODE_VALUE, SELECTED_NODE, "", "1", WAIT_PROV)
@@ -123,6 +124,7 @@ pvNode1b = make_test_pv("pv-node1b", "node1", "10G", "1", None, WAIT)
 pvNode2 = make_test_pv("pv-node2", "node2", "1G", "1", None, WAIT)
 pvBound = make_test_pv("pv-bound", "node1", "1G", "1", boundPVC, WAIT)
 pvNode1aBound = make_test_pv("pv-node1a", "node1", "5G", "1", unboundPVC, WAIT)
+pvNode1bBound = make_test_pv("pv-node1b", "node1", "10G", "1", unboundPVC2, WAIT)
 pvBoundImmediate = make_test_pv("pv-bound-immediate", "node1", "1G", "1", immediateBoundPVC, IMMEDIATE)
 pvBoundImmediateNode2 = make_test_pv("pv-bound-immediate", "node2", "1G", "1", immediateBoundPVC, IMMEDIATE)
 
@@ -290,3 +292,90 @@ def test_find_pod_volumes_with_provisioning(driver, sc):
 def test_find_pod_volumes_with_csi_migration(pvs, pvcs, node, csi_nodes, reasons):
     got = find_pod_volumes(pod_builder(pvcs), node, pvs, pvcs, csi_nodes=csi_nodes)
     check(*got, False, reasons, (), ())
+
+
+# TestAssumePodVolumes: (name, pod pvcs, pvs, bindings, dynamic provisions, should fail, want all bound,
+#  want bindings (None: the input bindings), want provisions (None: the input provisions))
+ASSUME = [
+    ("all-bound", [boundPVC], [pvBound], [], [], False, True, None, None),
+    ("one-binding", [unboundPVC], [pvNode1a], [binding(unboundPVC, pvNode1a)], [], False, False,
+     [binding(unboundPVC, pvNode1aBound)], []),
+    ("two-bindings", [unboundPVC, unboundPVC2], [pvNode1a, pvNode1b],
+     [binding(unboundPVC, pvNode1a), binding(unboundPVC2, pvNode1b)], [], False, False,
+     [binding(unboundPVC, pvNode1aBound), binding(unboundPVC2, pvNode1bBound)], []),
+    ("pv-already-bound", [unboundPVC], [pvNode1aBound], [binding(unboundPVC, pvNode1aBound)], [], False, False,
+     [binding(unboundPVC, pvNode1aBound)], []),
+    ("tmpupdate-failed", [unboundPVC], [pvNode1a], [binding(unboundPVC, pvNode1a), binding(unboundPVC2, pvNode1b)],
+     [], True, False, None, None),
+    ("one-binding, one-pvc-provisioned", [unboundPVC, provisionedPVC], [pvNode1a], [binding(unboundPVC, pvNode1a)],
+     [provisionedPVC], False, False, [binding(unboundPVC, pvNode1aBound)], [selectedNodePVC]),
+    ("one-binding, one-provision-tmpupdate-failed", [unboundPVC, provisionedPVCHigherVersion], [pvNode1a],
+     [binding(unboundPVC, pvNode1a)], [provisionedPVC2], True, False, None, None),
+]
+
+
+def assume_env(pvcs, pvs, bindings, provisions):
+    h = handle([testNode.obj()], persistent_volumes=copy.deepcopy(list(pvs)),
+               persistent_volume_claims=copy.deepcopy(list(pvcs)), storage_classes=STORAGE_CLASSES)
+    binder = VolumeBinder(h, 10)
+    pod_volumes = PodVolumes([BindingInfo(copy.deepcopy(pv), copy.deepcopy(pvc)) for pvc, pv in bindings],
+                             [copy.deepcopy(c) for c in provisions])
+    return binder, pod_builder(pvcs).obj(), pod_volumes
+
+
+def claim_key(pvc):
+    return f'{pvc["metadata"]["namespace"]}/{pvc["metadata"]["name"]}'
+
+
+def validate_assume(binder, bindings, provisions):
+    """validateAssume: the cached PVs name their claims; the cached claims carry the selected node."""
+    for pvc, pv in bindings:
+        ref = binder.pv_cache.get(pv["metadata"]["name"])["spec"].get("claimRef")
+        assert ref is not None and (ref["name"], ref["namespace"]) == (pvc["metadata"]["name"],
+                                                                       pvc["metadata"]["namespace"])
+    for pvc in provisions:
+        got = binder.pvc_cache.get(claim_key(pvc))
+        assert (got["metadata"].get("annotations") or {}).get(ANN_SELECTED_NODE) == NODE_VALUE
+
+
+def validate_cache_restored(binder, bindings, provisions):
+    """validateCacheRestored: cached PVs are the API objects again; cached claims have no selected node."""
+    for _pvc, pv in bindings:
+        name = pv["metadata"]["name"]
+        cached = binder.pv_cache.get(name)
+        assert cached is None or cached is binder.pv_cache.get_api(name)
+    for pvc in provisions:
+        got = binder.pvc_cache.get(claim_key(pvc))
+        assert not (got["metadata"].get("annotations") or {}).get(ANN_SELECTED_NODE)
+
+
+def validate_pod_cache(pod_volumes, bindings, provisions):
+    assert [(b.pvc, b.pv) for b in pod_volumes.static_bindings] == list(bindings)
+    assert list(pod_volumes.dynamic_provisions) == list(provisions)
+
+
+@pytest.mark.parametrize("pvcs, pvs, bindings, provisions, should_fail, want_all_bound, want_bindings, "
+                         "want_provisions", [c[1:] for c in ASSUME], ids=[c[0] for c in ASSUME])
+def test_assume_pod_volumes(pvcs, pvs, bindings, provisions, should_fail, want_all_bound, want_bindings,
+                            want_provisions):
+    binder, pod, pod_volumes = assume_env(pvcs, pvs, bindings, provisions)
+    all_bound, err = binder.assume_pod_volumes(pod, "node1", pod_volumes)
+    assert (err is not None, all_bound) == (should_fail, want_all_bound)
+    want_bindings = bindings if want_bindings is None else want_bindings
+    want_provisions = provisions if want_provisions is None else want_provisions
+    if should_fail:
+        validate_cache_restored(binder, bindings, provisions)
+    else:
+        validate_assume(binder, want_bindings, want_provisions)
+    validate_pod_cache(pod_volumes, want_bindings, want_provisions)
+
+
+def test_revert_assumed_pod_volumes():
+    """TestRevertAssumedPodVolumes (a single case)."""
+    bindings, provisions = [binding(unboundPVC, pvNode1a)], [provisionedPVC]
+    binder, pod, pod_volumes = assume_env([unboundPVC, provisionedPVC], [pvNode1a], bindings, provisions)
+    all_bound, err = binder.assume_pod_volumes(pod, "node1", pod_volumes)
+    assert (all_bound, err) == (False, None)
+    validate_assume(binder, [binding(unboundPVC, pvNode1aBound)], [selectedNodePVC])
+    binder.revert_assumed_pod_volumes(pod_volumes)
+    validate_cache_restored(binder, bindings, provisions)
