@@ -1,4 +1,5 @@
-"""kube's volumebinding/binder_test.go, the FindPodVolumes and AssumePodVolumes tables, case by case.
+"""kube's volumebinding/binder_test.go, case by case: the FindPodVolumes, AssumePodVolumes, CheckBindings and
+Capacity tables.
 
 kube's ``findPodVolumes`` helper runs GetPodVolumeClaims, fails when unbound immediate claims remain, then
 FindPodVolumes for one node; each case checks whether it failed, its conflict reasons (order ignored, as
@@ -10,6 +11,11 @@ adds ErrReasonNotEnoughSpace (capacity tracking on, no CSIStorageCapacity object
 Fixtures follow kube's makeTestPVC/makeTestPV/makeCSINode/makeCSIDriver and the storage classes of newTestBinder.
 kube's pods have an empty UID and its owned ephemeral claim names that UID; here a pod always has a UID (its
 namespace/name when unset), so the owned claim's owner reference names the pod's UID, whatever it is.
+
+kube's API updates go through its fake clientset, whose PV-controller reactor bumps resourceVersion; here an
+update replaces the cluster object with a copy one version newer, and a deletion removes it.
+DynamicProvision.NodeCapacity (the CSIStorageCapacity chosen, a later field kept for StorageCapacityScoring) has no
+counterpart here; TestCapacity is compared on claims and reasons only.
 """
 import copy
 
@@ -20,15 +26,18 @@ from scheduler_core.plugins.helper.volume import (ANN_BIND_COMPLETED, ANN_BOUND_
 from scheduler_core.plugins.volumebinding.binder import (ERR_REASON_BIND_CONFLICT, ERR_REASON_NODE_CONFLICT,
                                                          ERR_REASON_NOT_ENOUGH_SPACE, ERR_REASON_PV_NOT_EXIST,
                                                          BinderError, BindingInfo, PodVolumes, VolumeBinder)
+from scheduler_core.plugins.volumebinding.binder import pvc_key as claim_key
 
 from .plugin_cases import handle, make_node, make_pod
 
 UPSTREAM = "pkg/scheduler/framework/plugins/volumebinding/binder_test.go"
-UPSTREAM_VERSION = "v1.31 era (commit f6ddee95: scheduler/util/assumecache, VolumeResourceRequirements)"
-UPSTREAM_CASES = 102
+UPSTREAM_VERSION = ("v1.33 era (commit f6ddee95: scheduler/util/assumecache, DynamicProvision with NodeCapacity); "
+                    "the v1.30 file is not in the index")
+UPSTREAM_CASES = 151
 UPSTREAM_NOT_TRANSLATED = {
-    "TestBindAPIUpdate, TestCheckBindings and the tests after them": "API-update and binding-wait tables (PreBind "
-    "internals over kube's fake clientset and PV controller reactor); not translated",
+    "TestBindAPIUpdate": "11 cases: API-update conflicts of kube's fake clientset and PV controller reactor "
+                         "(they test the fake's version checks, not the binder's decisions)",
+    "TestBindPodVolumes": "12 cases: timed goroutines (5s delays, bind timeouts) over the fake clientset",
 }
 
 PROVISIONER = "test-provisioner"
@@ -105,7 +114,9 @@ def generic_pvc(volume_name, owned):
 unboundPVC = make_test_pvc("unbound-pvc", "1G", "", UNBOUND, "", "1", WAIT)
 unboundPVC2 = make_test_pvc("unbound-pvc2", "5G", "", UNBOUND, "", "1", WAIT)
 preboundPVC = make_test_pvc("prebound-pvc", "1G", "", PREBOUND, "pv-node1a", "1", WAIT)
+preboundPVCNode1a = make_test_pvc("unbound-pvc", "1G", "", PREBOUND, "pv-node1a", "1", WAIT)
 boundPVC = make_test_pvc("bound-pvc", "1G", "", BOUND, "pv-bound", "1", WAIT)
+boundPVCNode1a = make_test_pvc("unbound-pvc", "1G", "", BOUND, "pv-node1a", "1", WAIT)
 immediateUnboundPVC = make_test_pvc("immediate-unbound-pvc", "1G", "", UNBOUND, "", "1", IMMEDIATE)
 immediateBoundPVC = make_test_pvc("immediate-bound-pvc", "1G", "", BOUND, "pv-bound-immediate", "1", IMMEDIATE)
 provisionedPVC = make_test_pvc("provisioned-pvc", "1Gi", "", UNBOUND, "", "1", WAIT_PROV)
@@ -113,6 +124,9 @@ provisionedPVC2 = make_test_pvc("provisioned-pvc2", "1Gi", "", UNBOUND, "", "1",
 provisionedPVCHigherVersion = make_test_pvc("provisioned-pvc2", "1Gi", "", UNBOUND, "", "2", WAIT_PROV)
 noProvisionerPVC = make_test_pvc("no-provisioner-pvc", "1Gi", "", UNBOUND, "", "1", WAIT)
 topoMismatchPVC = make_test_pvc("topo-mismatch-pvc", "1Gi", "", UNBOUND, "", "1", TOPO_MISMATCH)
+provisionedPVCBound = make_test_pvc("provisioned-pvc", "1Gi", "", BOUND, "pv-bound", "1", WAIT_PROV)
+provMigrationPVCBound = make_test_pvc("pvc-migration-provisioned", "1Gi", "", BOUND, "pv-migration-bound", "1",
+                                      WAIT_PROV)
 selectedNodePVC = make_test_pvc("provisioned-pvc", "1Gi", NODE_VALUE, SELECTED_NODE, "", "1", WAIT_PROV)
 boundMigrationPVC = make_test_pvc("pvc-migration-bound", "1G", "", BOUND, "pv-migration-bound", "1", WAIT)
 conflictingGenericPVC = generic_pvc("test-volume", False)
@@ -121,6 +135,7 @@ correctGenericPVC = generic_pvc("test-volume", True)
 pvBoundGeneric = make_test_pv("pv-bound", "node1", "1G", "1", correctGenericPVC, WAIT)
 pvNode1a = make_test_pv("pv-node1a", "node1", "5G", "1", None, WAIT)
 pvNode1b = make_test_pv("pv-node1b", "node1", "10G", "1", None, WAIT)
+pvNode1c = make_test_pv("pv-node1b", "node1", "5G", "1", None, WAIT)
 pvNode2 = make_test_pv("pv-node2", "node2", "1G", "1", None, WAIT)
 pvBound = make_test_pv("pv-bound", "node1", "1G", "1", boundPVC, WAIT)
 pvNode1aBound = make_test_pv("pv-node1a", "node1", "5G", "1", unboundPVC, WAIT)
@@ -129,18 +144,24 @@ pvBoundImmediate = make_test_pv("pv-bound-immediate", "node1", "1G", "1", immedi
 pvBoundImmediateNode2 = make_test_pv("pv-bound-immediate", "node2", "1G", "1", immediateBoundPVC, IMMEDIATE)
 
 
-def migration_pv(labels, pvc):
-    """makeTestPVForCSIMigration(labels, pvc, true): a GCE PD PV, no node affinity, zone labels."""
+def migration_pv(labels, pvc, migration_enabled=True):
+    """makeTestPVForCSIMigration: a GCE PD PV (an RBD one when migration is not enabled), no node affinity."""
     pv = make_test_pv("pv-migration-bound", "node1", "1G", "1", pvc, WAIT)
     del pv["spec"]["nodeAffinity"]
     pv["metadata"]["labels"] = dict(labels)
-    pv["spec"]["gcePersistentDisk"] = {"pdName": "test-disk", "fsType": "ext4", "partition": 0, "readOnly": False}
+    if migration_enabled:
+        pv["spec"]["gcePersistentDisk"] = {"pdName": "test-disk", "fsType": "ext4", "partition": 0,
+                                           "readOnly": False}
+    else:
+        pv["spec"]["rbd"] = {"image": "test-disk"}
     return pv
 
 
 zone1Labels = {"failure-domain.beta.kubernetes.io/zone": "us-east-1",
                "failure-domain.beta.kubernetes.io/region": "us-east-1a"}
 migrationPVBound = migration_pv(zone1Labels, boundMigrationPVC)
+migrationPVBoundToUnbound = migration_pv(zone1Labels, unboundPVC)
+nonmigrationPVBoundToUnbound = migration_pv(zone1Labels, unboundPVC, False)
 
 
 def binding(pvc, pv):
@@ -158,6 +179,8 @@ def csi_driver(name, capacity):
 csiNode1Migrated = csi_node("node1", GCE_PD)
 csiNode1NotMigrated = csi_node("node1", "")
 testNode = make_node().name("node1").label(NODE_KEY, NODE_VALUE)
+node1 = make_node().name("node1").label("kubernetes.io/hostname", "node1").label(NODE_KEY, "node1")
+node2 = make_node().name("node2").label("kubernetes.io/hostname", "node2").label(NODE_KEY, "node2")
 node1Zone1 = make_node().name("node1").label("kubernetes.io/hostname", "node1").label("topology.gke.io/zone",
                                                                                      "us-east-1")
 node1Zone2 = make_node().name("node1").label("kubernetes.io/hostname", "node1").label("topology.gke.io/zone",
@@ -323,10 +346,6 @@ def assume_env(pvcs, pvs, bindings, provisions):
     return binder, pod_builder(pvcs).obj(), pod_volumes
 
 
-def claim_key(pvc):
-    return f'{pvc["metadata"]["namespace"]}/{pvc["metadata"]["name"]}'
-
-
 def validate_assume(binder, bindings, provisions):
     """validateAssume: the cached PVs name their claims; the cached claims carry the selected node."""
     for pvc, pv in bindings:
@@ -379,3 +398,228 @@ def test_revert_assumed_pod_volumes():
     validate_assume(binder, [binding(unboundPVC, pvNode1aBound)], [selectedNodePVC])
     binder.revert_assumed_pod_volumes(pod_volumes)
     validate_cache_restored(binder, bindings, provisions)
+
+
+def with_selected_node(pvc, node=NODE_VALUE):
+    """addProvisionAnn / pvcSetSelectedNode."""
+    out = copy.deepcopy(pvc)
+    out["metadata"].setdefault("annotations", {})[ANN_SELECTED_NODE] = node
+    return out
+
+
+def with_empty_annotations(pvc):
+    """pvcSetEmptyAnnotations."""
+    out = copy.deepcopy(pvc)
+    out["metadata"]["annotations"] = {}
+    return out
+
+
+def without_claim_uid(pv):
+    """pvRemoveClaimUID."""
+    out = copy.deepcopy(pv)
+    out["spec"]["claimRef"]["uid"] = ""
+    return out
+
+
+def api_update(store: dict, key: str, obj: dict):
+    """An Update through kube's fake clientset: the reactor stores the object one resourceVersion newer."""
+    new = copy.deepcopy(obj)
+    new["metadata"]["resourceVersion"] = str(int(store[key]["metadata"].get("resourceVersion") or 0) + 1)
+    store[key] = new
+
+
+NIL_SLICES = ("not applicable: kube's nil-slice checks (a Go nil vs empty distinction; PodVolumes here always holds "
+              "lists)")
+
+# TestCheckBindings: (name, init PVs, init PVCs, bindings, provisioned PVCs, API PVs, API PVCs, delete PVs,
+#  delete PVCs, should fail, want bound)
+CHECK_BINDINGS = [
+    ("nothing-to-bind-nil", [], [], None, None, [], [], False, False, True, False),
+    ("nothing-to-bind-bindings-nil", [], [], None, [], [], [], False, False, True, False),
+    ("nothing-to-bind-provisionings-nil", [], [], [], None, [], [], False, False, True, False),
+    ("nothing-to-bind", [], [], [], [], [], [], False, False, False, True),
+    ("binding-bound", [pvNode1aBound], [boundPVCNode1a], [binding(unboundPVC, pvNode1aBound)], [], [], [], False,
+     False, False, True),
+    ("binding-prebound", [pvNode1aBound], [preboundPVCNode1a], [binding(unboundPVC, pvNode1aBound)], [], [], [],
+     False, False, False, False),
+    ("binding-unbound", [pvNode1aBound], [unboundPVC], [binding(unboundPVC, pvNode1aBound)], [], [], [], False,
+     False, False, False),
+    ("binding-pvc-not-exists", [pvNode1aBound], [], [binding(unboundPVC, pvNode1aBound)], [], [], [], False, False,
+     True, False),
+    ("binding-pv-not-exists", [pvNode1aBound], [boundPVCNode1a], [binding(unboundPVC, pvNode1aBound)], [], [], [],
+     True, False, True, False),
+    ("binding-claimref-nil", [pvNode1a], [boundPVCNode1a], [binding(unboundPVC, pvNode1aBound)], [], [pvNode1a],
+     [boundPVCNode1a], False, False, True, False),
+    ("binding-claimref-uid-empty", [pvNode1aBound], [boundPVCNode1a], [binding(unboundPVC, pvNode1aBound)], [],
+     [without_claim_uid(pvNode1aBound)], [boundPVCNode1a], False, False, True, False),
+    ("binding-one-bound,one-unbound", [pvNode1aBound, pvNode1bBound], [boundPVCNode1a, unboundPVC2],
+     [binding(unboundPVC, pvNode1aBound), binding(unboundPVC2, pvNode1bBound)], [], [], [], False, False, False,
+     False),
+    ("provisioning-pvc-bound", [pvBound], [provisionedPVCBound], [], [with_selected_node(provisionedPVC)], [],
+     [with_selected_node(provisionedPVCBound)], False, False, False, True),
+    ("provisioning-pvc-unbound", [], [with_selected_node(provisionedPVC)], [], [with_selected_node(provisionedPVC)],
+     [], [], False, False, False, False),
+    ("provisioning-pvc-not-exists", [], [provisionedPVC], [], [with_selected_node(provisionedPVC)], [], [], False,
+     True, True, False),
+    ("provisioning-pvc-annotations-nil", [], [provisionedPVC], [], [with_selected_node(provisionedPVC)], [],
+     [provisionedPVC], False, False, True, False),
+    ("provisioning-pvc-selected-node-dropped", [], [provisionedPVC], [], [with_selected_node(provisionedPVC)], [],
+     [with_empty_annotations(provisionedPVC)], False, False, True, False),
+    ("provisioning-pvc-selected-node-wrong-node", [], [provisionedPVC], [], [with_selected_node(provisionedPVC)], [],
+     [with_selected_node(provisionedPVC, "wrong-node")], False, False, True, False),
+    ("binding-bound-provisioning-unbound", [pvNode1aBound], [boundPVCNode1a, with_selected_node(provisionedPVC)],
+     [binding(unboundPVC, pvNode1aBound)], [with_selected_node(provisionedPVC)], [], [], False, False, False, False),
+    ("tolerate-provisioning-pvc-bound-pv-not-found", [pvNode1a], [provisionedPVC], [],
+     [with_selected_node(provisionedPVC)], [], [with_selected_node(provisionedPVCBound)], True, False, False, False),
+]
+
+
+def check_bindings(nodes, csi_nodes, init_pvs, init_pvcs, bindings, provisioned, api_pvs, api_pvcs, delete_pvs,
+                   delete_pvcs):
+    """kube's checkBindings run: init the caches, assume the bindings and claims, apply API updates or deletions,
+    then check. Returns (bound, failed)."""
+    h = handle([n.obj() for n in nodes], persistent_volumes=copy.deepcopy(list(init_pvs)),
+               persistent_volume_claims=copy.deepcopy(list(init_pvcs)), storage_classes=STORAGE_CLASSES,
+               csi_nodes=list(csi_nodes))
+    binder = VolumeBinder(h, 10)
+    pod_volumes = PodVolumes([BindingInfo(copy.deepcopy(pv), copy.deepcopy(pvc)) for pvc, pv in bindings],
+                             [copy.deepcopy(c) for c in provisioned])
+    for b in pod_volumes.static_bindings:
+        assert binder.pv_cache.assume(b.pv["metadata"]["name"], b.pv) is None
+    for c in pod_volumes.dynamic_provisions:
+        assert binder.pvc_cache.assume(claim_key(c), c) is None
+    objects = h.objects
+    if delete_pvs:
+        for pv in init_pvs:
+            objects.persistent_volumes.pop(pv["metadata"]["name"], None)
+    else:
+        for pv in api_pvs:
+            api_update(objects.persistent_volumes, pv["metadata"]["name"], pv)
+    if delete_pvcs:
+        for pvc in init_pvcs:
+            objects.persistent_volume_claims.pop(claim_key(pvc), None)
+    else:
+        for pvc in api_pvcs:
+            api_update(objects.persistent_volume_claims, claim_key(pvc), pvc)
+    try:
+        return binder.check_bindings("node1", pod_volumes), False
+    except BinderError:
+        return False, True
+
+
+@pytest.mark.parametrize("init_pvs, init_pvcs, bindings, provisioned, api_pvs, api_pvcs, delete_pvs, delete_pvcs, "
+                         "should_fail, want_bound", [c[1:] for c in CHECK_BINDINGS],
+                         ids=[c[0] for c in CHECK_BINDINGS])
+def test_check_bindings(init_pvs, init_pvcs, bindings, provisioned, api_pvs, api_pvcs, delete_pvs, delete_pvcs,
+                        should_fail, want_bound):
+    if bindings is None or provisioned is None:
+        pytest.skip(NIL_SLICES)
+    got = check_bindings([node1], [], init_pvs, init_pvcs, bindings, provisioned, api_pvs, api_pvcs, delete_pvs,
+                         delete_pvcs)
+    assert got == (want_bound, should_fail)
+
+
+# TestCheckBindingsWithCSIMigration: (name, init PVs, init PVCs, node, CSI nodes, bindings, provisioned PVCs,
+#  API PVCs, should fail, want bound)
+CHECK_BINDINGS_CSI_MIGRATION = [
+    ("provisioning-pvc-bound", [migrationPVBound], [provMigrationPVCBound], node1Zone1, [csiNode1Migrated], [],
+     [with_selected_node(provMigrationPVCBound)], [with_selected_node(provMigrationPVCBound)], False, True),
+    ("binding-node-pv-same-zone", [migrationPVBoundToUnbound], [unboundPVC], node1Zone1, [csiNode1Migrated],
+     [binding(unboundPVC, migrationPVBoundToUnbound)], [], [], False, False),
+    ("binding-without-csinode", [migrationPVBoundToUnbound], [unboundPVC], node1Zone1, [],
+     [binding(unboundPVC, migrationPVBoundToUnbound)], [], [], False, False),
+    ("binding-non-migrated-plugin", [migrationPVBoundToUnbound], [unboundPVC], node1Zone1, [csiNode1NotMigrated],
+     [binding(unboundPVC, migrationPVBoundToUnbound)], [], [], False, False),
+    ("binding-node-pv-in-different-zones", [migrationPVBoundToUnbound], [unboundPVC], node1Zone2, [csiNode1Migrated],
+     [binding(unboundPVC, migrationPVBoundToUnbound)], [], [], True, False),
+    ("binding-node-pv-different-zones-migration-off", [nonmigrationPVBoundToUnbound], [unboundPVC], node1Zone2,
+     [csiNode1Migrated], [binding(unboundPVC, nonmigrationPVBoundToUnbound)], [], [], False, False),
+]
+
+
+@pytest.mark.parametrize("init_pvs, init_pvcs, node, csi_nodes, bindings, provisioned, api_pvcs, should_fail, "
+                         "want_bound", [c[1:] for c in CHECK_BINDINGS_CSI_MIGRATION],
+                         ids=[c[0] for c in CHECK_BINDINGS_CSI_MIGRATION])
+def test_check_bindings_with_csi_migration(init_pvs, init_pvcs, node, csi_nodes, bindings, provisioned, api_pvcs,
+                                           should_fail, want_bound):
+    got = check_bindings([node], csi_nodes, init_pvs, init_pvcs, bindings, provisioned, [], api_pvcs, False, False)
+    assert got == (want_bound, should_fail)
+
+
+def test_find_assume_volumes():
+    """TestFindAssumeVolumes (a single case): after AssumePodVolumes, FindPodVolumes keeps choosing the same PV."""
+    pvs, pvcs = [pvNode2, pvNode1a, pvNode1c], [unboundPVC]
+    h = handle([testNode.obj()], persistent_volumes=copy.deepcopy(pvs), persistent_volume_claims=copy.deepcopy(pvcs),
+               storage_classes=STORAGE_CLASSES)
+    binder = VolumeBinder(h, 10)
+    pod, node = pod_builder(pvcs).obj(), h.snapshot.node_infos[0].node
+
+    def find():
+        claims, err = binder.get_pod_volume_claims(pod)
+        assert err is None and not claims.unbound_immediate
+        return binder.find_pod_volumes(claims, node, None)
+
+    pod_volumes, reasons = find()
+    assert reasons == []
+    expected = [(b.pvc, b.pv) for b in pod_volumes.static_bindings]
+    all_bound, err = binder.assume_pod_volumes(pod, "node1", pod_volumes)
+    assert (all_bound, err) == (False, None)
+    validate_assume(binder, expected, [])
+    expected = [(b.pvc, b.pv) for b in pod_volumes.static_bindings]   # the claimRef is now set on the PV
+    for _ in range(50):
+        again, reasons = find()
+        assert reasons == []
+        validate_pod_cache(again, expected, [])
+
+
+def capacity(name, cls, node, cap, max_size):
+    """makeCapacity: node topology matching the node's nodeKey label (every node when node is None)."""
+    c = {"metadata": {"name": name}, "storageClassName": cls, "nodeTopology": {}}
+    if node is not None:
+        c["nodeTopology"]["matchLabels"] = {NODE_KEY: node.raw["metadata"]["labels"][NODE_KEY]}
+    if cap:
+        c["capacity"] = cap
+    if max_size:
+        c["maximumVolumeSize"] = max_size
+    return c
+
+
+networkAttachedCapacity = capacity("net", WAIT_PROV, None, "1Gi", "")
+node1Capacity = capacity("net", WAIT_PROV, node1, "1Gi", "")
+node2Capacity = capacity("net", WAIT_PROV, node2, "1Gi", "")
+
+# TestCapacity: scenario -> (capacities, want provisions, want reasons)
+CAPACITY = {
+    "network-attached": ([networkAttachedCapacity], [provisionedPVC], []),
+    "local-storage": ([node1Capacity], [provisionedPVC], []),
+    "multiple": ([networkAttachedCapacity, node2Capacity, node1Capacity], [provisionedPVC], []),
+    "no-storage": ([], None, [ERR_REASON_NOT_ENOUGH_SPACE]),
+    "wrong-node": ([capacity("net", WAIT_PROV, node2, "1Gi", "")], None, [ERR_REASON_NOT_ENOUGH_SPACE]),
+    "wrong-storage-class": ([capacity("net", WAIT, node1, "1Gi", "")], None, [ERR_REASON_NOT_ENOUGH_SPACE]),
+    "insufficient-storage": ([capacity("net", WAIT_PROV, node1, "1Mi", "")], None, [ERR_REASON_NOT_ENOUGH_SPACE]),
+    "insufficient-volume-size": ([capacity("net", WAIT_PROV, node1, "1Gi", "1Mi")], None,
+                                 [ERR_REASON_NOT_ENOUGH_SPACE]),
+    "zero-storage": ([capacity("net", WAIT_PROV, node1, "0Mi", "")], None, [ERR_REASON_NOT_ENOUGH_SPACE]),
+    "zero-volume-size": ([capacity("net", WAIT_PROV, node1, "", "0Mi")], None, [ERR_REASON_NOT_ENOUGH_SPACE]),
+    "nil-storage": ([capacity("net", WAIT_PROV, node1, "", "")], None, [ERR_REASON_NOT_ENOUGH_SPACE]),
+}
+
+
+@pytest.mark.parametrize("opt_in, capacities, want_provisions, want_reasons",
+                         [pytest.param(opt_in, *sc, id=f"CSIDriver.StorageCapacity={str(opt_in).lower()}/{name}")
+                          for opt_in in (True, False) for name, sc in CAPACITY.items()])
+def test_capacity(opt_in, capacities, want_provisions, want_reasons):
+    pvcs = [provisionedPVC]
+    h = handle([testNode.obj()], persistent_volume_claims=copy.deepcopy(pvcs), storage_classes=STORAGE_CLASSES,
+               csi_drivers=[csi_driver(PROVISIONER, opt_in)])
+    h.objects.csi_storage_capacities = copy.deepcopy(capacities)
+    binder = VolumeBinder(h, 10)
+    claims, err = binder.get_pod_volume_claims(pod_builder(pvcs).obj())
+    assert err is None and not claims.unbound_immediate
+    pod_volumes, reasons = binder.find_pod_volumes(claims, h.snapshot.node_infos[0].node, None)
+    if not opt_in:
+        want_reasons = []
+    assert sorted(reasons) == sorted(want_reasons)
+    assert pod_volumes.static_bindings == []
+    if not want_reasons and want_provisions is not None:   # kube skips the claims check when reasons are expected
+        assert pod_volumes.dynamic_provisions == want_provisions
