@@ -2,57 +2,13 @@
 LeastAllocated scoring strategy (or its validation error), PreScore, then Score on every node of the snapshot."""
 import pytest
 
-from scheduler_core.framework.profile import FrameworkError
-from scheduler_core.plugins.noderesources.fit import Fit
-
-from .plugin_cases import handle, make_node, make_pod, new_state
+from .resource_scoring import (DEFAULT_RESOURCES, EXTENDED, EXTENDED_SET, NOT_DEFAULTED, big, node, pod, run_strategy,
+                               running, small, two_containers, weight_error)
 
 UPSTREAM = "pkg/scheduler/framework/plugins/noderesources/least_allocated_test.go"
 UPSTREAM_VERSION = ("v1.34+ era (commit 008b3652: fwk package, backend/cache); the scoring rules the cases exercise "
                     "(non-zero defaults, bypassed unrequested extended resources, weights) are v1.30's")
 UPSTREAM_CASES = 16
-
-DEFAULT_RESOURCES = [{"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1}]
-EXTENDED = "abc.com/xyz"
-EXTENDED_SET = DEFAULT_RESOURCES + [{"name": EXTENDED, "weight": 1}]
-NOT_DEFAULTED = ("not applicable: kube hands NewFit internal args that never went through v1 defaulting; here (as "
-                 "for any kube config file) defaulting always runs, giving no resources cpu and memory and a zero "
-                 "weight 1")
-
-
-def node(name, cap=None):
-    w = make_node().name(name)
-    return w.capacity(cap) if cap is not None else w
-
-
-def pod(*reqs, on=None):
-    w = make_pod()
-    if on:
-        w.node(on)
-    for r in reqs:
-        w.req(r)
-    return w
-
-
-def two_containers():
-    return pod({"cpu": "1000", "memory": "2000"}, {"cpu": "2000", "memory": "3000"})
-
-
-def small(name):
-    return node(name, {"cpu": "4000", "memory": "10000"})
-
-
-def big(name, memory="20000"):
-    return node(name, {"cpu": "10000", "memory": memory})
-
-
-def running(on, cpu, memory):
-    return pod({"cpu": cpu, "memory": memory}, on=on)
-
-
-def weight_error(i):
-    return f"scoringStrategy.resources[{i}].weight: Invalid value"
-
 
 # (name, requested pod, nodes, existing pods, resources, want scores, want error text, skip reason)
 CASES = [
@@ -97,27 +53,6 @@ CASES = [
      [{"name": EXTENDED, "weight": 2}, {"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1}], [55, 55], None,
      None),
 ]
-
-
-def run_strategy(kind, p, nodes, existing, resources, want, want_err, skip):
-    """The shared body of kube's scoring-strategy tables."""
-    if skip:
-        pytest.skip(skip)
-    h = handle([n.obj() for n in nodes], [e.obj() for e in existing])
-    args = {"scoringStrategy": {"type": kind, "resources": resources}}
-    if want_err is not None:
-        with pytest.raises(FrameworkError) as err:
-            Fit.new(args, h)
-        assert want_err in str(err.value)
-        return
-    pl, state, q = Fit.new(args, h), new_state(), p.obj()
-    assert pl.pre_score(state, q, h.snapshot.node_infos) is None
-    got = []
-    for ni in h.snapshot.node_infos:
-        score, st = pl.score(state, q, ni)
-        assert st is None
-        got.append(score)
-    assert got == want
 
 
 @pytest.mark.parametrize("p, nodes, existing, resources, want, want_err, skip", [c[1:] for c in CASES],
