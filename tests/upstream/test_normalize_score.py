@@ -4,7 +4,8 @@ import pytest
 from scheduler_core.plugins.helper import default_normalize_score
 
 UPSTREAM = "pkg/scheduler/framework/plugins/helper/normalize_score_test.go"
-UPSTREAM_VERSION = "v1.19-v1.33 era (commit 0c3d8b97: framework.NodeScoreList); DefaultNormalizeScore unchanged in v1.30"
+UPSTREAM_VERSION = ("v1.19-v1.33 era (commit 0c3d8b97: framework.NodeScoreList); DefaultNormalizeScore is unchanged "
+                    "in v1.30")
 UPSTREAM_CASES = 7
 
 CASES = [

@@ -1,6 +1,6 @@
 """kube's noderesources/requested_to_capacity_ratio_test.go, case by case: NewFit with a RequestedToCapacityRatio
-scoring strategy, then Score on every node (kube calls Score without PreScore here); and helper.BuildBrokenLinearFunction
-at the table's points (here strategies.broken_linear)."""
+scoring strategy, then Score on every node (kube calls Score without PreScore here); and
+helper.BuildBrokenLinearFunction at the table's points (here strategies.broken_linear)."""
 import pytest
 
 from scheduler_core.plugins.noderesources.fit import Fit

@@ -42,7 +42,8 @@ UPSTREAM_NOT_TRANSLATED = {
 
 PROVISIONER = "test-provisioner"
 NODE_KEY, NODE_VALUE = "nodeKey", "node1"
-WAIT, IMMEDIATE, WAIT_PROV, TOPO_MISMATCH = "waitClass", "immediateClass", "waitClassWithProvisioner", "topoMismatchClass"
+WAIT, IMMEDIATE = "waitClass", "immediateClass"
+WAIT_PROV, TOPO_MISMATCH = "waitClassWithProvisioner", "topoMismatchClass"
 GCE_PD = "kubernetes.io/gce-pd"
 
 STORAGE_CLASSES = [
