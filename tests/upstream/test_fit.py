@@ -20,8 +20,6 @@ EXT_A, EXT_B = "example.com/aaa", "example.com/bbb"
 K8S_A, K8S_B = "kubernetes.io/something", "subdomain.kubernetes.io/something"
 HUGE_A = "hugepages-2Mi"
 U = Code.UNSCHEDULABLE
-PART_A = ("fixed in part A: NodeResourcesFit Filter without its PreFilter computes the requests here; kube returns "
-          "an Error status (reading \"PreFilterNodeResourcesFit\" from cycleState)")
 
 
 def r(cpu=0, mem=0, storage=0, **scalars):
@@ -134,7 +132,9 @@ def test_enough_requests(p, existing, ignored, want):
 
 def test_pre_filter_disabled():
     """TestPreFilterDisabled: Filter without PreFilter is an Error in kube."""
-    pytest.skip(PART_A)
+    ni = node_info(fit_node(0, 0, 0, 0, 0, 0).obj(), [])
+    st = Fit.new(None, None).filter(new_state(), make_pod().obj(), ni)
+    assert status_tuple(st) == (Code.ERROR, ['error reading "PreFilterNodeResourcesFit" from cycleState: not found'])
 
 
 NOT_ENOUGH = [
