@@ -1,12 +1,15 @@
 """Scheduler throughput on the scheduler_perf workloads of ../shared/docs/bench-workloads.md.
 
-    python bench/run.py WORKLOAD [--nodes N] [--pods M] [--record none|memory|db] [--runs 3] [--json]
+    python bench/run.py WORKLOAD [--nodes N] [--pods M] [--init-pods K] [--record none|memory|db] [--runs 3] [--json]
     python bench/run.py all --json
 
 Each run happens in a fresh process: the cluster is built, the init pods are queued and scheduled
-(not measured), then the measured pods are queued and timed from just before the first ScheduleOne to
-the end of the last pod's bind. A ScheduleOne here is the queue pop, the scheduling cycle and, because
-this loop binds synchronously, the (no-op) binding cycle too, so the latencies are slightly pessimistic.
+(not measured; init pods that cannot fit stay in unschedulablePods), then the measured pods are queued and
+timed from just before the first ScheduleOne to the end of the last pod's bind. The scheduler runs on a
+fake clock that stands still, except when activeQ is empty and pods wait in backoffQ (preemptors whose
+victims are gone): the clock then jumps to the next backoffQ flush, which takes no wall time. A ScheduleOne
+here is the queue pop, the scheduling cycle and, because this loop binds synchronously, the (no-op) binding
+cycle too, so the latencies are slightly pessimistic.
 The figure reported is the median pods/s of ``--runs`` runs, with that run's p50/p99 latency and peak RSS.
 
 ``--record memory`` keeps every CycleTrace in a list. ``--record db`` records every cycle through the
@@ -46,6 +49,8 @@ KUBE = {
     "SchedulingPodAffinity_5000Nodes": (54, 15.03, 43.4, 35),
     "TopologySpreading_5000Nodes": (120, 6.57, 23.4, None),
     "TopologySpreadingSkew1_5000Nodes": (110, 7.37, 26.7, None),
+    "Unschedulable_5000Nodes_200InitPods": (None, None, None, 590),
+    "PreemptionBasic_500Nodes": (None, None, None, 570),
 }
 
 
@@ -106,14 +111,15 @@ class _BenchDatabase:
         self._admin("DROP DATABASE IF EXISTS {} WITH (FORCE)")
 
 
-def run_once(name: str, nodes: int | None, pods: int | None, record: str) -> dict:
+def run_once(name: str, nodes: int | None, pods: int | None, record: str, init_pods: int | None = None) -> dict:
     """One measured run in this process. Returns the figures as a dict."""
+    from scheduler_core.clock import FakeClock
     from scheduler_core.cluster.simulated import SimulatedCluster
     from scheduler_core.objects import Node, Pod
     from scheduler_core.scheduler import Scheduler
 
     gcpolicy.configure()
-    node_objs, init, measured = build(name, nodes, pods)
+    node_objs, init, measured = build(name, nodes, pods, init_pods)
     sink = TraceSink()
     db = None
     if record == "memory":
@@ -122,7 +128,8 @@ def run_once(name: str, nodes: int | None, pods: int | None, record: str) -> dic
         db = _BenchDatabase(name)
         sink = db.recorder
     cluster = SimulatedCluster([Node(n) for n in node_objs])
-    sched = Scheduler(cluster, tie_break="random", seed=1, trace_sink=sink)
+    fake_clock = FakeClock(time.time())
+    sched = Scheduler(cluster, clock=fake_clock, tie_break="random", seed=1, trace_sink=sink)
     t_setup = time.perf_counter()
     for p in init:
         cluster.add_pod(Pod(p))
@@ -134,15 +141,26 @@ def run_once(name: str, nodes: int | None, pods: int | None, record: str) -> dic
     measured_pods = [Pod(p) for p in measured]
     for p in measured_pods:
         cluster.add_pod(p)
+    evictions_before = len(cluster.evictions)
     lat = []
     schedule_one = sched.schedule_one
     queue = sched.queue
     clock = time.perf_counter
     t0 = clock()
-    while queue.num_active():
-        s = clock()
-        schedule_one()
-        lat.append(clock() - s)
+    while True:
+        if queue.num_active():
+            s = clock()
+            schedule_one()
+            lat.append(clock() - s)
+        elif queue.num_backoff():
+            wakeup = sched.next_wakeup()
+            if wakeup is None:
+                break
+            fake_clock.set(max(wakeup, fake_clock.now()))
+            sched.process_timers()
+            queue.tick()
+        else:
+            break
     wall = clock() - t0
     if db is not None:
         rec = db.recorder
@@ -158,7 +176,8 @@ def run_once(name: str, nodes: int | None, pods: int | None, record: str) -> dic
         db.drop()
     bound = sum(1 for p in measured_pods if cluster.get_pod(p.namespace, p.name).node_name)
     out = {"workload": name, "nodes": len(node_objs), "init_pods": len(init), "measured_pods": len(measured),
-           "bound": bound, "attempts": len(lat), "record": record,
+           "bound": bound, "attempts": len(lat), "preempted": len(cluster.evictions) - evictions_before,
+           "record": record,
            "pods_per_s": round(len(measured) / wall, 1), "seconds": round(wall, 3),
            "init_seconds": round(t_init, 2)}
     lat.sort()
@@ -172,7 +191,7 @@ def run_once(name: str, nodes: int | None, pods: int | None, record: str) -> dic
     return out
 
 
-def run_median(name: str, nodes, pods, record: str, runs: int) -> dict:
+def run_median(name: str, nodes, pods, record: str, runs: int, init_pods=None) -> dict:
     """``runs`` runs, each in a fresh process; the one with the median pods/s, plus all figures."""
     results = []
     for _ in range(runs):
@@ -185,6 +204,8 @@ def run_median(name: str, nodes, pods, record: str, runs: int) -> dict:
             cmd += ["--nodes", str(nodes)]
         if pods:
             cmd += ["--pods", str(pods)]
+        if init_pods is not None:
+            cmd += ["--init-pods", str(init_pods)]
         proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
         if proc.returncode != 0:
             raise SystemExit(f"{name}: run failed:\n{proc.stderr}")
@@ -204,8 +225,10 @@ def _text(r: dict) -> str:
             f"peak RSS {r['peak_rss_mb']} MB  ({r['bound']}/{r['measured_pods']} bound, record={r['record']})")
     if "recorder_lag_s" in r:
         line += f"  recorder lag {r['recorder_lag_s']} s, {r['rows_per_s']} rows/s"
-    if "kube_pods_per_s" in r:
+    if r.get("kube_pods_per_s") is not None:
         line += f"  [kube {r['kube_pods_per_s']} pods/s, floor {r['kube_floor']}]"
+    elif r.get("kube_floor") is not None:
+        line += f"  [kube floor {r['kube_floor']}]"
     return line
 
 
@@ -214,18 +237,19 @@ def main(argv=None) -> int:
     ap.add_argument("workload", help="a workload name, or 'all'", choices=["all", *WORKLOADS])
     ap.add_argument("--nodes", type=int)
     ap.add_argument("--pods", type=int, help="measured pods")
+    ap.add_argument("--init-pods", type=int, help="init pods (scale them with --nodes, e.g. 4 per node for Preemption)")
     ap.add_argument("--record", choices=["none", "memory", "db"], default="none")
     ap.add_argument("--runs", type=int, default=3, help="runs per workload, each in a fresh process")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child:
-        print(json.dumps(run_once(args.workload, args.nodes, args.pods, args.record)))
+        print(json.dumps(run_once(args.workload, args.nodes, args.pods, args.record, args.init_pods)))
         return 0
     names = list(WORKLOADS) if args.workload == "all" else [args.workload]
     results = []
     for name in names:
-        r = run_median(name, args.nodes, args.pods, args.record, args.runs)
+        r = run_median(name, args.nodes, args.pods, args.record, args.runs, args.init_pods)
         results.append(r)
         if not args.json:
             print(_text(r), flush=True)
