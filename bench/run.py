@@ -17,8 +17,9 @@ dashboard's Recorder (a TraceSink that writes batches with COPY) into a fresh Po
 the run (``schedscope_bench_<pid>`` on the server of $BENCH_DATABASE_URL, default
 postgres://postgres@127.0.0.1:5432, migrated, dropped at the end). The init cycles are recorded and
 committed before the measured phase starts. ``recorder_lag_s`` is the time from the end of the last
-measured cycle to the commit of its row; ``rows_per_s`` is the measured cycles committed per second, from
-the first measured cycle to that commit. The child runs under the project's .venv (Django) when it exists.
+measured cycle to the commit of its row; ``rows_per_s`` is the measured cycles committed per second and
+``pods_per_s_to_commit`` the measured pods per second, both from the first measured cycle to that commit.
+The child runs under the project's .venv (Django) when it exists.
 """
 from __future__ import annotations
 
@@ -90,10 +91,22 @@ class _BenchDatabase:
         from django.core.management import call_command
 
         from dashboard.models import Cluster
-        from dashboard.services.recorder import Recorder
+        from dashboard.services.recorder import CYCLE, Recorder
+        self.cycle_kind = CYCLE
         call_command("migrate", verbosity=0)
         cluster = Cluster.objects.create(name=workload)
-        self.recorder = Recorder(cluster, max_buffer=1_000_000, observe=False)
+        self.commits = []  # (highest cycle seq of a committed batch, perf_counter after its commit)
+        self.recorder = Recorder(cluster, max_buffer=1_000_000, observe=False, on_commit=self._committed)
+
+    def _committed(self, records):
+        """on_commit (writer thread): when the batch holding each cycle seq was committed."""
+        seqs = [payload["seq"] for kind, payload in records if kind == self.cycle_kind]
+        if seqs:
+            self.commits.append((max(seqs), time.perf_counter()))
+
+    def commit_time(self, seq: int) -> float | None:
+        """perf_counter time of the commit that wrote cycle ``seq``, or None if it was not committed."""
+        return next((t for top, t in self.commits if top >= seq), None)
 
     def _admin(self, *statements):
         import psycopg
@@ -165,12 +178,15 @@ def run_once(name: str, nodes: int | None, pods: int | None, record: str, init_p
     if db is not None:
         rec = db.recorder
         before = rec.written_cycles
+        last_seq = rec.next_seq - 1
         t_last = clock()
         flushed = rec.flush(3600)
-        t_commit = clock()
+        t_flushed = clock()
         rec.close()
+        t_commit = db.commit_time(last_seq) or t_flushed
         recorded = {"recorder_lag_s": round(t_commit - t_last, 3), "recorder_flushed": flushed,
                     "rows": rec.written_cycles, "rows_per_s": round(len(lat) / (t_commit - t0), 1),
+                    "pods_per_s_to_commit": round(len(measured) / (t_commit - t0), 1),
                     "recorder_failures": rec.failures, "recorder_overflow": rec.overflow,
                     "rows_written_after_last_cycle": rec.written_cycles - before}
         db.drop()

@@ -42,3 +42,12 @@ def test_tiny_run_binds_every_measured_pod(name, init_pods, pods, attempts, pree
     assert (r["init_pods"], r["measured_pods"], r["bound"]) == (init_pods, pods, pods)
     assert (r["attempts"], r["preempted"]) == (attempts, preempted)
     assert r["pods_per_s"] > 0 and r["kube_floor"] in (570, 590)
+
+
+def test_record_db_reports_pods_per_second_to_the_last_cycles_commit():
+    r = bench_run.run_median("PreemptionBasic_500Nodes", 20, 20, "db", 1, init_pods=80)
+    assert r["bound"] == 20 and r["recorder_flushed"] and r["rows"] == 80 + 40
+    # the window runs from the first measured cycle to the commit of the last one's row
+    assert r["pods_per_s_to_commit"] < r["pods_per_s"]
+    window = 20 / r["pods_per_s_to_commit"]
+    assert window == pytest.approx(r["seconds"] + r["recorder_lag_s"], abs=0.01)
