@@ -1,12 +1,15 @@
 """Scheduler throughput on the scheduler_perf workloads of ../shared/docs/bench-workloads.md.
 
-    python bench/run.py WORKLOAD [--nodes N] [--pods M] [--record none|memory|db] [--runs 3] [--json]
+    python bench/run.py WORKLOAD [--nodes N] [--pods M] [--init-pods K] [--record none|memory|db] [--runs 3] [--json]
     python bench/run.py all --json
 
 Each run happens in a fresh process: the cluster is built, the init pods are queued and scheduled
-(not measured), then the measured pods are queued and timed from just before the first ScheduleOne to
-the end of the last pod's bind. A ScheduleOne here is the queue pop, the scheduling cycle and, because
-this loop binds synchronously, the (no-op) binding cycle too, so the latencies are slightly pessimistic.
+(not measured; init pods that cannot fit stay in unschedulablePods), then the measured pods are queued and
+timed from just before the first ScheduleOne to the end of the last pod's bind. The scheduler runs on a
+fake clock that stands still, except when activeQ is empty and pods wait in backoffQ (preemptors whose
+victims are gone): the clock then jumps to the next backoffQ flush, which takes no wall time. A ScheduleOne
+here is the queue pop, the scheduling cycle and, because this loop binds synchronously, the (no-op) binding
+cycle too, so the latencies are slightly pessimistic.
 The figure reported is the median pods/s of ``--runs`` runs, with that run's p50/p99 latency and peak RSS.
 
 ``--record memory`` keeps every CycleTrace in a list. ``--record db`` records every cycle through the
@@ -14,8 +17,9 @@ dashboard's Recorder (a TraceSink that writes batches with COPY) into a fresh Po
 the run (``schedscope_bench_<pid>`` on the server of $BENCH_DATABASE_URL, default
 postgres://postgres@127.0.0.1:5432, migrated, dropped at the end). The init cycles are recorded and
 committed before the measured phase starts. ``recorder_lag_s`` is the time from the end of the last
-measured cycle to the commit of its row; ``rows_per_s`` is the measured cycles committed per second, from
-the first measured cycle to that commit. The child runs under the project's .venv (Django) when it exists.
+measured cycle to the commit of its row; ``rows_per_s`` is the measured cycles committed per second and
+``pods_per_s_to_commit`` the measured pods per second, both from the first measured cycle to that commit.
+The child runs under the project's .venv (Django) when it exists.
 """
 from __future__ import annotations
 
@@ -46,6 +50,8 @@ KUBE = {
     "SchedulingPodAffinity_5000Nodes": (54, 15.03, 43.4, 35),
     "TopologySpreading_5000Nodes": (120, 6.57, 23.4, None),
     "TopologySpreadingSkew1_5000Nodes": (110, 7.37, 26.7, None),
+    "Unschedulable_5000Nodes_200InitPods": (None, None, None, 590),
+    "PreemptionBasic_500Nodes": (None, None, None, 570),
 }
 
 
@@ -85,10 +91,22 @@ class _BenchDatabase:
         from django.core.management import call_command
 
         from dashboard.models import Cluster
-        from dashboard.services.recorder import Recorder
+        from dashboard.services.recorder import CYCLE, Recorder
+        self.cycle_kind = CYCLE
         call_command("migrate", verbosity=0)
         cluster = Cluster.objects.create(name=workload)
-        self.recorder = Recorder(cluster, max_buffer=1_000_000, observe=False)
+        self.commits = []  # (highest cycle seq of a committed batch, perf_counter after its commit)
+        self.recorder = Recorder(cluster, max_buffer=1_000_000, observe=False, on_commit=self._committed)
+
+    def _committed(self, records):
+        """on_commit (writer thread): when the batch holding each cycle seq was committed."""
+        seqs = [payload["seq"] for kind, payload in records if kind == self.cycle_kind]
+        if seqs:
+            self.commits.append((max(seqs), time.perf_counter()))
+
+    def commit_time(self, seq: int) -> float | None:
+        """perf_counter time of the commit that wrote cycle ``seq``, or None if it was not committed."""
+        return next((t for top, t in self.commits if top >= seq), None)
 
     def _admin(self, *statements):
         import psycopg
@@ -106,14 +124,15 @@ class _BenchDatabase:
         self._admin("DROP DATABASE IF EXISTS {} WITH (FORCE)")
 
 
-def run_once(name: str, nodes: int | None, pods: int | None, record: str) -> dict:
+def run_once(name: str, nodes: int | None, pods: int | None, record: str, init_pods: int | None = None) -> dict:
     """One measured run in this process. Returns the figures as a dict."""
+    from scheduler_core.clock import FakeClock
     from scheduler_core.cluster.simulated import SimulatedCluster
     from scheduler_core.objects import Node, Pod
     from scheduler_core.scheduler import Scheduler
 
     gcpolicy.configure()
-    node_objs, init, measured = build(name, nodes, pods)
+    node_objs, init, measured = build(name, nodes, pods, init_pods)
     sink = TraceSink()
     db = None
     if record == "memory":
@@ -122,7 +141,8 @@ def run_once(name: str, nodes: int | None, pods: int | None, record: str) -> dic
         db = _BenchDatabase(name)
         sink = db.recorder
     cluster = SimulatedCluster([Node(n) for n in node_objs])
-    sched = Scheduler(cluster, tie_break="random", seed=1, trace_sink=sink)
+    fake_clock = FakeClock(time.time())
+    sched = Scheduler(cluster, clock=fake_clock, tie_break="random", seed=1, trace_sink=sink)
     t_setup = time.perf_counter()
     for p in init:
         cluster.add_pod(Pod(p))
@@ -134,31 +154,46 @@ def run_once(name: str, nodes: int | None, pods: int | None, record: str) -> dic
     measured_pods = [Pod(p) for p in measured]
     for p in measured_pods:
         cluster.add_pod(p)
+    evictions_before = len(cluster.evictions)
     lat = []
     schedule_one = sched.schedule_one
     queue = sched.queue
     clock = time.perf_counter
     t0 = clock()
-    while queue.num_active():
-        s = clock()
-        schedule_one()
-        lat.append(clock() - s)
+    while True:
+        if queue.num_active():
+            s = clock()
+            schedule_one()
+            lat.append(clock() - s)
+        elif queue.num_backoff():
+            wakeup = sched.next_wakeup()
+            if wakeup is None:
+                break
+            fake_clock.set(max(wakeup, fake_clock.now()))
+            sched.process_timers()
+            queue.tick()
+        else:
+            break
     wall = clock() - t0
     if db is not None:
         rec = db.recorder
         before = rec.written_cycles
+        last_seq = rec.next_seq - 1
         t_last = clock()
         flushed = rec.flush(3600)
-        t_commit = clock()
+        t_flushed = clock()
         rec.close()
+        t_commit = db.commit_time(last_seq) or t_flushed
         recorded = {"recorder_lag_s": round(t_commit - t_last, 3), "recorder_flushed": flushed,
                     "rows": rec.written_cycles, "rows_per_s": round(len(lat) / (t_commit - t0), 1),
+                    "pods_per_s_to_commit": round(len(measured) / (t_commit - t0), 1),
                     "recorder_failures": rec.failures, "recorder_overflow": rec.overflow,
                     "rows_written_after_last_cycle": rec.written_cycles - before}
         db.drop()
     bound = sum(1 for p in measured_pods if cluster.get_pod(p.namespace, p.name).node_name)
     out = {"workload": name, "nodes": len(node_objs), "init_pods": len(init), "measured_pods": len(measured),
-           "bound": bound, "attempts": len(lat), "record": record,
+           "bound": bound, "attempts": len(lat), "preempted": len(cluster.evictions) - evictions_before,
+           "record": record,
            "pods_per_s": round(len(measured) / wall, 1), "seconds": round(wall, 3),
            "init_seconds": round(t_init, 2)}
     lat.sort()
@@ -172,7 +207,7 @@ def run_once(name: str, nodes: int | None, pods: int | None, record: str) -> dic
     return out
 
 
-def run_median(name: str, nodes, pods, record: str, runs: int) -> dict:
+def run_median(name: str, nodes, pods, record: str, runs: int, init_pods=None) -> dict:
     """``runs`` runs, each in a fresh process; the one with the median pods/s, plus all figures."""
     results = []
     for _ in range(runs):
@@ -185,6 +220,8 @@ def run_median(name: str, nodes, pods, record: str, runs: int) -> dict:
             cmd += ["--nodes", str(nodes)]
         if pods:
             cmd += ["--pods", str(pods)]
+        if init_pods is not None:
+            cmd += ["--init-pods", str(init_pods)]
         proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
         if proc.returncode != 0:
             raise SystemExit(f"{name}: run failed:\n{proc.stderr}")
@@ -204,8 +241,10 @@ def _text(r: dict) -> str:
             f"peak RSS {r['peak_rss_mb']} MB  ({r['bound']}/{r['measured_pods']} bound, record={r['record']})")
     if "recorder_lag_s" in r:
         line += f"  recorder lag {r['recorder_lag_s']} s, {r['rows_per_s']} rows/s"
-    if "kube_pods_per_s" in r:
+    if r.get("kube_pods_per_s") is not None:
         line += f"  [kube {r['kube_pods_per_s']} pods/s, floor {r['kube_floor']}]"
+    elif r.get("kube_floor") is not None:
+        line += f"  [kube floor {r['kube_floor']}]"
     return line
 
 
@@ -214,18 +253,19 @@ def main(argv=None) -> int:
     ap.add_argument("workload", help="a workload name, or 'all'", choices=["all", *WORKLOADS])
     ap.add_argument("--nodes", type=int)
     ap.add_argument("--pods", type=int, help="measured pods")
+    ap.add_argument("--init-pods", type=int, help="init pods (scale them with --nodes, e.g. 4 per node for Preemption)")
     ap.add_argument("--record", choices=["none", "memory", "db"], default="none")
     ap.add_argument("--runs", type=int, default=3, help="runs per workload, each in a fresh process")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child:
-        print(json.dumps(run_once(args.workload, args.nodes, args.pods, args.record)))
+        print(json.dumps(run_once(args.workload, args.nodes, args.pods, args.record, args.init_pods)))
         return 0
     names = list(WORKLOADS) if args.workload == "all" else [args.workload]
     results = []
     for name in names:
-        r = run_median(name, args.nodes, args.pods, args.record, args.runs)
+        r = run_median(name, args.nodes, args.pods, args.record, args.runs, args.init_pods)
         results.append(r)
         if not args.json:
             print(_text(r), flush=True)

@@ -2,6 +2,10 @@
 from __future__ import annotations
 
 POD_CPU, POD_MEMORY = "100m", "500Mi"
+# Templates that change only the pod's resources and priority (scheduler_perf pod-large-cpu, pod-low-priority,
+# pod-high-priority): template -> (cpu request, limits equal to the requests, priority).
+RESOURCE_TEMPLATES = {"large-cpu": ("9", False, 0), "low-priority": ("900m", True, 0),
+                      "high-priority": ("3000m", True, 10)}
 
 
 def make_node(i: int, zones) -> dict:
@@ -17,12 +21,16 @@ def make_node(i: int, zones) -> dict:
 
 def make_pod(name: str, namespace: str, template: str) -> dict:
     """A pod of the scheduler_perf pod-default template plus the named template's additions."""
+    cpu, limits, priority = RESOURCE_TEMPLATES.get(template, (POD_CPU, True, 0))
+    resources = {"requests": {"cpu": cpu, "memory": POD_MEMORY}}
+    if limits:
+        resources["limits"] = {"cpu": cpu, "memory": POD_MEMORY}
     container = {"name": "pause", "image": "registry.k8s.io/pause:3.9",
-                 "ports": [{"containerPort": 80, "protocol": "TCP"}],
-                 "resources": {"requests": {"cpu": POD_CPU, "memory": POD_MEMORY},
-                               "limits": {"cpu": POD_CPU, "memory": POD_MEMORY}}}
-    spec = {"containers": [container], "schedulerName": "default-scheduler", "priority": 0}
+                 "ports": [{"containerPort": 80, "protocol": "TCP"}], "resources": resources}
+    spec = {"containers": [container], "schedulerName": "default-scheduler", "priority": priority}
     labels = {}
+    if template == "low-priority":
+        spec["terminationGracePeriodSeconds"] = 0
     if template in ("node-affinity", "node-affinity-zone1"):
         zones = ["zone1", "zone2"] if template == "node-affinity" else ["zone1"]
         spec["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
@@ -43,7 +51,7 @@ def make_pod(name: str, namespace: str, template: str) -> dict:
         spec["topologySpreadConstraints"] = [{
             "maxSkew": int(template.split("-")[1]), "topologyKey": "topology.kubernetes.io/zone",
             "whenUnsatisfiable": "DoNotSchedule", "labelSelector": {"matchLabels": {"color": "blue"}}}]
-    elif template != "default":
+    elif template != "default" and template not in RESOURCE_TEMPLATES:
         raise ValueError(f"unknown pod template {template!r}")
     return {"apiVersion": "v1", "kind": "Pod",
             "metadata": {"name": name, "namespace": namespace, "uid": f"{namespace}-{name}", "labels": labels},
@@ -67,15 +75,22 @@ WORKLOADS = {
                                         (1000, "pod-affinity", "sched-1")),
     "TopologySpreading_5000Nodes": (5000, MOONS, (5000, "default", "default"), (2000, "spread-5", "default")),
     "TopologySpreadingSkew1_5000Nodes": (5000, MOONS, (1000, "default", "default"), (1000, "spread-1", "default")),
+    # Init pods asking for 9 cpus (nodes have 4) stay in unschedulablePods while the measured pods schedule.
+    "Unschedulable_5000Nodes_200InitPods": (5000, None, (200, "large-cpu", "default"),
+                                            (5000, "default", "default")),
+    # 2000 low-priority pods of 900m fill the 500 nodes (4 each); each high-priority pod of 3 cpus preempts 3.
+    "PreemptionBasic_500Nodes": (500, None, (2000, "low-priority", "default"), (500, "high-priority", "default")),
 }
 
 
-def build(name: str, nodes: int | None = None, pods: int | None = None):
+def build(name: str, nodes: int | None = None, pods: int | None = None, init_pods: int | None = None):
     """(node dicts, init pod dicts, measured pod dicts) for a workload, optionally resized."""
     n, zones, (ic, it, ins), (mc, mt, mns) = WORKLOADS[name]
     n = nodes or n
     if pods:
         mc = pods
+    if init_pods is not None:
+        ic = init_pods
     node_objs = [make_node(i, zones) for i in range(n)]
     init = [make_pod(f"init-{i}", ins, it) for i in range(ic)]
     measured = [make_pod(f"pod-{i}", mns, mt) for i in range(mc)]
