@@ -12,7 +12,7 @@ from ..framework.profile import FrameworkError, new_framework
 from .decode import DecodeError, decode
 from .defaults import DEFAULT_SCHEDULER_NAME, set_defaults
 from .duration import format_duration
-from .field import aggregate
+from ..objects.field import aggregate
 from .validation import validate_configuration
 
 # v1 plugin set name -> extension point.

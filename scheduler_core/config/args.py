@@ -10,8 +10,8 @@ import importlib
 import json
 import re
 
-from .field import GoValue, child, duplicate, go_quote, go_string_slice, invalid, not_supported
-from .identifiers import is_qualified_name, is_valid_label_value
+from ..objects.field import GoValue, child, duplicate, go_quote, go_string_slice, invalid, not_supported
+from ..objects.identifiers import is_qualified_name, is_valid_label_value
 
 DEFAULT_RESOURCES = ({"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1})
 _NODE_SELECTOR_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")

@@ -17,7 +17,7 @@ import binascii
 import json
 
 from .duration import DurationError, parse_duration
-from .field import go_quote
+from ..objects.field import go_quote
 
 GROUP = "kubescheduler.config.k8s.io"
 VERSION = "v1"

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from .args import args_validator, go_unknown
 from .duration import format_duration
-from .field import GoValue, duplicate, go_quote, invalid, required
-from .identifiers import is_extended_resource_name, is_qualified_name
+from ..objects.field import GoValue, duplicate, go_quote, invalid, required
+from ..objects.identifiers import is_extended_resource_name, is_qualified_name
 
 # validatePluginConfig's map: key -> args kind it expects. NodeResourcesFit is registered under its
 # kind's name, so a "NodeResourcesFit" entry is never checked and a "NodeResourcesFitArgs" one never fits.

@@ -12,7 +12,7 @@ from scheduler_core.cli import main as cli_main
 from scheduler_core.config import ConfigError, build_frameworks, default_config, load_config
 from scheduler_core.config.defaults import merge_plugin_set
 from scheduler_core.config.duration import DurationError, format_duration, parse_duration
-from scheduler_core.config.field import aggregate, invalid
+from scheduler_core.objects.field import aggregate, invalid
 from scheduler_core.framework.handle import Handle
 from scheduler_core.framework.interface import (BindPlugin, FilterPlugin, PreFilterPlugin, PreScorePlugin,
                                                 QueueSortPlugin, ScorePlugin)

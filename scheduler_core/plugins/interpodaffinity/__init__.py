@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...config.field import invalid
+from ...objects.field import invalid
 from ...framework.interface import (
     FilterPlugin,
     PreFilterExtensions,

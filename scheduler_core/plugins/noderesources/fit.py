@@ -1,7 +1,7 @@
 """NodeResourcesFit: does the pod fit the node's allocatable resources, and how full would it be."""
 from __future__ import annotations
 
-from ...config.field import aggregate, child, invalid, not_supported, required
+from ...objects.field import aggregate, child, invalid, not_supported, required
 from ...framework.interface import FilterPlugin, PreFilterPlugin
 from ...framework.node_table import EXACT_LIMIT
 from ...framework.profile import FrameworkError

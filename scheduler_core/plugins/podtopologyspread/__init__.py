@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...config.field import (
+from ...objects.field import (
     aggregate,
     child,
     duplicate,
@@ -18,7 +18,7 @@ from ...config.field import (
     not_supported,
     required,
 )
-from ...config.identifiers import is_qualified_name
+from ...objects.identifiers import is_qualified_name
 from ...framework.interface import (
     FilterPlugin,
     PreFilterExtensions,
