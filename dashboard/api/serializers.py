@@ -9,6 +9,7 @@ from ..models import (Cluster, ClusterMembership, ClusterToken, Node, Pod, Sched
                       SchedulingEvent)
 from ..services import clusters as svc
 from ..services import credentials
+from .parsers import JSONField
 
 
 class StrictCharField(serializers.CharField):
@@ -187,7 +188,7 @@ class ObjectSerializer(serializers.Serializer):
 class ScenarioSerializer(serializers.Serializer):
     """A scenario document (golden format or a List) as JSON, or a file upload (JSON or YAML)."""
 
-    scenario = serializers.JSONField(required=False)
+    scenario = JSONField(required=False)
     file = serializers.FileField(required=False)
 
     def validate(self, attrs):

@@ -6,7 +6,7 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import NotFound, PermissionDenied, ValidationError
-from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 
 from scheduler_core.scenario import ScenarioError, load_documents
@@ -19,6 +19,7 @@ from ..services import clusters as svc
 from ..services import credentials, fullmatrix, memberships
 from ..services.queries import filter_cycles
 from . import serializers as s
+from .parsers import JSONParser
 from .permissions import ClusterRolePermission
 
 
