@@ -8,7 +8,7 @@ from rest_framework import serializers
 from ..models import (Cluster, ClusterMembership, ClusterToken, Node, Pod, SchedulerProfile, SchedulingCycle,
                       SchedulingEvent)
 from ..services import clusters as svc
-from ..services import credentials
+from ..services import credentials, workload
 from .parsers import JSONField
 
 
@@ -79,6 +79,12 @@ class ClusterSerializer(ModelSerializer):
 
     def get_kubeconfig_status(self, obj) -> str:
         return credentials.kubeconfig_status(obj)
+
+    def validate_workload(self, value):
+        errors = workload.spec_errors(value) if value is not None else {}
+        if errors:
+            raise serializers.ValidationError([f"{k}: {m}" for k, msgs in errors.items() for m in msgs])
+        return value
 
     def validate(self, attrs):
         current = self.instance

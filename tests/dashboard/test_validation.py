@@ -113,6 +113,34 @@ def test_generated_workload_pods_are_validated(small):
     assert counts(small) == (6, 5)   # neither pod stored
 
 
+def test_workload_spec_is_validated_on_every_write_path(api, client, small):
+    for spec, field in (({"namespace": "Not A Namespace"}, "workload.namespace"),
+                        ({"rate": "fast"}, "workload.rate"), ({"max_pods": -1}, "workload.max_pods"), ([1], "workload")):
+        r = api.patch("/api/clusters/small/", {"workload": spec}, format="json")
+        assert r.status_code == 400 and r.json()["workload"][0].startswith(f"{field}: "), r.content
+    assert api.patch("/api/clusters/small/", {"workload": {"namespace": "load", "rate": 5}},
+                     format="json").status_code == 200
+    url = f"/admin/dashboard/cluster/{small.pk}/change/"
+    form = client.get(url).context["adminform"].form
+    data = {k: ("" if v is None else v) for k, v in form.initial.items() if k not in ("workload", "heartbeat", "profile")}
+    data.update(workload=json.dumps({"namespace": "Bad NS"}), heartbeat_0="", heartbeat_1="",
+                **{"memberships-TOTAL_FORMS": "0", "memberships-INITIAL_FORMS": "0"})
+    r = client.post(url, data)
+    assert r.status_code == 200 and "workload.namespace: Invalid value" in r.content.decode()
+    assert Cluster.objects.get(pk=small.pk).workload == {"namespace": "load", "rate": 5}
+
+
+def test_admin_does_not_write_nodes_pods_or_scenario_objects(client, small):
+    row = Node.objects.filter(cluster=small).first()
+    assert client.get("/admin/dashboard/node/add/").status_code == 403
+    assert client.post(f"/admin/dashboard/node/{row.pk}/change/", {"name": "A/..", "cluster": small.pk}).status_code \
+        == 403
+    assert client.get("/admin/dashboard/pod/add/").status_code == 403
+    assert client.get("/admin/dashboard/clusterstate/add/").status_code == 403
+    assert client.get(f"/admin/dashboard/node/{row.pk}/change/").status_code == 200   # viewing stays
+    assert Node.objects.get(pk=row.pk).name == row.name
+
+
 # -- uploads nested 100,000 deep -----------------------------------------------------------------------
 def test_deeply_nested_uploads_are_400(api, small):
     before = counts(small)
