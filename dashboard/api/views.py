@@ -284,7 +284,8 @@ class PodViewSet(ClusterChildMixin, mixins.ListModelMixin, mixins.RetrieveModelM
             _raise_400(err)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
-    @extend_schema(request=s.BindingSerializer, responses={201: s.BindingResultSerializer},
+    @extend_schema(request=s.BindingSerializer,
+                   responses={201: s.BindingResultSerializer, 409: s.DetailSerializer, 503: s.DetailSerializer},
                    parameters=[OpenApiParameter("dryRun", str, enum=["All"],
                                                 description="check only: nothing is bound (as kube's dryRun)")])
     @action(detail=True, methods=["post"])
