@@ -157,6 +157,17 @@ def test_scenario_with_one_invalid_object_is_refused(mutate, expected):
     assert str(err.value).startswith(expected), str(err.value)
 
 
+def test_loop_scenario_waves_and_phase2_are_validated_too():
+    from scheduler_core.run import _parse_steps
+    scen = scenario_from_data({"nodes": [node()], "pending": [], "waves": [{"pending": [pod(name="Bad Name")]}]},
+                              "loop")
+    with pytest.raises(ScenarioError, match=r'waves\[0\]\.pending\[0\]: metadata\.name: Invalid value: "Bad Name"'):
+        _parse_steps(scen)
+    scen = scenario_from_data({"nodes": [node()], "phase2": {"nodes": [node("n2", cpu="-1")]}}, "loop")
+    with pytest.raises(ScenarioError, match=r'phase2\.nodes\[0\]: status\.allocatable\.cpu: Invalid value: "-1"'):
+        _parse_steps(scen)
+
+
 # -- documents nested 100,000 deep ---------------------------------------------------------------------
 DEEP = 100_000
 
