@@ -3,7 +3,7 @@ from django.contrib import admin
 
 from .models import (Cluster, ClusterMembership, ClusterState, ClusterToken, Node, Pod, QueueSnapshot,
                      SchedulerProfile, SchedulingCycle, SchedulingEvent)
-from .services import credentials, memberships
+from .services import credentials, memberships, workload
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -71,6 +71,9 @@ class ClusterAdminForm(forms.ModelForm):
             self.add_error("kubeconfig_document", str(err))
         except credentials.KubeconfigUnreadable as err:
             self.add_error("kube_context", str(err))
+        if data.get("workload") is not None:
+            for field, msgs in workload.spec_errors(data["workload"]).items():
+                self.add_error("workload", [f"{field}: {m}" for m in msgs])
         return data
 
 
@@ -132,20 +135,31 @@ class ClusterTokenAdmin(admin.ModelAdmin):
             credentials.revoke_token(token, request.user)
 
 
+class StateViewOnly:
+    """Nodes, pods and scenario objects are viewed here, not written: writes go through the API, scenarios and
+    the Kubernetes API, which validate them (scheduler_core.objects.validation) and tell the cluster's loop."""
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+
 @admin.register(ClusterState)
-class ClusterStateAdmin(admin.ModelAdmin):
+class ClusterStateAdmin(StateViewOnly, admin.ModelAdmin):
     list_display = ("cluster", "source", "loaded")
 
 
 @admin.register(Node)
-class NodeAdmin(admin.ModelAdmin):
+class NodeAdmin(StateViewOnly, admin.ModelAdmin):
     list_display = ("name", "cluster", "zone", "unschedulable")
     list_filter = ("cluster", "zone")
     search_fields = ("name",)
 
 
 @admin.register(Pod)
-class PodAdmin(admin.ModelAdmin):
+class PodAdmin(StateViewOnly, admin.ModelAdmin):
     list_display = ("key", "cluster", "queue", "node_name", "priority", "attempts")
     list_filter = ("cluster", "queue")
     search_fields = ("name", "namespace", "uid")

@@ -177,7 +177,7 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "dashboard.api.schema.ApiSchema",
     "DEFAULT_PAGINATION_CLASS": "dashboard.api.pagination.Pagination",
     # JSON bodies (a form cannot say null); the scenario upload takes multipart too (dashboard.api.views)
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["dashboard.api.parsers.JSONParser"],
     "PAGE_SIZE": 50,
     # Token first: a request without credentials gets 401 with its "WWW-Authenticate: Token" challenge (the
     # session authenticator has none, so with it first DRF answers 403).

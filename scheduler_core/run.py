@@ -20,6 +20,7 @@ from .clock import FakeClock
 from .cluster.simulated import SimulatedCluster
 from .config import default_config, load_config
 from .objects import Node, ParseError, Pod
+from .objects.validation import validate_object
 from .plugins.registry import build_registry
 from .scenario import ScenarioError, load_scenario
 from .scheduler import Scheduler
@@ -95,6 +96,7 @@ def _parse_steps(scenario) -> tuple:
         pods = []
         for j, raw in enumerate(wave.get("pending") or []):
             try:
+                validate_object("Pod", raw)
                 pods.append(Pod(raw))
             except ParseError as err:
                 raise ScenarioError(f"{label}: waves[{i}].pending[{j}]: {err}") from None
@@ -106,6 +108,7 @@ def _parse_steps(scenario) -> tuple:
             raise ScenarioError(f"{label}: phase2: expected an object")
         for j, raw in enumerate(phase2.get("nodes") or []):
             try:
+                validate_object("Node", raw)
                 nodes.append(Node(raw))
             except ParseError as err:
                 raise ScenarioError(f"{label}: phase2.nodes[{j}]: {err}") from None

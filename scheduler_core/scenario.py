@@ -1,12 +1,13 @@
 """Scenario files: the golden scenario format or a `kubectl get ... -o json` List, JSON or YAML."""
 from __future__ import annotations
 
-import json
 import os
 
 import yaml
 
+from .documents import load_json, safe_yaml_load_all
 from .objects import Node, ParseError, Pod
+from .objects.validation import validate_object
 
 # Golden-format array -> kind, and List item kind -> golden-format array.
 ARRAYS = ("nodes", "pods", "pending", "services", "replicasets", "statefulsets", "replicationcontrollers",
@@ -17,25 +18,11 @@ KIND_TO_ARRAY = {"Node": "nodes", "Service": "services", "ReplicaSet": "replicas
                  "Namespace": "namespaces", "PersistentVolume": "persistentvolumes",
                  "PersistentVolumeClaim": "persistentvolumeclaims", "StorageClass": "storageclasses",
                  "CSINode": "csinodes", "CSIDriver": "csidrivers", "PodDisruptionBudget": "poddisruptionbudgets"}
+ARRAY_TO_KIND = {array: kind for kind, array in KIND_TO_ARRAY.items()}
 
 
 class ScenarioError(ValueError):
     """Bad input, with one line naming the file, the object and the field path."""
-
-
-class _SafeLoader(yaml.SafeLoader):
-    """Safe YAML: no object-constructing tags; aliases are refused (no billion-laughs expansion)."""
-
-    def compose_node(self, parent, index):
-        if self.check_event(yaml.AliasEvent):
-            event = self.peek_event()
-            raise yaml.composer.ComposerError(None, None, "YAML aliases are not allowed", event.start_mark)
-        return super().compose_node(parent, index)
-
-
-def safe_yaml_load(text):
-    """One YAML document, loaded without object-constructing tags or aliases (raises yaml.YAMLError)."""
-    return yaml.load(text, Loader=_SafeLoader)
 
 
 def load_documents(text: str, label: str):
@@ -43,11 +30,11 @@ def load_documents(text: str, label: str):
     stripped = text.lstrip()
     if stripped.startswith("{") or stripped.startswith("["):
         try:
-            return [json.loads(text)]
+            return [load_json(text)]
         except ValueError as err:
             raise ScenarioError(f"{label}: invalid JSON: {err}") from None
     try:
-        return [d for d in yaml.load_all(text, Loader=_SafeLoader) if d is not None]
+        return [d for d in safe_yaml_load_all(text) if d is not None]
     except yaml.YAMLError as err:
         raise ScenarioError(f"{label}: invalid YAML: {str(err).splitlines()[0]}") from None
 
@@ -140,6 +127,7 @@ def scenario_from_data(data, label: str = "scenario", name: str | None = None) -
         out = []
         for i, raw in enumerate(arrays[arr]):
             try:
+                validate_object(cls.__name__, raw)
                 out.append(cls(raw))
             except ParseError as err:
                 at = where.get((arr, i), f"{arr}[{i}]")
@@ -157,10 +145,11 @@ def scenario_from_data(data, label: str = "scenario", name: str | None = None) -
     pending = parse("pending", Pod)
     for arr in ARRAYS[3:]:
         for i, raw in enumerate(arrays[arr]):
-            meta = raw.get("metadata") if isinstance(raw, dict) else None
-            if not isinstance(meta, dict) or not meta.get("name"):
+            try:
+                validate_object(ARRAY_TO_KIND[arr], raw)
+            except ParseError as err:
                 at = where.get((arr, i), f"{arr}[{i}]")
-                raise ScenarioError(f"{label}: {at}: metadata.name: required value")
+                raise ScenarioError(f"{label}: {at}{_obj_label(raw)}: {err}") from None
     objects = {k: arrays[k] for k in ARRAYS[3:]}
     extra = {k: v for k, v in data.items() if k not in ARRAYS and k not in ("config", "items", "kind")}
     return Scenario(scen_name, nodes, bound, pending, objects, config, extra)

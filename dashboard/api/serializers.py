@@ -11,7 +11,8 @@ from ..models import (Cluster, ClusterMembership, ClusterToken, Node, Pod, Sched
                       SchedulingEvent, WhatIfRun, WhatIfTrace)
 from ..profiles import services as profile_svc
 from ..profiles.models import ProfileVersion
-from ..services import credentials
+from ..services import credentials, workload
+from .parsers import JSONField
 
 
 class StrictCharField(serializers.CharField):
@@ -121,6 +122,12 @@ class ClusterSerializer(ModelSerializer):
     def get_kubeconfig_status(self, obj) -> str:
         return credentials.kubeconfig_status(obj)
 
+    def validate_workload(self, value):
+        errors = workload.spec_errors(value) if value is not None else {}
+        if errors:
+            raise serializers.ValidationError([f"{k}: {m}" for k, msgs in errors.items() for m in msgs])
+        return value
+
     def validate(self, attrs):
         current = self.instance
         document = attrs.get("kubeconfig_document")
@@ -229,7 +236,7 @@ class ObjectSerializer(serializers.Serializer):
 class ScenarioSerializer(serializers.Serializer):
     """A scenario document (golden format or a List) as JSON, or a file upload (JSON or YAML)."""
 
-    scenario = serializers.JSONField(required=False)
+    scenario = JSONField(required=False)
     file = serializers.FileField(required=False)
 
     def validate(self, attrs):

@@ -6,7 +6,7 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import NotFound, PermissionDenied, ValidationError
-from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 
 from scheduler_core.scenario import ScenarioError, load_documents
@@ -21,6 +21,7 @@ from ..services import clusters as svc
 from ..services import credentials, fullmatrix, memberships, whatif
 from ..services.queries import filter_cycles
 from . import serializers as s
+from .parsers import JSONParser
 from .permissions import ClusterRolePermission
 
 
@@ -358,7 +359,8 @@ class PodViewSet(ClusterChildMixin, mixins.ListModelMixin, mixins.RetrieveModelM
             _raise_400(err)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
-    @extend_schema(request=s.BindingSerializer, responses={201: s.BindingResultSerializer},
+    @extend_schema(request=s.BindingSerializer,
+                   responses={201: s.BindingResultSerializer, 409: s.DetailSerializer, 503: s.DetailSerializer},
                    parameters=[OpenApiParameter("dryRun", str, enum=["All"],
                                                 description="check only: nothing is bound (as kube's dryRun)")])
     @action(detail=True, methods=["post"])

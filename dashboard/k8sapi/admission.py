@@ -2,20 +2,11 @@
 scheduling (Priority, DefaultTolerationSeconds), validation the scheduler relies on, and Event conversion."""
 from __future__ import annotations
 
-import re
-
 from scheduler_core.objects import Node, ParseError, Pod
+from scheduler_core.objects.validation import object_errors
 
 from .errors import ApiError
 
-DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-SUBDOMAIN_MSG = ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', "
-                 "and must start and end with an alphanumeric character (e.g. 'example.com', regex used for "
-                 "validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')")
-LABEL_MSG = ("a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start "
-             "and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is "
-             "'[a-z0-9]([-a-z0-9]*[a-z0-9])?')")
 SYSTEM_PRIORITY_CLASSES = (("system-node-critical", 2000001000,
                             "Used for system critical pods that must not be moved from their current node."),
                            ("system-cluster-critical", 2000000000,
@@ -28,14 +19,13 @@ POD_GATED_MUTABLE_SPEC = ("nodeSelector", "affinity")
 NOTE_LIMIT = 1024
 
 
-def validate_name(res, meta: dict) -> None:
-    name = meta.get("name") or ""
-    if not name:
-        raise ApiError.invalid(res, "", [("metadata.name", "FieldValueRequired",
-                                          "Required value: name or generateName is required")])
-    pattern, msg = (DNS1123_LABEL, LABEL_MSG) if res.kind == "Namespace" else (DNS1123_SUBDOMAIN, SUBDOMAIN_MSG)
-    if len(name) > 253 or not pattern.match(name):
-        raise ApiError.invalid(res, name, [("metadata.name", "FieldValueInvalid", f'Invalid value: "{name}": {msg}')])
+def validate(res, obj: dict) -> None:
+    """kube-apiserver's validation of the kind (``scheduler_core.objects.validation``): 422 Invalid with every
+    cause."""
+    errs = object_errors(res.kind, obj)
+    if errs:
+        name = (obj.get("metadata") or {}).get("name") or ""
+        raise ApiError.invalid(res, name if isinstance(name, str) else "", [(e.path, e.reason, e.body()) for e in errs])
 
 
 def parse_error(res, name: str, err: ParseError) -> ApiError:

@@ -62,8 +62,12 @@ def _normalized(raw: dict, kind: str, cluster: str, created) -> dict:
 
 
 def _load(name: str, pk: int, start_rv: int) -> ApiCluster:
-    nodes = [Node(node_defaults(_normalized(row.raw, "Node", name, row.created)))
-             for row in NodeRow.objects.filter(cluster_id=pk).order_by("id")]
+    nodes = []
+    for row in NodeRow.objects.filter(cluster_id=pk).order_by("id"):
+        try:
+            nodes.append(Node(node_defaults(_normalized(row.raw, "Node", name, row.created))))
+        except ParseError:
+            continue   # as for pods below
     pods = []
     for row in PodRow.objects.filter(cluster_id=pk).order_by("id"):
         raw = _normalized(row.raw, "Pod", name, row.created)

@@ -333,7 +333,7 @@ class ApiCluster(SimulatedCluster):
             meta.pop("namespace", None)
         if not meta.get("name") and meta.get("generateName"):
             meta["name"] = meta["generateName"] + "".join(random.choice(GENERATE_NAME_CHARS) for _ in range(5))
-        admission.validate_name(res, meta)
+        admission.validate(res, dict(body, metadata=meta))
         now = self.clock.now()
         meta["uid"] = str(uuid.uuid4())
         meta["creationTimestamp"] = rfc3339(now)
@@ -408,6 +408,7 @@ class ApiCluster(SimulatedCluster):
                 elif res.kind == "Namespace":
                     new = self._namespace_defaults(new, old_meta.get("creationTimestamp", ""))
             new["metadata"] = dict(new.get("metadata") or {}, resourceVersion=old_meta.get("resourceVersion", ""))
+            admission.validate(res, new)
             if new == old or dry_run:
                 return old if new == old else new
             return self._put(res, new, old)

@@ -25,7 +25,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
 
-from scheduler_core.scenario import safe_yaml_load
+from scheduler_core.documents import load_json, safe_yaml_load
 from scheduler_core.simulate import KUBERNETES_VERSION
 
 from ..models import Cluster, ClusterToken
@@ -138,7 +138,7 @@ def _body(request, patch: bool = False):
         if ctype == "application/yaml":
             return safe_yaml_load(request.body or b"")
         if ctype == JSON:
-            return json.loads(request.body or b"null")
+            return load_json(request.body or b"null")
     except (ValueError, yaml.YAMLError) as err:
         raise ApiError.bad_request(f"the body of the request was in an unknown format: {err}") from None
     raise ApiError.unsupported_media_type(BODY_TYPES)
@@ -150,7 +150,7 @@ def _encode_continue(rv: int, key: str) -> str:
 
 def _decode_continue(token: str):
     try:
-        data = json.loads(base64.urlsafe_b64decode(token.encode()))
+        data = load_json(base64.urlsafe_b64decode(token.encode()))
         return int(data["rv"]), str(data["start"])
     except (ValueError, KeyError, TypeError):
         raise ApiError.bad_request("continue key is not valid: illegal base64 data") from None

@@ -21,7 +21,7 @@ from scheduler_core.config import (
 )
 from scheduler_core.framework.handle import Handle
 from scheduler_core.framework.profile import FrameworkError
-from scheduler_core.scenario import safe_yaml_load
+from scheduler_core.documents import safe_yaml_load
 
 from . import validate
 

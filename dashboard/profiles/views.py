@@ -12,6 +12,8 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
 from django.views.decorators.http import require_POST
 
+from scheduler_core.documents import load_json
+
 from ..access import EDITOR, get_cluster, visible_clusters
 from ..models import SchedulerProfile
 from . import services
@@ -93,7 +95,7 @@ class _Base:
 def _base(profile, number, latest, base_doc=""):
     if base_doc:
         try:
-            doc = json.loads(base_doc)
+            doc = load_json(base_doc)
         except ValueError:
             doc = None
         if isinstance(doc, dict):

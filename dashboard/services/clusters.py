@@ -14,6 +14,7 @@ from scheduler_core.framework.profile import FrameworkError
 from scheduler_core.objects import Node as CoreNode
 from scheduler_core.objects import ParseError
 from scheduler_core.objects import Pod as CorePod
+from scheduler_core.objects.validation import ValidationError, validate_object
 from scheduler_core.plugins.registry import in_tree_registry
 from scheduler_core.scenario import ScenarioError, scenario_from_data
 
@@ -82,10 +83,26 @@ def validate_config(doc) -> None:
         raise ValidationFailed({"config": [str(err)]}) from None
 
 
+def checked(kind: str, raw):
+    """A v1.Node or v1.Pod validated as kube-apiserver does (``scheduler_core.objects.validation``) and parsed;
+    ValidationFailed maps each field path to its messages."""
+    try:
+        validate_object(kind, raw)
+        return (CoreNode if kind == "Node" else CorePod)(raw)
+    except ValidationError as err:
+        errors = {}
+        for cause in err.causes:
+            errors.setdefault(cause.path, []).append(cause.body())
+        raise ValidationFailed(errors) from None
+    except ParseError as err:
+        raise ValidationFailed({err.path or kind.lower(): [err.message]}) from None
+
+
 def insert_pods(cluster, raws) -> list:
-    """Create pod rows (already valid v1.Pod dicts); raises ValidationFailed on duplicate names."""
+    """Create pod rows from v1.Pod dicts (validated first: none is stored unless all are valid); raises
+    ValidationFailed on invalid pods and duplicate names."""
     check_size(cluster, pods=len(raws))
-    rows = [pod_row(cluster, CorePod(raw)) for raw in raws]
+    rows = [pod_row(cluster, checked("Pod", raw)) for raw in raws]
     try:
         with transaction.atomic():
             Pod.objects.bulk_create(rows)
@@ -133,10 +150,7 @@ def load_scenario(cluster: Cluster, data, source: str = "upload", user=None) -> 
 
 def add_node(cluster: Cluster, raw: dict) -> Node:
     require_simulated(cluster, "adding a node")
-    try:
-        node = CoreNode(raw)
-    except ParseError as err:
-        raise ValidationFailed({err.path or "node": [err.message]}) from None
+    node = checked("Node", raw)
     check_size(cluster, nodes=1)
     try:
         with transaction.atomic():
@@ -161,10 +175,6 @@ def delete_node(cluster: Cluster, name: str, user=None) -> bool:
 
 def add_pod(cluster: Cluster, raw: dict) -> Pod:
     require_simulated(cluster, "adding a pod")
-    try:
-        CorePod(raw)
-    except ParseError as err:
-        raise ValidationFailed({err.path or "pod": [err.message]}) from None
     row = insert_pods(cluster, [raw])[0]
     notify(cluster, "add_pod", raw=raw)
     return row

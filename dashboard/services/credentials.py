@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 import yaml
 from django.utils import timezone
 
-from scheduler_core.scenario import safe_yaml_load
+from scheduler_core.documents import safe_yaml_load
 
 from .. import crypto
 from ..models import Cluster, ClusterToken

@@ -17,6 +17,8 @@ choice, and the recorder stores its cycle and the ShadowDecision together.
 """
 from __future__ import annotations
 
+import logging
+
 import orjson
 from django.conf import settings
 
@@ -25,6 +27,7 @@ from scheduler_core.cluster.simulated import SimulatedCluster
 from scheduler_core.config import load_config
 from scheduler_core.explain import explain, node_rejections
 from scheduler_core.objects import Node as CoreNode
+from scheduler_core.objects import ParseError
 from scheduler_core.objects import Pod as CorePod
 from scheduler_core.plugins.registry import in_tree_registry
 from scheduler_core.queue import ACTIVE_Q, BACKOFF_Q, UNSCHEDULABLE_PODS
@@ -42,6 +45,7 @@ FAILED_CODES = ("Unschedulable", "UnschedulableAndUnresolvable")
 MAX_SUGGESTIONS = 8
 MAX_EXPLAINED_TEMPLATES = 256
 MANUAL_BINDING = "ManualBinding"
+log = logging.getLogger("dashboard.engine")
 
 
 def _template_key(pod) -> bytes:
@@ -251,16 +255,30 @@ class RecordingEngine:
         return q.num_active() + q.num_backoff() + q.num_unschedulable()
 
 
+def _readable(parse, row, cluster):
+    """A stored node or pod parsed, or None (logged) for a row stored before the object validator that the
+    parsers now refuse (e.g. a quantity the scheduler cannot count): the loop runs without it."""
+    try:
+        return parse(row.raw)
+    except ParseError as err:
+        log.warning("cluster %s: %s %s left out, it no longer parses: %s", cluster.name, parse.__name__,
+                    row.name, err)
+        return None
+
+
 class Engine(RecordingEngine):
     """Scheduler + simulated cluster of one Cluster row; ``schedule_one`` runs one attempt."""
 
     def __init__(self, cluster: Cluster, recorder):
         self._start_recording(recorder)
         state = ClusterState.objects.filter(cluster=cluster).first()
-        nodes = [CoreNode(row.raw) for row in NodeRow.objects.filter(cluster=cluster).order_by("id")]
+        nodes = [n for n in (_readable(CoreNode, row, cluster) for row in NodeRow.objects.filter(cluster=cluster)
+                             .order_by("id")) if n is not None]
         pods, self.base_attempts = [], {}
         for row in PodRow.objects.filter(cluster=cluster).order_by("created", "id"):
-            pod = CorePod(row.raw)
+            pod = _readable(CorePod, row, cluster)
+            if pod is None:
+                continue
             if row.node_name and pod.node_name != row.node_name:
                 pod = pod.bound_to(row.node_name)
             pods.append(pod)

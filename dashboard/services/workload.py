@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import uuid
 
+from scheduler_core.objects.field import invalid
+from scheduler_core.objects.identifiers import is_dns1123_label
+
 SHAPES = (
     # weight, name, cpu, memory, extra spec
     (30, "web", ("100m", "250m", "500m"), ("128Mi", "256Mi", "512Mi"), {}),
@@ -19,6 +22,26 @@ SHAPES = (
     (2, "huge", ("24",), ("8Gi",), {}),
     (2, "ingress", ("250m",), ("256Mi",), {"host_port": 443}),
 )
+
+
+NUMBERS = {"rate": 2.0, "max_pods": 400, "max_pending": 60, "lifetime": 60.0}
+
+
+def spec_errors(spec) -> dict:
+    """What is wrong with a generator spec ({field: [messages]}): the pods' namespace must be a DNS-1123 label
+    (its pods are validated again when created), the rates and limits non-negative numbers."""
+    if not isinstance(spec, dict):
+        return {"workload": ["expected an object"]}
+    errors = {}
+    ns = spec.get("namespace", "demo")
+    msgs = is_dns1123_label(ns) if isinstance(ns, str) else ("expected a string",)
+    if msgs:
+        errors["workload.namespace"] = [invalid("namespace", ns, m).body() for m in msgs]
+    for field in NUMBERS:
+        v = spec.get(field, NUMBERS[field])
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v < 1e9:
+            errors[f"workload.{field}"] = [invalid(field, v, "must be a number from 0 to 1e9").body()]
+    return errors
 
 
 def pod_manifest(name: str, namespace: str, app: str, cpu: str, memory: str, extra: dict, priority: int = 0,
@@ -51,10 +74,10 @@ class WorkloadGenerator:
     """Each tick: create pods at ``rate`` per second up to ``max_pods``; delete bound pods that outlive ``lifetime``."""
 
     def __init__(self, spec: dict, rng):
-        self.rate = float(spec.get("rate", 2.0))
-        self.max_pods = int(spec.get("max_pods", 400))
-        self.max_pending = int(spec.get("max_pending", 60))
-        self.lifetime = float(spec.get("lifetime", 60.0))
+        self.rate = float(spec.get("rate", NUMBERS["rate"]))
+        self.max_pods = int(spec.get("max_pods", NUMBERS["max_pods"]))
+        self.max_pending = int(spec.get("max_pending", NUMBERS["max_pending"]))
+        self.lifetime = float(spec.get("lifetime", NUMBERS["lifetime"]))
         self.namespace = spec.get("namespace", "demo")
         self.rng = rng
         self._last = None

@@ -2,6 +2,8 @@
 from django import template
 
 register = template.Library()
+# Shown for an amount too large for a float: rows stored before quantities were bounded (e.g. cpu "1e309").
+TOO_LARGE = "(too large)"
 
 
 @register.filter
@@ -11,6 +13,8 @@ def cores(milli):
         v = int(milli) / 1000
     except (TypeError, ValueError):
         return ""
+    except OverflowError:
+        return TOO_LARGE
     return f"{v:g}"
 
 
@@ -21,6 +25,8 @@ def gib(n):
         return f"{int(n) / 2**30:.1f}"
     except (TypeError, ValueError):
         return ""
+    except OverflowError:
+        return TOO_LARGE
 
 
 @register.filter

@@ -55,27 +55,39 @@ def fmt_value(v) -> str:
 
 
 class FieldError:
-    """One field.Error: path, type (Invalid, NotSupported, Duplicate, Required, Forbidden), value, detail."""
+    """One field.Error: path, type (Invalid, NotSupported, Duplicate, Required, Forbidden, TooLong), value, detail."""
 
     __slots__ = ("path", "kind", "value", "detail")
 
     def __init__(self, path: str, kind: str, value=None, detail: str = ""):
         self.path, self.kind, self.value, self.detail = path, kind, value, detail
 
-    def __str__(self):
+    @property
+    def reason(self) -> str:
+        """The CauseType of a Status cause (``FieldValueInvalid``, ...)."""
+        return f"FieldValue{self.kind}"
+
+    def body(self) -> str:
+        """ErrorBody(): the message without the path."""
         if self.kind == "Invalid":
-            s = f"{self.path}: Invalid value: {fmt_value(self.value)}"
+            s = f"Invalid value: {fmt_value(self.value)}"
         elif self.kind == "NotSupported":
-            s = f"{self.path}: Unsupported value: {fmt_value(self.value)}"
+            s = f"Unsupported value: {fmt_value(self.value)}"
         elif self.kind == "Duplicate":
-            s = f"{self.path}: Duplicate value: {fmt_value(self.value)}"
+            s = f"Duplicate value: {fmt_value(self.value)}"
         elif self.kind == "Required":
-            s = f"{self.path}: Required value"
-        elif self.kind == "Forbidden":
-            s = f"{self.path}: Forbidden"
+            s = "Required value"
+        elif self.kind == "TooLong":
+            s = "Too long"
         else:
-            s = f"{self.path}: {self.kind}"
+            s = self.kind
         return f"{s}: {self.detail}" if self.detail else s
+
+    def __str__(self):
+        return f"{self.path}: {self.body()}"
+
+    def __repr__(self):
+        return f"FieldError({self})"
 
 
 def invalid(path, value, detail):
@@ -93,6 +105,10 @@ def required(path, detail=""):
 
 def forbidden(path, detail=""):
     return FieldError(path, "Forbidden", None, detail)
+
+
+def too_long(path, detail=""):
+    return FieldError(path, "TooLong", None, detail)
 
 
 def duplicate(path, value, detail=""):

@@ -20,8 +20,10 @@ def test_priority_classes_in_a_list_resolve_pod_priorities():
 
 @pytest.mark.parametrize("mutate,expected", [
     (lambda s: s["pending"][0]["spec"]["containers"][0]["resources"]["requests"].update(cpu="12xyz"),
-     'bad.json: pending[0] (default/p): spec.containers[0].resources.requests.cpu: invalid quantity "12xyz"'),
-    (lambda s: s["pending"][0]["metadata"].pop("name"), "bad.json: pending[0] (default/?): metadata.name: required value"),
+     'bad.json: pending[0] (default/p): spec.containers[0].resources.requests[cpu]: Invalid value: "12xyz": '
+     "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"),
+    (lambda s: s["pending"][0]["metadata"].pop("name"),
+     "bad.json: pending[0] (default/?): metadata.name: Required value: name or generateName is required"),
     (lambda s: s["pending"][0]["spec"].update(nodeSelector=["x"]),
      "bad.json: pending[0] (default/p): spec.nodeSelector: expected object, got list"),
     (lambda s: s["pending"][0]["spec"].update(affinity={"nodeAffinity": {

@@ -1,0 +1,228 @@
+"""What kube-apiserver validates of the objects Schedscope stores, with its field paths and messages.
+
+One validator for every write path (scenarios, the REST API, the simulated Kubernetes API, generated workloads):
+object names by kind (DNS-1123 subdomain, DNS-1123 label or DNS-1035 label, as kube's ``Validate*Name``), the
+namespace, label keys and values, annotation keys and total size (apimachinery's ``ValidateObjectMeta``); for
+pods the node name, node selector, toleration keys and values, and the resources of containers, init
+containers and overhead (kube's resource names, non-negative, integer where kube wants integers, requests not
+above limits); for nodes the taints and the capacity and allocatable quantities. Quantities must also fit the
+scheduler's int64 counting (``quantity.py``). Node-affinity terms are not checked here (kube-apiserver accepts
+label syntax there that selectors do not match).
+"""
+from __future__ import annotations
+
+from .errors import ParseError
+from .field import forbidden, invalid, required, too_long
+from .identifiers import (is_dns1035_label, is_dns1123_label, is_dns1123_subdomain, is_extended_resource_name,
+                          is_qualified_name, is_valid_label_value)
+from .quantity import QuantityError, canonical, parse_quantity, resource_amount
+
+TOTAL_ANNOTATION_SIZE_LIMIT = 256 * 1024
+NEGATIVE = "must be greater than or equal to 0"
+NOT_INTEGER = "must be an integer"
+STANDARD_CONTAINER_RESOURCES = ("cpu", "memory", "ephemeral-storage")
+INTEGER_RESOURCES = ("pods", "resourcequotas", "services", "replicationcontrollers", "secrets", "configmaps",
+                     "persistentvolumeclaims", "services.nodeports", "services.loadbalancers")
+# Name rules by kind (ValidatePodName, ValidateNodeName, ValidateNamespaceName, ValidateServiceName, ...):
+# every other kind Schedscope stores is a DNS-1123 subdomain.
+NAME_RULES = {"Namespace": "label", "Service": "dns1035"}
+_NAME_CHECKS = {"label": is_dns1123_label, "subdomain": is_dns1123_subdomain, "dns1035": is_dns1035_label}
+CLUSTER_SCOPED = ("Node", "Namespace", "PersistentVolume", "StorageClass", "CSINode", "CSIDriver", "PriorityClass")
+
+
+class ValidationError(ParseError):
+    """An object kube-apiserver would refuse; ``causes`` is every FieldError (the ParseError is the first)."""
+
+    def __init__(self, causes: list):
+        super().__init__(causes[0].path, causes[0].body())
+        self.causes = causes
+
+    def __str__(self):
+        return "; ".join(str(c) for c in self.causes)
+
+
+# -- metadata ---------------------------------------------------------------------------------------
+def _string_map(raw, path: str, errs: list) -> dict:
+    """A map of strings (labels, annotations, node selectors); values of other types are field errors."""
+    if not isinstance(raw, dict):
+        return {}   # absent, or a shape the parser reports
+    out = {}
+    for k, v in raw.items():
+        if isinstance(v, str):
+            out[k] = v
+        else:
+            errs.append(invalid(path, v, f"the value of {k!r} must be a string"))
+    return out
+
+
+def validate_labels(labels, path: str, errs: list) -> None:
+    """ValidateLabels: every key a qualified name, every value a label value (errors on ``path`` itself)."""
+    for k, v in _string_map(labels, path, errs).items():
+        errs.extend(invalid(path, k, m) for m in is_qualified_name(k))
+        errs.extend(invalid(path, v, m) for m in is_valid_label_value(v))
+
+
+def validate_name(value: str, rule: str, path: str, errs: list) -> None:
+    errs.extend(invalid(path, value, m) for m in _NAME_CHECKS[rule](value))
+
+
+def validate_object_meta(kind: str, raw, errs: list) -> None:
+    """ValidateObjectMeta: name (by kind), namespace, labels, annotations."""
+    meta = raw.get("metadata") if isinstance(raw, dict) else None
+    if not isinstance(meta, dict):
+        errs.append(required("metadata.name", "name or generateName is required"))
+        return
+    name = meta.get("name")
+    if not name:
+        errs.append(required("metadata.name", "name or generateName is required"))
+    elif not isinstance(name, str):
+        errs.append(invalid("metadata.name", name, "expected a string"))
+    else:
+        validate_name(name, NAME_RULES.get(kind, "subdomain"), "metadata.name", errs)
+    namespace = meta.get("namespace")
+    if kind in CLUSTER_SCOPED:
+        if namespace:
+            errs.append(forbidden("metadata.namespace", "not allowed on this type"))
+    elif namespace is not None and namespace != "":   # an absent namespace is defaulted ("default")
+        if not isinstance(namespace, str):
+            errs.append(invalid("metadata.namespace", namespace, "expected a string"))
+        else:
+            validate_name(namespace, "label", "metadata.namespace", errs)
+    validate_labels(meta.get("labels"), "metadata.labels", errs)
+    annotations = _string_map(meta.get("annotations"), "metadata.annotations", errs)
+    for k in annotations:
+        errs.extend(invalid("metadata.annotations", k, m) for m in is_qualified_name(k.lower()))
+    if sum(len(k) + len(v) for k, v in annotations.items()) > TOTAL_ANNOTATION_SIZE_LIMIT:
+        errs.append(too_long("metadata.annotations", f"must have at most {TOTAL_ANNOTATION_SIZE_LIMIT} bytes"))
+
+
+# -- resources --------------------------------------------------------------------------------------
+def _is_native(name: str) -> bool:
+    return "/" not in name or "kubernetes.io/" in name
+
+
+def _is_integer_resource(name: str) -> bool:
+    return name in INTEGER_RESOURCES or is_extended_resource_name(name)
+
+
+def _container_resource_name(name: str, path: str, errs: list) -> bool:
+    """validateContainerResourceName; False when the name is invalid."""
+    before = len(errs)
+    errs.extend(invalid(path, name, m) for m in is_qualified_name(name))
+    if "/" not in name:
+        if name not in STANDARD_CONTAINER_RESOURCES and not name.startswith("hugepages-"):
+            errs.append(invalid(path, name, "must be a standard resource for containers"))
+    elif not _is_native(name) and not is_extended_resource_name(name):
+        errs.append(invalid(path, name, "doesn't follow extended resource name standard"))
+    return len(errs) == before
+
+
+def _quantity(name: str, q, path: str, errs: list):
+    """ValidateResourceQuantityValue, plus the scheduler's int64 bound; the value (None when invalid)."""
+    try:
+        resource_amount(name, q)
+        value = parse_quantity(q)
+    except QuantityError as err:
+        errs.append(invalid(path, q, err.detail))
+        return None
+    if value < 0:
+        errs.append(invalid(path, canonical(q), NEGATIVE))
+    elif _is_integer_resource(name) and (value * 1000) % 1000:
+        errs.append(invalid(path, canonical(q), NOT_INTEGER))
+    return value
+
+
+def validate_resource_list(raw, path: str, errs: list, key_style: bool = False, container: bool = False) -> dict:
+    """Each quantity of a ResourceList at ``path.<name>`` (``path[<name>]`` when ``key_style``); the valid
+    values by name."""
+    out = {}
+    for name, q in (raw if isinstance(raw, dict) else {}).items():
+        at = f"{path}[{name}]" if key_style else f"{path}.{name}"
+        if container and not _container_resource_name(name, at, errs):
+            continue
+        value = _quantity(name, q, at, errs)
+        if value is not None:
+            out[name] = value
+    return out
+
+
+def _validate_container(c, path: str, errs: list) -> None:
+    """ValidateResourceRequirements: names, quantities, requests not above limits."""
+    if not isinstance(c, dict):
+        return
+    res = c.get("resources")
+    if not isinstance(res, dict):
+        return
+    limits = validate_resource_list(res.get("limits"), f"{path}.resources.limits", errs, True, True)
+    requests = validate_resource_list(res.get("requests"), f"{path}.resources.requests", errs, True, True)
+    for name, value in requests.items():
+        if name in limits and value > limits[name]:
+            errs.append(invalid(f"{path}.resources.requests", canonical(res["requests"][name]),
+                                           f"must be less than or equal to {name} limit of "
+                                           f"{canonical(res['limits'][name])}"))
+
+
+# -- kinds ------------------------------------------------------------------------------------------
+def _validate_pod(raw: dict, errs: list) -> None:
+    spec = raw.get("spec")
+    if not isinstance(spec, dict):
+        return
+    for field in ("containers", "initContainers"):
+        items = spec.get(field)
+        for i, c in enumerate(items if isinstance(items, list) else ()):
+            _validate_container(c, f"spec.{field}[{i}]", errs)
+    validate_resource_list(spec.get("overhead"), "spec.overhead", errs, key_style=True)
+    node_name = spec.get("nodeName")
+    if isinstance(node_name, str) and node_name:
+        validate_name(node_name, "subdomain", "spec.nodeName", errs)
+    validate_labels(spec.get("nodeSelector"), "spec.nodeSelector", errs)
+    tolerations = spec.get("tolerations")
+    for i, t in enumerate(tolerations if isinstance(tolerations, list) else ()):
+        if not isinstance(t, dict):
+            continue
+        path = f"spec.tolerations[{i}]"
+        key, value, operator = t.get("key") or "", t.get("value") or "", t.get("operator") or ""
+        if key:
+            errs.extend(invalid(f"{path}.key", key, m) for m in is_qualified_name(key))
+        if operator == "Exists" and value:
+            errs.append(invalid(f"{path}.operator", value, "value must be empty when `operator` is "
+                                                                      "'Exists'"))
+        elif operator in ("", "Equal") and is_valid_label_value(value):
+            errs.append(invalid(f"{path}.operator", value, ";".join(is_valid_label_value(value))))
+
+
+def _validate_node(raw: dict, errs: list) -> None:
+    spec = raw.get("spec")
+    taints = spec.get("taints") if isinstance(spec, dict) else None
+    for i, t in enumerate(taints if isinstance(taints, list) else ()):
+        if not isinstance(t, dict):
+            continue
+        key, value = t.get("key") or "", t.get("value") or ""
+        if key:
+            errs.extend(invalid(f"spec.taints[{i}].key", key, m) for m in is_qualified_name(key))
+        if is_valid_label_value(value):
+            errs.append(invalid(f"spec.taints[{i}].value", value, ";".join(is_valid_label_value(value))))
+    status = raw.get("status")
+    if isinstance(status, dict):
+        for field in ("capacity", "allocatable"):
+            validate_resource_list(status.get(field), f"status.{field}", errs)
+
+
+_BY_KIND = {"Pod": _validate_pod, "Node": _validate_node}
+
+
+def object_errors(kind: str, raw) -> list:
+    """Every FieldError kube-apiserver would report for ``raw`` as a ``kind`` (empty: valid)."""
+    errs: list = []
+    validate_object_meta(kind, raw, errs)
+    check = _BY_KIND.get(kind)
+    if check is not None and isinstance(raw, dict):
+        check(raw, errs)
+    return errs
+
+
+def validate_object(kind: str, raw) -> None:
+    """Raise ValidationError (a ParseError with every cause) unless ``raw`` is a valid ``kind``."""
+    errs = object_errors(kind, raw)
+    if errs:
+        raise ValidationError(errs)
