@@ -9,7 +9,7 @@ django_app = get_asgi_application()
 
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
-from channels.sessions import SessionMiddlewareStack  # noqa: E402
+from channels.sessions import CookieMiddleware  # noqa: E402
 from django.conf import settings  # noqa: E402
 from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: E402
 
@@ -20,7 +20,7 @@ from .services.embedded import autostart  # noqa: E402
 
 application = ProtocolTypeRouter({
     "http": BodySizeLimit(ASGIStaticFilesHandler(django_app), settings.SCHEDSCOPE["MAX_BODY_BYTES"]),
-    # the consumer checks the session's user itself, with the cluster, in one query (access.websocket_viewer)
-    "websocket": AllowedHostsOriginValidator(SessionMiddlewareStack(URLRouter(websocket_urlpatterns))),
+    # the consumer reads the session and checks its user, with the cluster, in one query (access.websocket_viewer)
+    "websocket": AllowedHostsOriginValidator(CookieMiddleware(URLRouter(websocket_urlpatterns))),
 })
 autostart()

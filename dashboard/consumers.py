@@ -3,14 +3,20 @@ from __future__ import annotations
 
 import json
 import logging
+from importlib import import_module
 
-from channels.db import database_sync_to_async
+from channels.consumer import get_handler_name
 from channels.generic.websocket import AsyncWebsocketConsumer
+from django.conf import settings
 
 from .access import websocket_viewer
 from .services import livehub
 
 log = logging.getLogger("dashboard.live")
+
+
+def _viewer(session_key: str, name: str):
+    return websocket_viewer(import_module(settings.SESSION_ENGINE).SessionStore(session_key), name)
 
 
 class ClusterConsumer(AsyncWebsocketConsumer):
@@ -21,17 +27,33 @@ class ClusterConsumer(AsyncWebsocketConsumer):
     revoked, the cluster restricted, the user deactivated: ``broadcast.access_changed``), the open sockets
     concerned check their user again and close with 4404 if the cluster is no longer visible.
 
-    A connect reads the session (from its cache) and makes one query (``access.websocket_viewer``); the socket
-    has no channel of its own: the process's hub is the one member of the groups and pushes to its sockets."""
+    A connect reads the session (from its cache) and makes one query (``access.websocket_viewer``), in the live
+    path's database thread; the socket has no channel of its own: the process's hub is the one member of the
+    groups and pushes to its sockets."""
 
     channel_layer_alias = None   # no per-socket channel (see livehub)
     cluster_id = user_id = None
     _held = None
 
+    async def __call__(self, scope, receive, send):
+        try:
+            await super().__call__(scope, receive, send)
+        finally:   # also when the server kills the instance (a handshake or shutdown timeout)
+            if self.cluster_id is not None:
+                self.hub.leave(self)
+
+    async def dispatch(self, message):
+        """Channels' dispatch without its hop to the sync thread to close old database connections before every
+        handler: this consumer uses the database only through livehub.run_db."""
+        handler = getattr(self, get_handler_name(message), None)
+        if handler is None:
+            raise ValueError(f"No handler for message type {message['type']}")
+        await handler(message)
+
     async def connect(self):
         name = self.scope["url_route"]["kwargs"]["name"]
-        session = self.scope.get("session")
-        viewer = await database_sync_to_async(websocket_viewer)(session, name) if session is not None else None
+        session_key = self.scope.get("cookies", {}).get(settings.SESSION_COOKIE_NAME)
+        viewer = await livehub.run_db(_viewer, session_key, name) if session_key else None
         if viewer is None:
             await self.close(code=4401)
             return

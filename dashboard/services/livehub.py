@@ -17,9 +17,10 @@ import logging
 import time
 import weakref
 from collections import defaultdict
+from concurrent.futures import ThreadPoolExecutor
 
-from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
+from django.db import InterfaceError, OperationalError, connection
 
 from ..access import visible_to
 from . import queries
@@ -30,6 +31,28 @@ HELLO_MAX_AGE = 2.0          # seconds a hello's counts may be old when no updat
 LAYER_FAILED = 1011          # close code when the channel layer fails: the browser reconnects
 
 _hubs: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+# The live path's database work (a connect's one query, hello counts, access checks) runs in this thread, which
+# keeps its connection: not in Channels' one sync thread, where it would queue behind page views, and with no
+# new PostgreSQL connection per call (database_sync_to_async closes it each time with CONN_MAX_AGE 0).
+_db = ThreadPoolExecutor(max_workers=1, thread_name_prefix="live-db")
+
+
+def _with_connection(fn, *args):
+    try:
+        return fn(*args)
+    except (InterfaceError, OperationalError):   # the server closed the kept connection: once more on a new one
+        connection.close()
+        return fn(*args)
+
+
+async def run_db(fn, *args):
+    """``fn(*args)`` in the live path's database thread."""
+    return await asyncio.get_running_loop().run_in_executor(_db, _with_connection, fn, *args)
+
+
+def close_db() -> None:
+    """Close the live database thread's connection (tests, before their database is dropped)."""
+    _db.submit(lambda: connection.close()).result()   # the thread's own connection, looked up there
 
 
 def current() -> LiveHub:
@@ -164,7 +187,7 @@ class LiveHub:
                 sockets = [s for s in self.sockets.get(ACCESS_GROUP, ()) if s.user_id == user_id]
             else:
                 sockets = list(self.sockets.get(group, ()))
-            visible = await database_sync_to_async(_still_visible)({(s.user_id, s.cluster_id) for s in sockets})
+            visible = await run_db(_still_visible, {(s.user_id, s.cluster_id) for s in sockets})
             for socket in sockets:
                 if (socket.user_id, socket.cluster_id) not in visible:
                     await socket.close(code=4404)
@@ -182,7 +205,7 @@ class LiveHub:
 
     async def _load_counts(self, group: str, cluster_id: int) -> dict:
         try:
-            counts = await database_sync_to_async(queries.live_counts)(cluster_id)
+            counts = await run_db(queries.live_counts, cluster_id)
             if group in self.joined:
                 self.counts[group] = (time.monotonic(), counts)
             return counts
