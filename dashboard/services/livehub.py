@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import threading
 import time
 import weakref
 from collections import defaultdict
@@ -31,10 +32,12 @@ HELLO_MAX_AGE = 2.0          # seconds a hello's counts may be old when no updat
 LAYER_FAILED = 1011          # close code when the channel layer fails: the browser reconnects
 
 _hubs: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-# The live path's database work (a connect's one query, hello counts, access checks) runs in this thread, which
-# keeps its connection: not in Channels' one sync thread, where it would queue behind page views, and with no
-# new PostgreSQL connection per call (database_sync_to_async closes it each time with CONN_MAX_AGE 0).
-_db = ThreadPoolExecutor(max_workers=1, thread_name_prefix="live-db")
+# The live path's database work (a connect's one query, hello counts, access checks) runs in these threads, which
+# keep their connections: not in Channels' one sync thread, where it would queue behind page views, and with no
+# new PostgreSQL connection per call (database_sync_to_async closes it each time with CONN_MAX_AGE 0). Several,
+# because a connect mostly waits (for Redis, then PostgreSQL).
+DB_THREADS = 4
+_db = ThreadPoolExecutor(max_workers=DB_THREADS, thread_name_prefix="live-db")
 
 
 def _with_connection(fn, *args):
@@ -51,8 +54,14 @@ async def run_db(fn, *args):
 
 
 def close_db() -> None:
-    """Close the live database thread's connection (tests, before their database is dropped)."""
-    _db.submit(lambda: connection.close()).result()   # the thread's own connection, looked up there
+    """Close the live database threads' connections (tests, before their database is dropped)."""
+    barrier = threading.Barrier(DB_THREADS)
+
+    def close():   # one call per thread: each waits for the others, then closes its own connection
+        barrier.wait(10)
+        connection.close()
+    for future in [_db.submit(close) for _ in range(DB_THREADS)]:
+        future.result()
 
 
 def current() -> LiveHub:
@@ -218,8 +227,9 @@ class LiveHub:
             await asyncio.sleep(self.renew_every)
             for group in list(self.joined):
                 try:
-                    if channel == self._channel:
-                        await self.layer.group_add(group, channel)
+                    async with self._locks[group]:   # not after a leave of the group has discarded it
+                        if group in self.joined and channel == self._channel:
+                            await self.layer.group_add(group, channel)
                 except Exception as err:  # the receiver sees the outage too and resets the hub
                     log.warning("live group %s not renewed: %s", group, err)
 
