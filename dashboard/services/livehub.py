@@ -29,7 +29,8 @@ from .broadcast import ACCESS_GROUP, attach_loop, group_name
 
 log = logging.getLogger("dashboard.live")
 HELLO_MAX_AGE = 2.0          # seconds a hello's counts may be old when no update refreshed them
-LAYER_FAILED = 1011          # close code when the channel layer fails: the browser reconnects
+LAYER_FAILED = 4503          # close code when the channel layer fails (the browser reconnects); servers may
+                             # send only 1000 and 3000-4999 (autobahn refuses 1011)
 
 _hubs: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 # The live path's database work (a connect's one query, hello counts, access checks) runs in these threads, which
