@@ -7,9 +7,9 @@ from django.core.asgi import get_asgi_application  # noqa: E402
 
 django_app = get_asgi_application()
 
-from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
+from channels.sessions import CookieMiddleware  # noqa: E402
 from django.conf import settings  # noqa: E402
 from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: E402
 
@@ -20,6 +20,7 @@ from .services.embedded import autostart  # noqa: E402
 
 application = ProtocolTypeRouter({
     "http": BodySizeLimit(ASGIStaticFilesHandler(django_app), settings.SCHEDSCOPE["MAX_BODY_BYTES"]),
-    "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
+    # the consumer reads the session and checks its user, with the cluster, in one query (access.websocket_viewer)
+    "websocket": AllowedHostsOriginValidator(CookieMiddleware(URLRouter(websocket_urlpatterns))),
 })
 autostart()

@@ -1,59 +1,89 @@
-"""Websocket consumers: one Channels group per cluster, fed by the coalescing broadcaster."""
+"""Websocket consumers: a cluster's live updates, through the process's LiveHub."""
 from __future__ import annotations
 
-import asyncio
+import json
+import logging
+from importlib import import_module
 
-from channels.db import database_sync_to_async
-from channels.generic.websocket import AsyncJsonWebsocketConsumer
-from django.contrib.auth import get_user_model
+from channels.consumer import get_handler_name
+from channels.generic.websocket import AsyncWebsocketConsumer
+from django.conf import settings
 
-from .access import visible_clusters
-from .services import broadcast, queries
+from .access import websocket_viewer
+from .services import livehub
 
-
-def _still_visible(user_id: int, cluster_id: int) -> bool:
-    """Whether the user (read again: it may have been deactivated) may still see the cluster."""
-    user = get_user_model().objects.filter(pk=user_id).first()
-    return user is not None and visible_clusters(user).filter(pk=cluster_id).exists()
+log = logging.getLogger("dashboard.live")
 
 
-class ClusterConsumer(AsyncJsonWebsocketConsumer):
+def _viewer(session_key: str, name: str):
+    return websocket_viewer(import_module(settings.SESSION_ENGINE).SessionStore(session_key), name)
+
+
+class ClusterConsumer(AsyncWebsocketConsumer):
     """ws/clusters/<name>/: a ``hello`` with the current queue counts, then ``update`` messages.
-    Signed-in users only (the session cookie, read by AuthMiddlewareStack); others are refused (4401). A cluster
-    the user may not see is refused as one that does not exist (4404: reading needs only the viewer role, which
-    every user who can see a cluster has, and a distinct code would tell that the name exists). When access
-    changes (a membership revoked, the cluster restricted, the user deactivated: ``broadcast.access_changed``),
-    each open socket checks its user again and closes with 4404 if the cluster is no longer visible."""
+    Signed-in users only (the session cookie); others are refused (4401). A cluster the user may not see is
+    refused as one that does not exist (4404: reading needs only the viewer role, which every user who can see a
+    cluster has, and a distinct code would tell that the name exists). When access changes (a membership
+    revoked, the cluster restricted, the user deactivated: ``broadcast.access_changed``), the open sockets
+    concerned check their user again and close with 4404 if the cluster is no longer visible.
+
+    A connect reads the session (from its cache) and makes one query (``access.websocket_viewer``), in the live
+    path's database thread; the socket has no channel of its own: the process's hub is the one member of the
+    groups and pushes to its sockets."""
+
+    channel_layer_alias = None   # no per-socket channel (see livehub)
+    cluster_id = user_id = None
+    _held = None
+
+    async def __call__(self, scope, receive, send):
+        try:
+            await super().__call__(scope, receive, send)
+        finally:   # also when the server kills the instance (a handshake or shutdown timeout)
+            if self.cluster_id is not None:
+                self.hub.leave(self)
+
+    async def dispatch(self, message):
+        """Channels' dispatch without its hop to the sync thread to close old database connections before every
+        handler: this consumer uses the database only through livehub.run_db."""
+        handler = getattr(self, get_handler_name(message), None)
+        if handler is None:
+            raise ValueError(f"No handler for message type {message['type']}")
+        await handler(message)
 
     async def connect(self):
-        user = self.scope.get("user")
-        if user is None or not user.is_authenticated:
+        name = self.scope["url_route"]["kwargs"]["name"]
+        session_key = self.scope.get("cookies", {}).get(settings.SESSION_COOKIE_NAME)
+        viewer = await livehub.run_db(_viewer, session_key, name) if session_key else None
+        if viewer is None:
             await self.close(code=4401)
             return
-        broadcast.attach_loop(asyncio.get_running_loop())
-        name = self.scope["url_route"]["kwargs"]["name"]
-        cluster = await database_sync_to_async(lambda: visible_clusters(user).filter(name=name).first())()
-        if cluster is None:
+        user_id, cluster_id, state = viewer
+        if cluster_id is None:
             await self.close(code=4404)
             return
-        self.cluster_id, self.user_id = cluster.id, user.pk
-        self.group = broadcast.group_name(cluster.id)
-        self.user_group = broadcast.user_group_name(user.pk)
-        await self.channel_layer.group_add(self.group, self.channel_name)
-        await self.channel_layer.group_add(self.user_group, self.channel_name)
+        self.user_id, self.cluster_id, self.hub = user_id, cluster_id, livehub.current()
+        self._held = []   # updates that arrive before the hello is sent, sent right after it
+        try:
+            await self.hub.join(self)
+        except Exception as err:  # the channel layer is away: refuse; the browser retries
+            log.warning("websocket for %s refused: live updates unavailable (%s)", name, err)
+            self.cluster_id = None
+            await self.close(code=livehub.LAYER_FAILED)
+            return
         await self.accept()
-        hello = await database_sync_to_async(queries.live_state)(cluster)
-        await self.send_json({"kind": "hello", **hello})
+        counts = await self.hub.hello(cluster_id)
+        await self.send(text_data=json.dumps({"kind": "hello", "cluster": name, "state": state, **counts}))
+        while self._held:
+            await self.send(text_data=self._held.pop(0))
+        self._held = None
 
     async def disconnect(self, code):
-        if hasattr(self, "group"):
-            await self.channel_layer.group_discard(self.group, self.channel_name)
-            await self.channel_layer.group_discard(self.user_group, self.channel_name)
+        if self.cluster_id is not None:
+            self.hub.leave(self)
 
-    async def access_changed(self, event):
-        if not await database_sync_to_async(_still_visible)(self.user_id, self.cluster_id):
-            await self.close(code=4404)
-
-    async def cluster_update(self, event):
-        msg = {k: v for k, v in event.items() if k != "type"}
-        await self.send_json({"kind": "update", **msg})
+    async def push(self, text: str):
+        """An update from the hub, already encoded (held until the hello has gone)."""
+        if self._held is not None:
+            self._held.append(text)
+        else:
+            await self.send(text_data=text)

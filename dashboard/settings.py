@@ -121,9 +121,20 @@ if REDIS_URL:
     # channels_redis blocks up to 5 s in BZPOPMIN; redis-py 8's default 5 s socket timeout cut that wait short
     # and crashed every websocket consumer every few seconds (redis-py#4091), so reads may last longer here.
     # A command on a pooled connection that Redis closed (restarted) is retried once on a new connection.
-    CHANNEL_LAYERS = {"default": {"BACKEND": "channels_redis.core.RedisChannelLayer", "CONFIG": {
-        "hosts": [{"address": REDIS_URL, "socket_timeout": 15, "retry_on_error": [RedisConnectionError]}],
-        "prefix": "schedscope"}}}
+    # One bounded pool per process and event loop (dashboard.channel_layer): a burst of commands waits for a free
+    # connection instead of failing with MaxConnectionsError. Each process is one member of the live groups
+    # (dashboard.services.livehub), renewed while it has viewers, so a member left by a dead process expires.
+    CHANNEL_LAYERS = {"default": {"BACKEND": "dashboard.channel_layer.RedisChannelLayer", "CONFIG": {
+        "hosts": [{"address": REDIS_URL, "socket_timeout": 15, "retry_on_error": [RedisConnectionError],
+                   "max_connections": int(os.environ.get("SCHEDSCOPE_REDIS_MAX_CONNECTIONS", "20")),
+                   "timeout": 10}],
+        "prefix": "schedscope", "group_expiry": int(os.environ.get("SCHEDSCOPE_LIVE_GROUP_EXPIRY", "120"))}}}
+    # Sessions read from Redis (written through to the database): a websocket connect reads no session row.
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+              "sessions": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL,
+                           "KEY_PREFIX": "schedscope", "OPTIONS": {"socket_timeout": 2, "socket_connect_timeout": 2}}}
+    SESSION_ENGINE = "dashboard.sessions"
+    SESSION_CACHE_ALIAS = "sessions"
     SCHEDULER_MODE = "celery"
 else:
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}

@@ -135,8 +135,7 @@ class ClusterViewSet(viewsets.ModelViewSet):
             memberships.record_restricted(cluster, self.request.user)
 
     def perform_destroy(self, instance):
-        svc.set_state(instance, Cluster.STOPPED)
-        instance.delete()
+        svc.delete_cluster(instance)
 
     def _state(self, request, name, state):
         cluster = self.get_object()

@@ -28,21 +28,21 @@ def group_name(cluster_id: int) -> str:
     return f"cluster-{cluster_id}"
 
 
-def user_group_name(user_id: int) -> str:
-    return f"user-{user_id}"
+# Access changes of one user go to this group (every process with websockets is in it), with the user's id.
+ACCESS_GROUP = "access"
 
 
 def access_changed(cluster_id: int | None = None, user_id: int | None = None) -> None:
     """After the transaction commits, tell the open websockets of a cluster and/or of a user to check their access
     again. If the channel layer is unreachable they are not told (logged); a new connection is checked anyway."""
-    groups = [group_name(cluster_id)] if cluster_id is not None else []
+    sends = [(group_name(cluster_id), {"type": "access.changed"})] if cluster_id is not None else []
     if user_id is not None:
-        groups.append(user_group_name(user_id))
+        sends.append((ACCESS_GROUP, {"type": "access.changed", "user_id": user_id}))
 
     def send():
-        for group in groups:
+        for group, message in sends:
             try:
-                publish(group, {"type": "access.changed"})
+                publish(group, message)
             except Exception:  # the channel layer is unreachable: the change itself is committed
                 log.warning("could not tell the open websockets of %s that access changed", group, exc_info=True)
     transaction.on_commit(send)
@@ -55,10 +55,12 @@ def attach_loop(loop) -> None:
 
 
 def publish(group: str, message: dict) -> None:
-    """group_send from any thread."""
+    """group_send from any thread; the message names its group (a process's LiveHub receives all its groups
+    on one channel)."""
     layer = get_channel_layer()
     if layer is None:
         return
+    message = dict(message, group=group)
     if isinstance(layer, InMemoryChannelLayer):
         loop = _server_loop
         if loop is None or loop.is_closed():

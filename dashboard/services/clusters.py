@@ -6,7 +6,7 @@ that drives the cluster (if any). Invalid input raises ScenarioError or Validati
 from __future__ import annotations
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError
 from django.db.models import F
 
 from scheduler_core.config import ConfigError, load_config
@@ -22,6 +22,7 @@ from ..models import Cluster, ClusterState, Node, Pod
 from ..profiles import services as profiles
 from ..profiles.models import AuditLog
 from . import control
+from .rowlock import cluster_writes
 
 ZONE_LABELS = ("topology.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/zone")
 
@@ -104,7 +105,7 @@ def insert_pods(cluster, raws) -> list:
     check_size(cluster, pods=len(raws))
     rows = [pod_row(cluster, checked("Pod", raw)) for raw in raws]
     try:
-        with transaction.atomic():
+        with cluster_writes(cluster.pk):
             Pod.objects.bulk_create(rows)
     except IntegrityError:
         raise ValidationFailed({"metadata.name": ["a pod with this name or uid already exists"]}) from None
@@ -129,7 +130,7 @@ def load_scenario(cluster: Cluster, data, source: str = "upload", user=None) -> 
             if key in seen:
                 raise ScenarioError(f"{source}: pod {pod.key}: duplicate {key[0]} {key[1]}")
             seen.add(key)
-    with transaction.atomic():
+    with cluster_writes(cluster.pk):
         Node.objects.filter(cluster=cluster).delete()
         Pod.objects.filter(cluster=cluster).delete()
         Node.objects.bulk_create([node_row(cluster, n) for n in scen.nodes], batch_size=1000)
@@ -153,7 +154,7 @@ def add_node(cluster: Cluster, raw: dict) -> Node:
     node = checked("Node", raw)
     check_size(cluster, nodes=1)
     try:
-        with transaction.atomic():
+        with cluster_writes(cluster.pk):
             row = node_row(cluster, node)
             row.save()
     except IntegrityError:
@@ -164,7 +165,7 @@ def add_node(cluster: Cluster, raw: dict) -> Node:
 
 def delete_node(cluster: Cluster, name: str, user=None) -> bool:
     require_simulated(cluster, "deleting a node")
-    with transaction.atomic():
+    with cluster_writes(cluster.pk):
         deleted = Node.objects.filter(cluster=cluster, name=name).delete()[0]
         evicted = Pod.objects.filter(cluster=cluster, node_name=name).delete()[0]
     if deleted:
@@ -182,9 +183,18 @@ def add_pod(cluster: Cluster, raw: dict) -> Pod:
 
 def delete_pod(cluster: Cluster, pod: Pod, user=None) -> None:
     require_simulated(cluster, "deleting a pod")
-    pod.delete()
+    with cluster_writes(cluster.pk):
+        pod.delete()
     audit(user, "pod.delete", cluster, pod=pod.key, uid=pod.uid, node=pod.node_name)
     notify(cluster, "delete_pod", key=pod.key)
+
+
+def delete_cluster(cluster: Cluster) -> None:
+    """Stop the cluster's loop and delete it with everything it holds (the cluster's row locked first: Django
+    deletes the pods before the cluster row)."""
+    set_state(cluster, Cluster.STOPPED)
+    with cluster_writes(cluster.pk):
+        cluster.delete()
 
 
 def set_state(cluster: Cluster, state: str) -> None:

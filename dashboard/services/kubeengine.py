@@ -22,7 +22,7 @@ import threading
 from collections import defaultdict
 from datetime import datetime, timezone
 
-from django.db import connection, transaction
+from django.db import connection
 from django.db.utils import DatabaseError, InterfaceError
 from kubernetes.client.rest import ApiException
 from kubernetes.config.config_exception import ConfigException
@@ -45,6 +45,7 @@ from ..profiles.services import engine_profile
 from . import credentials
 from .clusters import node_row, pod_row
 from .engine import JournaledBindings, RecordingEngine
+from .rowlock import cluster_writes
 
 log = logging.getLogger("dashboard.kubeengine")
 NODE_FIELDS = ["zone", "labels", "taints", "unschedulable", "allocatable", "raw"]
@@ -134,7 +135,7 @@ class InformerMirror:
             return True
         cid = self.cluster.pk
         try:
-            with transaction.atomic():
+            with cluster_writes(cid):
                 if self.gone_nodes:
                     NodeRow.objects.filter(cluster_id=cid, name__in=self.gone_nodes).delete()
                 if self.nodes:

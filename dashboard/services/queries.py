@@ -17,19 +17,24 @@ SORTS = {"age": ("created", "id"), "-age": ("-created", "-id"), "priority": ("-p
          "attempts": ("-attempts", "created"), "name": ("namespace", "name")}
 
 
-def queue_counts(cluster: Cluster) -> dict:
+def queue_counts(cluster: Cluster | int) -> dict:
     counts = {q: 0 for q in PENDING_QUEUES + (Pod.BOUND,)}
     for row in Pod.objects.filter(cluster=cluster).values("queue").annotate(n=Count("id")):
         counts[row["queue"]] = row["n"]
     return counts
 
 
-def live_state(cluster: Cluster) -> dict:
-    """What a websocket client gets first: counts, the last queue snapshot and the latest cycle seq."""
-    snap = QueueSnapshot.objects.filter(cluster=cluster).order_by("-time").first()
+def live_counts(cluster: Cluster | int) -> dict:
+    """The live numbers of a cluster (or its id): queue counts, the last snapshot's rate, the latest cycle seq."""
+    snap = QueueSnapshot.objects.filter(cluster=cluster).order_by("-time").values_list("cycles_per_second",
+                                                                                      flat=True).first()
     last = SchedulingCycle.objects.filter(cluster=cluster).order_by("-seq").values_list("seq", flat=True).first()
-    return {"cluster": cluster.name, "state": cluster.desired_state, "queue": queue_counts(cluster),
-            "rate": snap.cycles_per_second if snap else 0.0, "last_cycle": last}
+    return {"queue": queue_counts(cluster), "rate": snap or 0.0, "last_cycle": last}
+
+
+def live_state(cluster: Cluster) -> dict:
+    """What a page and a websocket's hello start from: the cluster's name and state, and its live counts."""
+    return {"cluster": cluster.name, "state": cluster.desired_state, **live_counts(cluster)}
 
 
 def blocking_plugins(cluster: Cluster, limit: int = 10) -> list:

@@ -7,9 +7,9 @@ unreachable the thread keeps the batch, backs off and retries; records made mean
 buffer is bounded for cycles, events and shadow decisions (``max_buffer``); what does not fit is dropped and counted (``overflow``, also in /metrics). Bindings,
 deletions and pod states are never dropped: they are small, and pod states are coalesced per pod.
 
-Fencing: with ``fence`` set (the token of the loop's cluster lock), each batch transaction first locks the
-cluster row and checks that ``Cluster.runner`` is still that token. A loop that lost its lock (it stalled
-past the TTL and another worker claimed the cluster and rebuilt it from the database) therefore commits
+Each batch transaction first locks the cluster row (``rowlock``: every writer of a cluster's rows does, so they
+never deadlock). Fencing: with ``fence`` set (the token of the loop's cluster lock), the batch then checks that
+``Cluster.runner`` is still that token. A loop that lost its lock (it stalled past the TTL and another worker claimed the cluster and rebuilt it from the database) therefore commits
 nothing more: its batch is dropped (``fenced``) and ``deposed`` is set, so no pod is bound twice.
 """
 from __future__ import annotations
@@ -22,14 +22,15 @@ from datetime import datetime, timezone
 from itertools import islice
 
 import orjson
-from django.db import connection, models, transaction
+from django.db import connection, models
 from django.db.utils import DatabaseError, IntegrityError, InterfaceError
 
 from scheduler_core.trace import TraceSink
 
 from ..fields import PACK_OPTIONS, PackedJSONField
-from ..models import Cluster, Pod, QueueSnapshot, SchedulingCycle, SchedulingEvent, ShadowDecision
+from ..models import Pod, QueueSnapshot, SchedulingCycle, SchedulingEvent, ShadowDecision
 from . import metrics
+from .rowlock import cluster_writes
 from .tracecodec import trace_fields
 
 log = logging.getLogger("dashboard.recorder")
@@ -314,11 +315,9 @@ class Recorder(TraceSink):
 
     def _write(self, batch, states):
         cid = self.cluster_id
-        with transaction.atomic():
-            if self.fence is not None:
-                holder = Cluster.objects.select_for_update().filter(pk=cid).values_list("runner", flat=True).first()
-                if holder != self.fence:
-                    raise Deposed()
+        with cluster_writes(cid) as holder:
+            if self.fence is not None and holder != self.fence:
+                raise Deposed()
             cycles, events, snaps, shadows, deleted = [], [], [], [], []
             bindings = {}   # pod uid -> (node, cycle seq, attempts, bound at): what its bindings leave
             for kind, payload, _t in batch:

@@ -31,6 +31,8 @@ def services(django_db_setup, django_db_blocker):
     import redis
     redis.Redis.from_url(settings.REDIS_URL).flushdb()
     yield
+    from dashboard.services import livehub
+    livehub.close_db()   # the live path's database thread keeps a connection to the test database
 
 
 def wait_for(predicate, timeout: float = 30.0, interval: float = 0.05, what: str = "condition"):

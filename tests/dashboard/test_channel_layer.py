@@ -1,16 +1,18 @@
-"""The Redis channel layer against the real Redis: it waits out its own blocking pops and replaces a pooled
-connection that the server closed (as after a Redis restart) instead of failing the websocket consumer."""
+"""The Redis channel layer against the real Redis: it waits out its own blocking pops, replaces a pooled
+connection that the server closed (as after a Redis restart) instead of failing the websocket consumer, and
+bounds its pool, making a burst of commands wait for a connection rather than fail (MaxConnectionsError)."""
 from __future__ import annotations
+
+import asyncio
 
 import pytest
 from channels.layers import get_channel_layer
-from channels_redis.utils import create_pool
-from redis.asyncio import Redis
+from redis.asyncio import BlockingConnectionPool, Redis
 
 
 def test_socket_reads_outlast_the_blocking_pop():
     layer = get_channel_layer()
-    pool = create_pool(layer.hosts[0])
+    pool = layer.create_pool(0)
     connection = pool.connection_class(**pool.connection_kwargs)
     assert connection.socket_timeout is None or connection.socket_timeout > layer.brpop_timeout
 
@@ -32,3 +34,19 @@ async def test_a_connection_closed_by_the_server_is_replaced():
     finally:
         if channel:
             await layer.group_discard(group, channel)
+
+
+@pytest.mark.asyncio
+async def test_a_burst_beyond_the_pool_waits_instead_of_failing():
+    layer = get_channel_layer()
+    pool = layer.create_pool(0)
+    assert isinstance(pool, BlockingConnectionPool) and pool.max_connections <= 50
+    group = "burst-test"
+    channels = [await layer.new_channel() for _ in range(5 * pool.max_connections)]
+    try:
+        await asyncio.gather(*(layer.group_add(group, c) for c in channels))
+        await asyncio.gather(*(layer.group_discard(group, c) for c in channels))
+        redis = layer.connection(layer.consistent_hash(group))
+        assert await redis.zcard(layer._group_key(group)) == 0
+    finally:
+        await layer.flush()

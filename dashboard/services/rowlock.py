@@ -1,0 +1,34 @@
+"""One lock order for a cluster's rows.
+
+Every transaction that writes a cluster's nodes or pods (scenario loads, node and pod changes from the pages and
+the REST API, the workload generator's pods, the recorder's bindings, deletions and pod states, a real cluster's
+mirror) takes the cluster's row first, with ``lock_cluster``. Writers of one cluster then queue on that row
+instead of each holding rows the other needs: a scenario load that deleted pods and then bumped the cluster's
+version, against the recorder that locked the cluster and then deleted pods, was PostgreSQL's DeadlockDetected.
+
+FOR NO KEY UPDATE: it excludes the other writers (and the plain UPDATEs of the cluster row, which take the same
+lock) but not the foreign-key checks of rows inserted elsewhere (cycles, events), which take FOR KEY SHARE.
+SQLite (embedded mode) has one writer at a time anyway and ignores it.
+"""
+from __future__ import annotations
+
+from contextlib import contextmanager
+
+from django.db import transaction
+
+from ..models import Cluster
+
+def lock_cluster(cluster_id: int) -> str | None:
+    """Lock the cluster's row until the current transaction ends; returns its ``runner`` ("" when no loop has
+    claimed it, None when the cluster is gone). Must run inside ``transaction.atomic()``, before any other write
+    of the cluster's rows."""
+    return (Cluster.objects.select_for_update(no_key=True).filter(pk=cluster_id)
+            .values_list("runner", flat=True).first())
+
+
+@contextmanager
+def cluster_writes(cluster_id: int):
+    """A transaction that writes a cluster's rows, holding the cluster's row lock from its start; yields the
+    cluster's ``runner`` (see ``lock_cluster``)."""
+    with transaction.atomic():
+        yield lock_cluster(cluster_id)
