@@ -13,7 +13,7 @@ from scheduler_core.scheduler import Scheduler
 from scheduler_core.trace import CallbackSink
 from tests.core.loop_fixtures import node_raw, pod_raw
 
-GOLDEN_LOOP = Path(__file__).resolve().parents[2].parent / "shared" / "golden-loop"
+GOLDEN_LOOP = Path(__file__).resolve().parents[1] / "golden" / "loop"
 
 
 def owned(raw: dict, kind: str = "ReplicaSet", name: str = "web-rs") -> dict:
