@@ -1,8 +1,14 @@
 """What would fix it for the demo's stuck pods: the diagnosis first, then the smallest change first."""
+import pytest
+from django.utils.html import escape
+
+from dashboard.models import SchedulingCycle
 from dashboard.services.demo import demo_scenario
 from scheduler_core.explain import explain
 from scheduler_core.scenario import scenario_from_data
 from scheduler_core.simulate import Simulation
+
+from .conftest import load_cluster, small_scenario
 
 
 def _demo_suggestions(*pod_names):
@@ -31,3 +37,14 @@ def test_demo_pods_diagnosis_first_then_smallest_change():
     assert [s.change for s in nvme if s.num_fits][0] == {"pod": {"remove_node_selector": "disk"}}
     tol = next(s for s in got["inference-no-toleration"] if s.change)
     assert tol.kind == "taints" and tol.num_fits == 6
+
+
+@pytest.mark.django_db(transaction=True)
+def test_pod_page_shows_the_diagnosis_before_the_changes(api, client):
+    load_cluster(api, small_scenario(), steps=20)
+    big = SchedulingCycle.objects.filter(cluster__name="small", pod_name="too-big").order_by("-seq").first()
+    stored = [s["text"] for s in big.matrix["suggestions"]]
+    assert stored[0] == "no node has 64 cpu allocatable (the most is 4 on n-0)"
+    html = client.get("/clusters/small/pods/default/too-big/").content.decode()
+    lowering = escape(next(t for t in stored if t.startswith("lowering")))
+    assert html.index(stored[0]) < html.index(lowering) < html.index("adding a node like")
