@@ -3,7 +3,8 @@ from django.urls import include, path
 
 from . import views
 
-handler404 = "dashboard.api.errors.not_found"
+handler404 = "dashboard.errors.not_found"
+handler403 = "dashboard.errors.forbidden"
 
 urlpatterns = [
     path("", views.index, name="index"),

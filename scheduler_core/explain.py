@@ -1,9 +1,9 @@
 """What would fix it: verified counterfactuals for an unschedulable pod.
 
 ``explain(fwk, snapshot, pod, trace)`` reads which Filter plugins rejected which nodes (the trace's
-per-plugin matrix; rows it lacks, or that no longer hold on ``snapshot``, are computed here), proposes concrete changes to the pod or to the
-cluster, and verifies every change by running the profile's own PreFilter and Filter plugins on a
-modified copy:
+per-plugin matrix; rows it lacks, or that no longer hold on ``snapshot``, are computed here), proposes
+concrete changes to the pod or to the cluster, and verifies every change by running the profile's own
+PreFilter and Filter plugins on a modified copy:
 
 * a pod change (toleration added, request lowered, selector requirement or affinity term dropped,
   maxSkew raised, host port dropped): a Pod built from a modified copy of its raw dict;
@@ -15,7 +15,28 @@ modified copy:
   PreFilter reads allocatable, so the rest of the cycle stands).
 
 A suggestion's ``fits`` are the existing nodes that then pass every Filter plugin (``adds_node`` when
-the change adds a node that would pass). Extenders and nominated pods are not re-run. The framework's
+the change adds a node that would pass). Extenders and nominated pods are not re-run.
+
+Order of the answer: diagnosis before prescription, then the smallest change first. Each suggestion has a
+rank (``rank``); ties go to the smaller ``size`` (the change's size in its rank's own measure), then to the
+change that makes more nodes feasible, then to the order the analyses ran in:
+
+ 0. diagnoses: what blocks the pod, with no change (e.g. "no node has label disk=nvme"), and what preemption
+    did or cannot do; diagnoses keep the analyses' order, whatever they fit;
+ 1. adding tolerations (size: taints tolerated);
+ 2. raising a topology spread maxSkew (size: how much);
+ 3. lowering requests (size: the largest relative cut, 0.75 for 32 to 8 cpu);
+ 4. dropping a hostPort;
+ 5. dropping a nodeSelector entry or a node affinity requirement;
+ 6. dropping a pod affinity or anti-affinity term;
+ 7. uncordoning nodes;
+ 8. labelling nodes (size: nodes labelled);
+ 9. freeing resources or a pod slot on nodes (size: the shortfall as a share of the node's allocatable);
+10. evicting pods (size: pods evicted);
+11. adding a node;
+12. changes that alone would fit no node (they name what still blocks), in the analyses' order.
+
+Changes to the pod come before changes to the cluster: the pod's owner can make them alone. The framework's
 handle points at the snapshot being evaluated while explaining and is restored afterwards, so do not
 explain concurrently with a scheduling cycle of the same profile.
 """
@@ -39,6 +60,15 @@ INSUFFICIENT = "Insufficient "
 TEXT_NAMES = 5
 _BINARY = (("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10))
 _FILTER_EFFECTS = ("NoSchedule", "NoExecute")
+PREEMPTION = "preemption"
+DIAGNOSIS, NOT_ENOUGH = 0, 12
+# Ranks of the changes that fit (module docstring): pod changes by the key of change["pod"], then cluster
+# changes by the first key of the change that is present ("free" before "add_node_like": freeing a node's
+# suggestion also offers adding one like it).
+_POD_CHANGE_RANKS = {"add_tolerations": 1, "topology_spread_constraint": 2, "requests": 3, "remove_host_port": 4,
+                     "remove_node_selector": 5, "remove_node_affinity_requirement": 5,
+                     "remove_pod_affinity_term": 6, "remove_pod_anti_affinity_term": 6}
+_CLUSTER_CHANGE_RANKS = (("uncordon", 7), ("label_nodes", 8), ("free", 9), ("evict", 10), ("add_node_like", 11))
 
 
 class Suggestion:
@@ -47,13 +77,14 @@ class Suggestion:
     ``kind``: what it is about; ``text``: one line for people; ``nodes``: the nodes it concerns;
     ``change``: the change, machine-readable ({} for a diagnosis); ``fits``: existing nodes that pass every
     Filter plugin after the change; ``adds_node``: the change adds a node that would pass;
-    ``still_blocked``: {plugin: count} of the concerned nodes that the change does not make feasible.
+    ``still_blocked``: {plugin: count} of the concerned nodes that the change does not make feasible;
+    ``size``: how much the change changes, in the measure of its rank (see the module docstring).
     """
 
-    __slots__ = ("kind", "text", "nodes", "change", "fits", "adds_node", "still_blocked")
+    __slots__ = ("kind", "text", "nodes", "change", "fits", "adds_node", "still_blocked", "size")
 
     def __init__(self, kind: str, text: str, nodes=(), change=None, fits=(), adds_node=False,
-                 still_blocked=None):
+                 still_blocked=None, size=0):
         self.kind = kind
         self.text = text
         self.nodes = list(nodes)
@@ -61,6 +92,26 @@ class Suggestion:
         self.fits = list(fits)
         self.adds_node = adds_node
         self.still_blocked = still_blocked or {}
+        self.size = size
+
+    @property
+    def rank(self) -> int:
+        """Where its kind of change comes in the answer (the module docstring's list)."""
+        if self.kind == PREEMPTION or not (self.change or self.still_blocked):
+            return DIAGNOSIS
+        if not self.num_fits:
+            return NOT_ENOUGH
+        pod_change = self.change.get("pod")
+        if pod_change is not None:
+            return _POD_CHANGE_RANKS[next(iter(pod_change))]
+        return next(r for key, r in _CLUSTER_CHANGE_RANKS if key in self.change)
+
+    def order_key(self) -> tuple:
+        """Sort key of the answer: rank, then (except among diagnoses) size and most nodes made feasible."""
+        r = self.rank
+        if r in (DIAGNOSIS, NOT_ENOUGH):
+            return (r, 0, 0)
+        return (r, self.size, -self.num_fits)
 
     @property
     def num_fits(self) -> int:
@@ -77,7 +128,8 @@ class Suggestion:
 
 
 def explain(fwk, snapshot, pod, trace=None, max_per_kind: int = 5) -> list:
-    """Suggestions for ``pod`` (unschedulable in ``trace``), most nodes made feasible first.
+    """Suggestions for ``pod`` (unschedulable in ``trace``): diagnoses, then the smallest change first (the
+    module docstring's order).
 
     ``max_per_kind`` bounds the per-node and per-group suggestions of one kind (nodes lacking
     resources, taint sets, blocking pods). Returns [] for a pod the trace shows scheduled or failed.
@@ -89,7 +141,7 @@ def explain(fwk, snapshot, pod, trace=None, max_per_kind: int = 5) -> list:
     ex = _Explainer(fwk, snapshot, pod, trace, max_per_kind)
     with _pointing(fwk, snapshot):
         ex.run()
-    return sorted(ex.out, key=lambda s: -s.num_fits)
+    return sorted(ex.out, key=Suggestion.order_key)
 
 
 def node_rejections(fwk, snapshot, pod, node_name: str) -> dict:
@@ -442,10 +494,9 @@ class _Explainer:
                 blocked[pl] = blocked.get(pl, 0) + 1
         return fits, blocked
 
-    def try_pod(self, kind, diag, phrase, new_pod, concerned, change, always=True):
-        """Verify a pod change (``phrase`` names it) and add a suggestion, after the diagnosis ``diag``.
-
-        A change that fits no node is reported only when ``always``.
+    def try_pod(self, kind, diag, phrase, new_pod, concerned, change, always=True, size=0):
+        """Verify a pod change (``phrase`` names it, ``size`` measures it) and add a suggestion, after the
+        diagnosis ``diag``. A change that fits no node is reported only when ``always``.
         """
         fits, blocked = self.outcome(self.verdicts(new_pod), concerned)
         if not fits and not always:
@@ -455,7 +506,7 @@ class _Explainer:
         else:
             tail = f"{phrase} alone would not be enough (still rejected by {_blocked_text(blocked)})"
         text = f"{diag}; {tail}" if diag else tail
-        self.add(kind, text, nodes=concerned, change={"pod": change}, fits=fits, still_blocked=blocked)
+        self.add(kind, text, nodes=concerned, change={"pod": change}, fits=fits, still_blocked=blocked, size=size)
 
     # -- analyses -------------------------------------------------------------------------------
     def passing(self):
@@ -511,8 +562,9 @@ class _Explainer:
         groups = {}
         for severity, name, ni in sorted(freeable, key=lambda t: (t[0], t[1])):
             groups.setdefault(tuple(sorted(short[name].items())), []).append(ni)
+        severity = {name: sev for sev, name, _ni in freeable}
         for key, members in list(groups.items())[:self.max]:
-            self.free_nodes(members, dict(key))
+            self.free_nodes(members, dict(key), severity[members[0].name])
         self.lower_requests([ni for ni in fit_nodes if self.only(ni) == names.NODE_RESOURCES_FIT
                              and short[ni.name] and "pods" not in short[ni.name]], short)
 
@@ -536,7 +588,7 @@ class _Explainer:
             else:
                 parts.append(f"no node has {want} {r} allocatable (the most is {format_quantity(r, have)} "
                              f"on {best})")
-        text = "; ".join(parts)
+        self.add("resources", "; ".join(parts), nodes=[ni.name for ni in fit_nodes])
         only_fit = [ni for ni in fit_nodes if self.only(ni) == names.NODE_RESOURCES_FIT]
         template = (only_fit or fit_nodes)[0]
         alloc = dict(template.allocatable)
@@ -546,14 +598,12 @@ class _Explainer:
                 alloc[r] = raised[r] = v
         if alloc.get("pods", 0) < 1:
             alloc["pods"] = raised["pods"] = 1
-        ok = self.added_node_fits(template, allocatable=alloc)
-        change = {}
-        if ok:
-            more = _and(f"{format_quantity(r, v)} {r}" for r, v in raised.items())
-            text += f"; adding a node like {template.name} with {more} would fit"
-            change = {"add_node_like": template.name,
-                      "allocatable": {r: format_quantity(r, v) for r, v in raised.items()}}
-        self.add("resources", text, nodes=[ni.name for ni in fit_nodes], change=change, adds_node=ok)
+        if not self.added_node_fits(template, allocatable=alloc):
+            return
+        more = _and(f"{format_quantity(r, v)} {r}" for r, v in raised.items())
+        self.add("resources", f"adding a node like {template.name} with {more} would fit",
+                 change={"add_node_like": template.name,
+                         "allocatable": {r: format_quantity(r, v) for r, v in raised.items()}}, adds_node=True)
 
     def added_node_fits(self, template, allocatable=None) -> bool:
         """Would an empty copy of ``template`` (optionally with other allocatable) pass every filter?"""
@@ -569,9 +619,9 @@ class _Explainer:
         node = node_variant(template.node, name=name, labels=labels, allocatable=allocatable)
         return self.verdicts(add=NodeInfo(node), only=[name])[name] is None
 
-    def free_nodes(self, members, short: dict):
-        """Nodes rejected only for the same resource shortfall: verify freeing it on each, and adding a
-        node like the first."""
+    def free_nodes(self, members, short: dict, size: float):
+        """Nodes rejected only for the same resource shortfall (``size``: the first one's share of its
+        allocatable): verify freeing it on each, and adding a node like the first."""
         replace = {}
         for ni in members:
             alloc = dict(ni.allocatable)
@@ -598,18 +648,21 @@ class _Explainer:
             full = f"({len(first.pods)}/{first.allocatable.get('pods', 0)} pods)" if one else "(no free pod slot)"
             self.add("too-many-pods", f"{subject} {'is' if one else 'are'} full {full}; freeing a pod slot"
                                       f"{'' if one else ' on any of them'}{like} would fit", nodes=concerned,
-                     change=change, fits=fits, adds_node=add_ok, still_blocked=blocked)
+                     change=change, fits=fits, adds_node=add_ok, still_blocked=blocked, size=size)
             return
         lacks = [f"{format_quantity(r, v)} {r}" for r, v in res.items()]
         if "pods" in short:
             lacks.append("a pod slot")
         freeing = "freeing it" if one else "freeing that on any of them"
         self.add("resources", f"{subject} {'lacks' if one else 'each lack'} {_and(lacks)}; {freeing}{like} would fit",
-                 nodes=concerned, change=change, fits=fits, adds_node=add_ok, still_blocked=blocked)
+                 nodes=concerned, change=change, fits=fits, adds_node=add_ok, still_blocked=blocked, size=size)
 
     def lower_requests(self, nodes, short):
         """Lower the pod's total requests to what one node, then every such node, has free."""
         req = self.pod.requests
+
+        def cut(level):   # the largest relative cut
+            return max((req[r] - v) / req[r] for r, v in level.items())
         levels = []
         targets = []
         for ni in nodes:
@@ -620,8 +673,7 @@ class _Explainer:
                     free -= free % 2**20
                 t[r] = free
             if all(v > 0 for v in t.values()):
-                severity = max((req[r] - v) / req[r] for r, v in t.items())
-                targets.append((severity, ni.name, t))
+                targets.append((cut(t), ni.name, t))
         if not targets:
             return
         targets.sort(key=lambda x: (x[0], x[1]))
@@ -642,7 +694,8 @@ class _Explainer:
                 f"{r} request from {format_quantity(r, req[r])} to {format_quantity(r, v)}"
                 for r, v in level.items())
             self.try_pod("request", "", phrase, new, concerned,
-                         {"requests": {r: format_quantity(r, v) for r, v in level.items()}}, always=False)
+                         {"requests": {r: format_quantity(r, v) for r, v in level.items()}}, always=False,
+                         size=cut(level))
 
     def node_affinity(self):
         nodes = self.rejected_by(names.NODE_AFFINITY)
@@ -755,7 +808,8 @@ class _Explainer:
                 continue
             self.add("node-selector", f"labelling {_names(concerned)} with {_and(f'{k}={v}' for k, v in missing)} "
                                       f"would fit {_fit_text(fits)}", nodes=concerned,
-                     change={"label_nodes": concerned, "labels": dict(missing)}, fits=fits, still_blocked=blocked)
+                     change={"label_nodes": concerned, "labels": dict(missing)}, fits=fits, still_blocked=blocked,
+                     size=len(concerned))
 
     def taints(self):
         nodes = self.rejected_by(names.TAINT_TOLERATION)
@@ -781,7 +835,7 @@ class _Explainer:
             a = "a toleration" if len(taints) == 1 else "tolerations"
             self.add("taints", f"{_fit_text(fits)} would fit with {a} for {_and(_taint_text(*t) for t in taints)}",
                      nodes=concerned, change={"pod": {"add_tolerations": tolerations}}, fits=fits,
-                     still_blocked=blocked)
+                     still_blocked=blocked, size=len(tolerations))
         if not_enough:
             self.add("taints", f"tolerating the taints of {_names(not_enough)} would not be enough (still "
                                f"rejected by {_blocked_text(still)})", nodes=not_enough, still_blocked=still)
@@ -935,7 +989,7 @@ class _Explainer:
             text += (f"evicting it would fit {_fit_text(fits)}" if fits else
                      f"evicting it alone would not be enough (still rejected by {_blocked_text(still)})")
             self.add("existing-anti-affinity", text, nodes=blocked,
-                     change={"evict": [p.key]}, fits=fits, still_blocked=still)
+                     change={"evict": [p.key]}, fits=fits, still_blocked=still, size=1)
         if len(blockers) > 1:
             victims = {}
             for ni, p, _d, _b in blockers:
@@ -946,7 +1000,7 @@ class _Explainer:
                 keys = [b[1].key for b in blockers]
                 self.add("existing-anti-affinity", f"evicting all {len(keys)} pods with anti-affinity against "
                                                    f"this pod ({_names(keys)}) would fit {_fit_text(fits)}",
-                         nodes=concerned, change={"evict": keys}, fits=fits, still_blocked=still)
+                         nodes=concerned, change={"evict": keys}, fits=fits, still_blocked=still, size=len(keys))
 
     def evict(self, victims: dict) -> dict:
         """Verdicts with the given pods ({node: [pods]}) removed from their nodes."""
@@ -1001,7 +1055,7 @@ class _Explainer:
             def edit(spec, i=i, skew=skew):
                 spec["topologySpreadConstraints"][i]["maxSkew"] = skew
             self.try_pod("topology-spread", diag, f"raising maxSkew to {skew}", pod_variant(pod, edit), concerned,
-                         {"topology_spread_constraint": i, "max_skew": skew})
+                         {"topology_spread_constraint": i, "max_skew": skew}, size=skew - c.max_skew)
         return len(self.out) > before
 
     def _spread_matcher(self, c):
@@ -1060,7 +1114,7 @@ class _Explainer:
     def preemption(self):
         pod = self.pod
         if pod.preemption_policy == "Never":
-            self.add("preemption", "preemption is disabled for this pod (preemptionPolicy: Never)")
+            self.add(PREEMPTION, "preemption is disabled for this pod (preemptionPolicy: Never)")
             return
         rec = self.trace.preemption if self.trace is not None else None
         if not rec:
@@ -1080,10 +1134,10 @@ class _Explainer:
             text = f"preemption nominated {node}: {what} makes room"
             if not fits:
                 text += " (not confirmed on the current snapshot)"
-            self.add("preemption", text, nodes=[node], change={"evict": victims, "node": node}, fits=fits)
+            self.add(PREEMPTION, text, nodes=[node], change={"evict": victims, "node": node}, fits=fits)
             return
         msg = rec.get("message") or ""
         if msg.startswith("preemption: "):
             msg = msg[len("preemption: "):]
         if msg:
-            self.add("preemption", f"preemption cannot help: {msg}")
+            self.add(PREEMPTION, f"preemption cannot help: {msg}")

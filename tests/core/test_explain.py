@@ -85,12 +85,13 @@ def test_lowering_requests_fits_one_then_all():
              pod("z", cpu="700m", node_name="c")]
     got = run(nodes, [pod("web", cpu="500m")], bound)["web"]
     lowered = by_kind(got, "request")
-    assert texts(lowered) == [
-        "lowering the pod's cpu request from 500m to 250m would fit 3 nodes (a, b and c)",
+    assert texts(lowered) == [   # the smaller cut first, though it fits fewer nodes
         "lowering the pod's cpu request from 500m to 400m would fit 1 node (a)",
+        "lowering the pod's cpu request from 500m to 250m would fit 3 nodes (a, b and c)",
     ]
-    assert lowered[0].change == {"pod": {"requests": {"cpu": "250m"}}}
-    assert [s.num_fits for s in got] == sorted((s.num_fits for s in got), reverse=True)
+    assert lowered[1].change == {"pod": {"requests": {"cpu": "250m"}}}
+    assert [s.size for s in lowered] == [0.2, 0.5]
+    assert [s.kind for s in got] == ["preemption", "request", "request", "resources", "resources", "resources"]
     per_node = by_kind(got, "resources")
     assert texts(per_node)[0] == "node a lacks 100m cpu; freeing it or adding a node like a would fit"
     assert [s.nodes for s in per_node] == [["a"], ["c"], ["b"]]   # smallest shortfall first
@@ -128,15 +129,15 @@ def test_no_node_big_enough_suggests_a_bigger_node():
     gpu = pod("train", cpu="1")
     gpu["spec"]["containers"][0]["resources"]["requests"]["nvidia.com/gpu"] = "1"
     got = run([node("n-1"), node("n-2", cpu="16")], [gpu])["train"]
-    (s,) = by_kind(got, "resources")
-    assert s.text == ("no node has any nvidia.com/gpu allocatable (the pod requests 1); adding a node like n-1 "
-                      "with 1 nvidia.com/gpu would fit")
-    assert s.adds_node and s.fits == [] and s.change == {"add_node_like": "n-1",
-                                                         "allocatable": {"nvidia.com/gpu": "1"}}
+    diag, add = by_kind(got, "resources")   # the diagnosis first, the bigger node as its own change
+    assert diag.text == "no node has any nvidia.com/gpu allocatable (the pod requests 1)"
+    assert diag.change == {} and diag.nodes == ["n-1", "n-2"] and got[0] is diag
+    assert add.text == "adding a node like n-1 with 1 nvidia.com/gpu would fit"
+    assert add.adds_node and add.fits == [] and add.change == {"add_node_like": "n-1",
+                                                               "allocatable": {"nvidia.com/gpu": "1"}}
     big = run([node("n-1", cpu="2"), node("n-2", cpu="3")], [pod("big", cpu="6")])["big"]
-    (s,) = by_kind(big, "resources")
-    assert s.text == ("no node has 6 cpu allocatable (the most is 3 on n-2); adding a node like n-1 with 6 cpu "
-                      "would fit")
+    assert texts(by_kind(big, "resources")) == ["no node has 6 cpu allocatable (the most is 3 on n-2)",
+                                                "adding a node like n-1 with 6 cpu would fit"]
 
 
 def test_too_many_pods():
@@ -168,13 +169,15 @@ def test_required_node_affinity_closest_term_and_drops():
                                    {"key": "gpu", "operator": "Exists"}]}]
     p = pod("db", affinity={"nodeAffinity": {REQ: {"nodeSelectorTerms": terms}}})
     got = run(nodes, [p])["db"]
-    t = texts(got)
-    assert t[0] == "dropping zone=c from node affinity term 0 would fit 2 nodes (n-1 and n-2)"
-    assert t[1] == "dropping gpu from node affinity term 1 would fit 1 node (n-1)"
-    assert "no node has label zone=c (nodes have zone=a (1), zone=b (1))" in t
-    assert "no node has label gpu" in t
-    assert "node affinity term 0 is the closest: 2 nodes (n-1 and n-2) miss only zone=c" in t
-    assert got[0].change == {"pod": {"remove_node_affinity_requirement": {"term": 0, "matchExpressions": 0}}}
+    assert texts(got) == [   # diagnoses, then the drops (one requirement each: more nodes made feasible first)
+        "no node has label zone=c (nodes have zone=a (1), zone=b (1))",
+        "no node has label gpu",
+        "node affinity term 0 is the closest: 2 nodes (n-1 and n-2) miss only zone=c",
+        "preemption cannot help: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.",
+        "dropping zone=c from node affinity term 0 would fit 2 nodes (n-1 and n-2)",
+        "dropping gpu from node affinity term 1 would fit 1 node (n-1)",
+    ]
+    assert got[4].change == {"pod": {"remove_node_affinity_requirement": {"term": 0, "matchExpressions": 0}}}
 
 
 def test_matchfields_pin_to_missing_node():
@@ -195,7 +198,7 @@ def test_taints_toleration_counterfactual():
         "3 nodes (g-1, g-2 and g-3) would fit with a toleration for gpu=true:NoSchedule",
         "tolerating the taints of d-1 would not be enough (still rejected by NodeResourcesFit on 1)",
     ]
-    assert tol[0].fits == ["g-1", "g-2", "g-3"] and got[0] is tol[0]
+    assert tol[0].fits == ["g-1", "g-2", "g-3"] and got[1] is tol[0] and got[0].kind == "preemption"
     assert tol[0].change == {"pod": {"add_tolerations": [
         {"key": "gpu", "operator": "Equal", "value": "true", "effect": "NoSchedule"}]}}
     assert tol[1].still_blocked == {"NodeResourcesFit": 1}
@@ -439,3 +442,63 @@ def test_cli_explain(tmp_path):
     with redirect_stdout(buf):
         assert main(["simulate", str(path), "--tie-break", "name"]) == 0
     assert "fix:" not in buf.getvalue()
+
+
+# -- order: diagnoses, then the smallest change first ------------------------------------------------
+def test_order_toleration_then_request_then_selector_then_cluster_changes():
+    gpu = [{"key": "gpu", "value": "true", "effect": "NoSchedule"}]
+    nodes = [node("t-1", labels={"disk": "ssd"}, taints=gpu), node("s-1", cpu="1", labels={"disk": "ssd"}),
+             node("p-1"), node("p-2")]
+    got = run(nodes, [pod("db", cpu="500m", nodeSelector={"disk": "ssd"})],
+              [pod("x", cpu="800m", node_name="s-1")])["db"]
+    assert [(s.kind, s.rank) for s in got] == [
+        ("preemption", 0), ("taints", 1), ("request", 3), ("node-selector", 5), ("node-selector", 8),
+        ("resources", 9)]
+    assert texts(got)[1:5] == [
+        "1 node (t-1) would fit with a toleration for gpu=true:NoSchedule",
+        "lowering the pod's cpu request from 500m to 200m would fit 1 node (s-1)",
+        "dropping nodeSelector disk=ssd would fit 2 nodes (p-1 and p-2)",
+        "labelling p-1 and p-2 with disk=ssd would fit 2 nodes (p-1 and p-2)",
+    ]
+
+
+def test_order_fewer_tolerations_first_and_changes_that_fit_nothing_last():
+    a = {"key": "a", "value": "1", "effect": "NoSchedule"}
+    b = {"key": "b", "value": "1", "effect": "NoSchedule"}
+    nodes = [node("ab-1", taints=[a, b]), node("ab-2", taints=[a, b]), node("a-1", taints=[a]),
+             node("c-1", cpu="100m", unschedulable=True)]
+    got = run(nodes, [pod("web", cpu="500m")])["web"]
+    assert [s.text for s in got] == [
+        "preemption cannot help: 0/4 nodes are available: 4 Preemption is not helpful for scheduling.",
+        "1 node (a-1) would fit with a toleration for a=1:NoSchedule",
+        "3 nodes (ab-1, ab-2 and a-1) would fit with tolerations for a=1:NoSchedule and b=1:NoSchedule",
+        "c-1 is cordoned; uncordoning alone would not be enough (still rejected by NodeResourcesFit on 1)",
+    ]
+    assert [s.rank for s in got] == [0, 1, 1, 12] and [s.size for s in got[1:3]] == [1, 2]
+
+
+def test_diagnoses_keep_the_analyses_order_whatever_they_fit():
+    lacking = Suggestion("resources", "no node has 6 cpu allocatable (the most is 3 on n-2)", nodes=["n-1"])
+    nominated = Suggestion("preemption", "preemption nominated n-1: evicting default/low makes room", nodes=["n-1"],
+                           change={"evict": ["default/low"], "node": "n-1"}, fits=["n-1"])
+    drop = Suggestion("node-selector", "dropping nodeSelector disk=ssd would fit 1 node (n-1)",
+                      change={"pod": {"remove_node_selector": "disk"}}, fits=["n-1"])
+    assert sorted([drop, lacking, nominated], key=Suggestion.order_key) == [lacking, nominated, drop]
+
+
+def test_every_change_explain_makes_has_a_rank():
+    fits = {"fits": ["n"]}
+    pod_changes = {"add_tolerations": 1, "topology_spread_constraint": 2, "requests": 3, "remove_host_port": 4,
+                   "remove_node_selector": 5, "remove_node_affinity_requirement": 5, "remove_pod_affinity_term": 6,
+                   "remove_pod_anti_affinity_term": 6}
+    for key, rank in pod_changes.items():
+        assert Suggestion("k", "t", change={"pod": {key: 0}}, **fits).rank == rank, key
+    cluster = [({"uncordon": ["n"]}, 7), ({"label_nodes": ["n"], "labels": {}}, 8),
+               ({"nodes": ["n"], "free": {}, "add_node_like": "n"}, 9), ({"evict": ["ns/p"]}, 10),
+               ({"add_node_like": "n", "allocatable": {}}, 11)]
+    for change, rank in cluster:
+        assert Suggestion("k", "t", change=change, **fits).rank == rank, change
+    assert Suggestion("k", "t", change={"add_node_like": "n"}, adds_node=True).rank == 11
+    assert Suggestion("k", "t", change={"uncordon": ["n"]}, still_blocked={"X": 1}).rank == 12
+    assert Suggestion("k", "t", still_blocked={"X": 1}).rank == 12
+    assert Suggestion("k", "t", fits=["n"]).rank == 0   # "changed": passes now, nothing to change
