@@ -296,13 +296,35 @@ class ShadowDecision(models.Model):
         return f"{self.pod_namespace}/{self.pod_name}"
 
 
-class WhatIfRun(models.Model):
+class BackgroundRun(models.Model):
+    """Work asked for on a page or through the API and done by a task (a profile dry run, a what-if question):
+    who asked, its state and progress while it works, then its answer or its error."""
+
+    QUEUED, RUNNING, DONE, FAILED = "queued", "running", "done", "failed"
+    STATES = [(QUEUED, "queued"), (RUNNING, "running"), (DONE, "done"), (FAILED, "failed")]
+
+    author = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created = models.DateTimeField(auto_now_add=True)
+    state = models.CharField(max_length=16, choices=STATES, default=QUEUED)
+    done = models.PositiveIntegerField(default=0)
+    total = models.PositiveIntegerField(default=0)
+    seconds = models.FloatField(default=0)
+    error = models.TextField(blank=True)
+    result = models.JSONField(null=True, blank=True)
+
+    class Meta:
+        abstract = True
+
+    @property
+    def percent(self) -> int:
+        return 100 if self.state == self.DONE else (100 * self.done // self.total if self.total else 0)
+
+
+class WhatIfRun(BackgroundRun):
     """A what-if question asked of a copy of a cluster's state (scheduler_core.whatif), its progress and answer."""
 
     CAPACITY, DRAIN, ADD_NODES = "capacity", "drain", "add-nodes"
     KINDS = [(CAPACITY, "How many more fit"), (DRAIN, "Drain nodes"), (ADD_NODES, "Add nodes")]
-    QUEUED, RUNNING, DONE, FAILED = "queued", "running", "done", "failed"
-    STATES = [(QUEUED, "queued"), (RUNNING, "running"), (DONE, "done"), (FAILED, "failed")]
 
     cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="whatif_runs")
     kind = models.CharField(max_length=16, choices=KINDS)
@@ -311,23 +333,11 @@ class WhatIfRun(models.Model):
                                 related_name="+", help_text="the profile version asked with (blank: the cluster's)")
     compare_version = models.ForeignKey("profiles.ProfileVersion", null=True, blank=True, on_delete=models.SET_NULL,
                                         related_name="+", help_text="capacity: a second version side by side")
-    author = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
-    created = models.DateTimeField(auto_now_add=True)
-    state = models.CharField(max_length=16, choices=STATES, default=QUEUED)
     stage = models.CharField(max_length=200, blank=True, help_text="what the run is doing now, for people")
-    done = models.PositiveIntegerField(default=0)
-    total = models.PositiveIntegerField(default=0)
-    seconds = models.FloatField(default=0)
-    error = models.TextField(blank=True)
-    result = models.JSONField(null=True, blank=True)
 
     class Meta:
         indexes = [models.Index(fields=["cluster", "-created"], name="whatif_cluster_idx")]
         ordering = ["-created", "-id"]
-
-    @property
-    def percent(self) -> int:
-        return 100 if self.state == self.DONE else (100 * self.done // self.total if self.total else 0)
 
 
 class WhatIfTrace(models.Model):

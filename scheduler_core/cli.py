@@ -13,7 +13,8 @@ from .plugins.registry import PluginLoadError, build_registry
 from .scenario import ScenarioError, load_documents, load_scenario
 
 
-def _read_config(path: str):
+def _read_one(path: str, what: str = "object"):
+    """The one document of a YAML or JSON file (a ScenarioError naming the file otherwise)."""
     label = os.path.basename(path)
     try:
         with open(path, encoding="utf-8") as f:
@@ -21,8 +22,12 @@ def _read_config(path: str):
     except OSError as err:
         raise ScenarioError(f"{label}: {err.strerror}") from None
     if len(docs) != 1 or not isinstance(docs[0], dict):
-        raise ScenarioError(f"{label}: expected one KubeSchedulerConfiguration document")
+        raise ScenarioError(f"{label}: expected one {what}")
     return docs[0]
+
+
+def _read_config(path: str):
+    return _read_one(path, "KubeSchedulerConfiguration document")
 
 
 def add_plugin_options(parser) -> None:
@@ -104,31 +109,19 @@ def cmd_simulate(args) -> int:
     return 0
 
 
-def _read_manifest(path: str):
-    label = os.path.basename(path)
-    try:
-        with open(path, encoding="utf-8") as f:
-            docs = load_documents(f.read(), label)
-    except OSError as err:
-        raise ScenarioError(f"{label}: {err.strerror}") from None
-    if len(docs) != 1:
-        raise ScenarioError(f"{label}: expected one object")
-    return docs[0]
-
-
 def cmd_whatif(args) -> int:
     from . import whatif
     scenario = load_scenario(args.scenario)
     config_doc = _read_config(args.config) if args.config else None
     try:
         if args.question == "capacity":
-            template = whatif.template_from_manifest(_read_manifest(args.pod))
+            template = whatif.template_from_manifest(_read_one(args.pod))
             result = whatif.capacity(scenario, template, config_doc, max_copies=args.max_copies,
                                      preemption=args.preemption)
         elif args.question == "drain":
             result = whatif.drain(scenario, args.nodes, config_doc=config_doc)
         else:
-            result = whatif.add_nodes(scenario, _read_manifest(args.node), args.count, config_doc)
+            result = whatif.add_nodes(scenario, _read_one(args.node), args.count, config_doc)
     except whatif.WhatIfError as err:
         raise ScenarioError(str(err)) from None
     if args.json:

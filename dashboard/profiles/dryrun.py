@@ -14,7 +14,7 @@ from django.db.models import Max
 from scheduler_core.simulate import Simulation
 
 from ..models import SchedulingCycle
-from ..services import state
+from ..services import background, state
 from .models import DryRun
 
 PROGRESS_EVERY = 25
@@ -126,19 +126,4 @@ def execute(run_id: int) -> None:
 
 
 def start(run: DryRun) -> None:
-    """Celery task in the full stack; a thread of this process in embedded mode (no broker there)."""
-    from django.conf import settings
-    if settings.SCHEDULER_MODE == "celery":
-        from .tasks import dry_run
-        dry_run.delay(run.pk)
-        return
-    import threading
-
-    from django.db import connection
-
-    def target():
-        try:
-            execute(run.pk)
-        finally:
-            connection.close()
-    threading.Thread(target=target, name=f"dry-run-{run.pk}", daemon=True).start()
+    background.start("dashboard.profiles.tasks.dry_run", execute, run.pk, f"dry-run-{run.pk}")

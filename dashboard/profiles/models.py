@@ -4,7 +4,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
-from ..models import Cluster, SchedulerProfile
+from ..models import BackgroundRun, Cluster, SchedulerProfile
 
 
 class ProfileVersion(models.Model):
@@ -47,33 +47,19 @@ class VersionSpan(models.Model):
         ordering = ["cluster", "-first_seq", "-id"]
 
 
-class DryRun(models.Model):
+class DryRun(BackgroundRun):
     """A candidate version run against a cluster's state next to the cluster's current document."""
 
     PENDING, WINDOW = "pending", "window"
     SOURCES = [(PENDING, "current pending pods"), (WINDOW, "pods of the recent cycles, re-scheduled")]
-    QUEUED, RUNNING, DONE, FAILED = "queued", "running", "done", "failed"
-    STATES = [(QUEUED, "queued"), (RUNNING, "running"), (DONE, "done"), (FAILED, "failed")]
 
     version = models.ForeignKey(ProfileVersion, on_delete=models.CASCADE, related_name="dry_runs")
     cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="+")
     source = models.CharField(max_length=16, choices=SOURCES, default=PENDING)
     window = models.PositiveIntegerField(default=200, help_text="recent cycles (source window)")
-    author = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
-    created = models.DateTimeField(auto_now_add=True)
-    state = models.CharField(max_length=16, choices=STATES, default=QUEUED)
-    done = models.PositiveIntegerField(default=0)
-    total = models.PositiveIntegerField(default=0)
-    seconds = models.FloatField(default=0)
-    error = models.TextField(blank=True)
-    result = models.JSONField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created"]
-
-    @property
-    def percent(self) -> int:
-        return 100 if self.state == self.DONE else (100 * self.done // self.total if self.total else 0)
 
 
 class AuditLog(models.Model):

@@ -12,7 +12,6 @@ from __future__ import annotations
 import time
 
 from django.conf import settings
-from django.db import connection
 
 from scheduler_core import whatif as core
 from scheduler_core.objects import Node as CoreNode
@@ -23,7 +22,7 @@ from scheduler_core.scenario import ScenarioError, load_documents
 from ..k8sapi.errors import ApiError
 from ..k8sapi.selectors import LabelSelector
 from ..models import Node, Pod, WhatIfRun, WhatIfTrace
-from . import state
+from . import background, state
 from .tracecodec import trace_fields
 
 PROGRESS_SECONDS = 0.5
@@ -151,19 +150,7 @@ def create(cluster, kind: str, params: dict, user=None, version=None, compare_ve
 
 
 def start(run: WhatIfRun) -> None:
-    """A Celery task in the full stack; a thread of this process in embedded mode (no broker there)."""
-    if settings.SCHEDULER_MODE == "celery":
-        from ..tasks import whatif_run
-        whatif_run.delay(run.pk)
-        return
-    import threading
-
-    def target():
-        try:
-            execute(run.pk)
-        finally:
-            connection.close()
-    threading.Thread(target=target, name=f"whatif-{run.pk}", daemon=True).start()
+    background.start("dashboard.tasks.whatif_run", execute, run.pk, f"whatif-{run.pk}")
 
 
 class _Progress:
