@@ -16,6 +16,7 @@ from . import admission, tables
 from .errors import ApiError
 
 INITIAL_EVENTS_END = "k8s.io/initial-events-end"
+MAX_WAIT_SECONDS = 60.0  # one wait at most (a far deadline, timeoutSeconds up to 2^63, is re-checked after it)
 
 
 def served(res, obj: dict) -> dict:
@@ -142,7 +143,7 @@ class Watcher:
         until = self.deadline
         if self.bookmarks:
             until = min(until, self.next_bookmark)
-        return max(0.0, until - time.monotonic())
+        return min(max(0.0, until - time.monotonic()), MAX_WAIT_SECONDS)
 
     # -- events -----------------------------------------------------------------------------------
     def _encode(self, type_: str, obj: dict) -> bytes:
