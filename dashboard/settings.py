@@ -113,7 +113,8 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # WAL lets the pages read while the recorder writes; IMMEDIATE avoids upgrade deadlocks.
     DATABASES["default"]["OPTIONS"] = {"init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
                                        "transaction_mode": "IMMEDIATE", "timeout": 20}
-    DATABASES["default"].setdefault("TEST", {})["NAME"] = str(BASE_DIR / "schedscope-test.sqlite3")
+    _db_file = Path(DATABASES["default"]["NAME"])  # the test database beside it: schedscope-test.sqlite3
+    DATABASES["default"].setdefault("TEST", {})["NAME"] = str(_db_file.with_name(f"{_db_file.stem}-test.sqlite3"))
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = os.environ.get("REDIS_URL", "")
