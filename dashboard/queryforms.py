@@ -133,5 +133,6 @@ def query_form(form_class):
             if not form.is_valid():
                 return bad_query(request, form)
             return view(request, *args, query=form.values(), **kw)
+        wrapper.query_form = form_class   # what the page reads (the crawler test draws these)
         return wrapper
     return decorate

@@ -8,9 +8,8 @@ import json
 import pytest
 from django.db import connection
 
-from dashboard.models import SchedulingCycle
+from dashboard.models import SchedulerProfile, SchedulingCycle
 from dashboard.profiles import services as profile_services
-from dashboard.models import SchedulerProfile
 from dashboard.services import credentials
 from dashboard.services.runner import Runner
 
