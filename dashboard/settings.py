@@ -110,6 +110,7 @@ SQLITE_DEFAULT = f"sqlite:///{BASE_DIR / 'schedscope.sqlite3'}"
 DATABASES = {"default": dj_database_url.parse(os.environ.get("DATABASE_URL") or SQLITE_DEFAULT,
                                               conn_max_age=0)}
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    DATABASES["default"]["ENGINE"] = "dashboard.sqlite"  # the file and its journals private (0600)
     # WAL lets the pages read while the recorder writes; IMMEDIATE avoids upgrade deadlocks.
     DATABASES["default"]["OPTIONS"] = {"init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
                                        "transaction_mode": "IMMEDIATE", "timeout": 20}
