@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -46,3 +47,26 @@ def test_an_existing_readable_sqlite_database_is_made_private(tmp_path):
         if os.path.exists(f"{db}{suffix}"):
             os.chmod(f"{db}{suffix}", 0o644)
     assert file_modes(db) == {"": "0o600", "-wal": "0o600", "-shm": "0o600"}
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("path", ["/profiles/login/", "/", "/api/", "/admin/", "/no-such-page/", "/metrics"])
+def test_every_response_carries_a_content_security_policy(client, path):
+    policy = client.get(path)["Content-Security-Policy"]
+    directives = dict((d.split(" ", 1) + [""])[:2] for d in policy.split("; "))
+    assert directives["script-src"] == "'self'" and directives["default-src"] == "'self'"
+    assert directives["object-src"] == "'none'" and directives["frame-ancestors"] == "'none'"
+
+
+INLINE_SCRIPT = re.compile(r"<script(?![^>]*\bsrc=)(?![^>]*application/json)[^>]*>", re.I)
+INLINE_HANDLER = re.compile(r"<[^>]+\son[a-z]+\s*=", re.I)
+
+
+def test_templates_have_no_inline_script():
+    """What the policy would refuse: <script> blocks and on...= handlers (json_script data blocks are not run)."""
+    found = []
+    for path in sorted((ROOT / "templates").rglob("*.html")):
+        text = path.read_text()
+        found += [f"{path.relative_to(ROOT)}: {m.group(0)[:60]}" for m in INLINE_SCRIPT.finditer(text)]
+        found += [f"{path.relative_to(ROOT)}: {m.group(0)[:60]}" for m in INLINE_HANDLER.finditer(text)]
+    assert not found
