@@ -72,7 +72,16 @@ MIDDLEWARE = [
     "dashboard.access.LoginRequiredMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "csp.middleware.CSPMiddleware",
 ]
+
+# Content-Security-Policy on every response (django-csp): scripts only from the site's own files (no inline
+# script, no eval: pages pass data in data- attributes and json_script); style attributes stay allowed (usage
+# bars' widths, the REST API's browsable pages); the websocket is same-origin.
+CONTENT_SECURITY_POLICY = {"DIRECTIVES": {
+    "default-src": ["'self'"], "script-src": ["'self'"], "style-src": ["'self'", "'unsafe-inline'"],
+    "img-src": ["'self'", "data:"], "connect-src": ["'self'"], "object-src": ["'none'"], "base-uri": ["'self'"],
+    "form-action": ["'self'"], "frame-ancestors": ["'none'"]}}
 
 # Every page needs a signed-in user (dashboard.access: the API and the simulated clusters' Kubernetes API
 # authenticate themselves). Roles: any user reads, the "editor" group edits, staff/superusers administer.
@@ -110,10 +119,12 @@ SQLITE_DEFAULT = f"sqlite:///{BASE_DIR / 'schedscope.sqlite3'}"
 DATABASES = {"default": dj_database_url.parse(os.environ.get("DATABASE_URL") or SQLITE_DEFAULT,
                                               conn_max_age=0)}
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    DATABASES["default"]["ENGINE"] = "dashboard.sqlite"  # the file and its journals private (0600)
     # WAL lets the pages read while the recorder writes; IMMEDIATE avoids upgrade deadlocks.
     DATABASES["default"]["OPTIONS"] = {"init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
                                        "transaction_mode": "IMMEDIATE", "timeout": 20}
-    DATABASES["default"].setdefault("TEST", {})["NAME"] = str(BASE_DIR / "schedscope-test.sqlite3")
+    _db_file = Path(DATABASES["default"]["NAME"])  # the test database beside it: schedscope-test.sqlite3
+    DATABASES["default"].setdefault("TEST", {})["NAME"] = str(_db_file.with_name(f"{_db_file.stem}-test.sqlite3"))
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = os.environ.get("REDIS_URL", "")

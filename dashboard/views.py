@@ -17,6 +17,7 @@ from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from .access import EDITOR, at_least, cluster_view, visible_clusters
 from .forms import FORMS
 from .models import Cluster, Node, Pod, SchedulingEvent, WhatIfRun
+from .queryforms import EventsQuery, NodesQuery, PendingQuery, PodQuery, ShadowQuery, query_form
 from .services import clusters as svc
 from .services import binding, metrics, podview, queries, shadowview, traceview, whatif
 
@@ -62,13 +63,10 @@ AGES = [("60", "1 min"), ("600", "10 min"), ("3600", "1 h"), ("86400", "1 day")]
 
 
 @cluster_view()
-def pending(request, cluster):
+@query_form(PendingQuery)
+def pending(request, cluster, query):
     p = request.GET
-    page = queries.pending_pods(cluster, q=p.get("q", ""), queue=p.get("queue", ""), plugin=p.get("plugin", ""),
-                                reason=p.get("reason", ""), sort=p.get("sort", "age"), page=p.get("page", 1),
-                                namespace=p.get("namespace", ""), labels=p.get("labels", ""),
-                                min_attempts=p.get("attempts"), min_priority=p.get("priority"),
-                                older_than=p.get("age"))
+    page = queries.pending_pods(cluster, **query)
     params = p.copy()
     params.pop("page", None)
     return render(request, "dashboard/pending.html", {
@@ -76,19 +74,19 @@ def pending(request, cluster):
         "queues": queries.PENDING_QUEUES, "plugins": queries.blocking_plugins(cluster, 30),
         "reasons": queries.blocking_reasons(cluster, 8), "counts": queries.queue_counts(cluster),
         "namespaces": queries.pending_namespaces(cluster), "ages": AGES,
-        "filtered": any(p.get(k) for k in ("q", "queue", "plugin", "reason", "namespace", "labels", "attempts",
-                                             "priority", "age"))})
+        "filtered": bool(set(query) - {"sort", "page"})})
 
 
 @cluster_view()
-def pod(request, cluster, namespace, pod_name):
-    ctx = podview.pod_context(cluster, namespace, pod_name, request.GET)
+@query_form(PodQuery)
+def pod(request, cluster, namespace, pod_name, query):
+    ctx = podview.pod_context(cluster, namespace, pod_name, query)
     if ctx is None:
         raise Http404(f"{namespace}/{pod_name}")
     params = request.GET.copy()
     for k in ("fpage", "spage"):
         params.pop(k, None)
-    ctx.update(cluster=cluster, params=params.urlencode(), bind_node=request.GET.get("bind", ""))
+    ctx.update(cluster=cluster, params=params.urlencode(), bind_node=query.get("bind", ""))
     if ctx["pod"] is not None and not ctx["pod"].node_name and cluster.kind == Cluster.SIMULATED:
         ctx["bind_nodes"] = Node.objects.filter(cluster=cluster).order_by("name").values_list("name", flat=True)
     return render(request, "dashboard/pod.html", ctx)
@@ -113,8 +111,9 @@ def pod_bind(request, cluster, namespace, pod_name):
 
 
 @cluster_view()
-def shadow(request, cluster):
-    ctx = shadowview.page_context(cluster, request.GET)
+@query_form(ShadowQuery)
+def shadow(request, cluster, query):
+    ctx = shadowview.page_context(cluster, query)
     return render(request, "dashboard/shadow.html", dict(ctx, cluster=cluster))
 
 
@@ -122,15 +121,13 @@ NODES_PAGE = 100
 
 
 @cluster_view()
-def nodes(request, cluster):
-    q = request.GET.get("q", "")
+@query_form(NodesQuery)
+def nodes(request, cluster, query):
+    q = query.get("q", "")
     total = queries.count_nodes(cluster, q)
     pages = max(1, -(-total // NODES_PAGE))
-    try:
-        page = min(max(1, int(request.GET.get("page", 1))), pages)
-    except ValueError:
-        page = 1
-    rows = queries.node_usage(cluster, order=request.GET.get("sort", "util"), q=q, offset=(page - 1) * NODES_PAGE,
+    page = min(query.get("page", 1), pages)
+    rows = queries.node_usage(cluster, order=query.get("sort", "util"), q=q, offset=(page - 1) * NODES_PAGE,
                               limit=NODES_PAGE)
     params = request.GET.copy()
     params.pop("page", None)
@@ -150,11 +147,12 @@ def node(request, cluster, node_name):
 
 
 @cluster_view()
-def events(request, cluster):
-    data = queries.events_page(cluster, request.GET)
+@query_form(EventsQuery)
+def events(request, cluster, query):
+    data = queries.events_page(cluster, query)
     params = request.GET.copy()
     params.pop("page", None)
-    filtered = any(request.GET.get(k) for k in ("pod", "node", "namespace", "reason", "until"))
+    filtered = bool(set(query) & {"pod", "node", "namespace", "reason", "until"})
     ctx = dict(data, cluster=cluster, f=request.GET, params=params.urlencode(), windows=queries.EVENT_WINDOWS,
                filtered=filtered)
     return render(request, "dashboard/events.html", ctx)

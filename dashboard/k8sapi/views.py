@@ -32,6 +32,7 @@ from ..models import Cluster, ClusterToken
 from ..services import credentials
 from . import openapi, protobuf, registry, resources, tables
 from .errors import ApiError
+from .params import ListOptions
 from .patch import PATCH_TYPES, apply_patch
 from .selectors import FieldSelector, LabelSelector
 from .watch import Query, Watcher, served
@@ -205,9 +206,10 @@ async def api(request, name: str, path: str, token: str = ""):
         return await sync_to_async(_dispatch, thread_sensitive=False)(request, store, parts)
     except ApiError as err:
         return _error(err)
-    except Exception as err:  # kube-apiserver answers an unexpected failure with a Status too
+    except Exception:  # kube-apiserver answers an unexpected failure with a Status too (without Python's text)
         log.exception("k8s API request %s %s of cluster %s failed", request.method, f"/{path}", name)  # no token
-        return _error(ApiError(500, "InternalError", f"Internal error occurred: {err}"))
+        return _error(ApiError(500, "InternalError", "Internal error occurred: the request failed on the server "
+                                                     "(see its log)"))
 
 
 def _dispatch(request, store, parts: list):
@@ -255,12 +257,14 @@ def _dispatch(request, store, parts: list):
     res = route.res
     if route.name is None:
         if method == "GET":
+            options = ListOptions(q)
             if _flag(q, "watch"):
-                return _watch(request, store, res, route.namespace or "")
-            return _list(request, store, res, route.namespace or "")
+                return _watch(request, store, res, route.namespace or "", options)
+            return _list(request, store, res, route.namespace or "", options)
         if method == "POST":
             return _json(served(res, store.create(res, route.namespace or "", _body(request), dry_run)), 201)
         if method == "DELETE":
+            ListOptions(q)  # decoded for its errors, as kube decodes it
             return _delete_collection(request, store, res, route.namespace or "", dry_run)
         raise ApiError.method_not_allowed()
     ns, name = route.namespace or "", route.name
@@ -354,15 +358,7 @@ def _selected(store, query: Query, at_rv: int | None = None) -> tuple:
     return rv, items
 
 
-def _limit(q) -> int:
-    text = q.get("limit") or "0"
-    try:
-        return int(text)
-    except ValueError:
-        raise ApiError.bad_request(f'invalid limit "{text}": must be an integer') from None
-
-
-def _list(request, store, res, namespace: str) -> HttpResponse:
+def _list(request, store, res, namespace: str, options: ListOptions) -> HttpResponse:
     """A list, paged as kube-apiserver pages it: ``limit`` items, then a ``continue`` token that serves the rest
     as of the first page's resourceVersion (410 once the change log no longer reaches back to it);
     ``remainingItemCount`` only without selectors (it would count objects the selectors leave out)."""
@@ -370,7 +366,7 @@ def _list(request, store, res, namespace: str) -> HttpResponse:
     query = _query(request, res, namespace)
     if q.get("resourceVersionMatch") == "Exact" and q.get("resourceVersion") not in (None, "", str(store.rv)):
         raise ApiError.expired(f"too old resource version: {q.get('resourceVersion')} ({store.rv})")
-    limit = _limit(q)
+    limit = options.limit
     token = q.get("continue")
     if token:
         token_rv, start = _decode_continue(token)
@@ -421,9 +417,9 @@ def _delete_collection(request, store, res, namespace: str, dry_run: bool) -> Ht
                   "metadata": {"resourceVersion": str(rv)}, "items": deleted})
 
 
-def _watch(request, store, res, namespace: str):
+def _watch(request, store, res, namespace: str, options: ListOptions):
     q = request.GET
-    timeout = float(q.get("timeoutSeconds") or MIN_REQUEST_TIMEOUT * (1 + random.random()))
+    timeout = options.timeout_seconds or MIN_REQUEST_TIMEOUT * (1 + random.random())
     w = Watcher(store, _query(request, res, namespace), q.get("resourceVersion", ""),
                 _flag(q, "allowWatchBookmarks"), timeout, BOOKMARK_SECONDS,
                 as_table=_negotiate(request.headers.get("Accept", "")) == "Table",

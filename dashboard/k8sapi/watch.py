@@ -17,6 +17,7 @@ from .errors import ApiError
 from .resources import EVENTS_V1_LABELS
 
 INITIAL_EVENTS_END = "k8s.io/initial-events-end"
+MAX_WAIT_SECONDS = 60.0  # one wait at most (a far deadline, timeoutSeconds up to 2^63, is re-checked after it)
 
 
 def served(res, obj: dict) -> dict:
@@ -145,7 +146,7 @@ class Watcher:
         until = self.deadline
         if self.bookmarks:
             until = min(until, self.next_bookmark)
-        return max(0.0, until - time.monotonic())
+        return min(max(0.0, until - time.monotonic()), MAX_WAIT_SECONDS)
 
     # -- events -----------------------------------------------------------------------------------
     def _encode(self, type_: str, obj: dict) -> bytes:

@@ -16,6 +16,7 @@ from scheduler_core.documents import load_json
 
 from ..access import EDITOR, get_cluster, visible_clusters
 from ..models import SchedulerProfile
+from ..queryforms import VersionQuery, query_form
 from . import services
 from .dryrun import start as start_dry_run
 from .forms import ProfileEditorForm, dump_yaml, effective_plugins
@@ -139,11 +140,12 @@ def convert(request, pk):
     return JsonResponse({"html": html, "base_doc": json.dumps(form.document), "valid": not form.problems})
 
 
-def version_view(request, pk, number):
+@query_form(VersionQuery)
+def version_view(request, pk, number, query):
     profile = get_object_or_404(SchedulerProfile, pk=pk)
     version = get_object_or_404(ProfileVersion, profile=profile, number=number)
     others = profile.versions.order_by("-number")
-    a = request.GET.get("against")
+    a = query.get("against")
     against = others.filter(number=a).first() if a else others.filter(number__lt=number).first()
     return render(request, "profiles/version.html", {
         "profile": profile, "version": version, "yaml": dump_yaml(version.document), "against": against,

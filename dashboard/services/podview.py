@@ -6,17 +6,16 @@ from ..models import Pod, SchedulingCycle, SchedulingEvent, ShadowDecision
 from . import fullmatrix, queries, traceview
 
 
-def _cycle(cluster, namespace, name, seq):
-    if seq is None or not str(seq).isdigit():
+def _cycle(cluster, namespace, name, seq: int | None):
+    if seq is None:
         return None
-    return SchedulingCycle.objects.filter(cluster=cluster, seq=int(seq), pod_namespace=namespace,
-                                          pod_name=name).first()
+    return SchedulingCycle.objects.filter(cluster=cluster, seq=seq, pod_namespace=namespace, pod_name=name).first()
 
 
 def pod_context(cluster, namespace: str, name: str, params) -> dict | None:
     """The pod page's context, or None when neither the pod nor any of its cycles exists.
 
-    ``params``: cycle (seq shown; default the latest), diff (seq compared with it), group (0: one row
+    ``params`` (checked values, dashboard.queryforms.PodQuery): cycle (seq shown; default the latest), diff (seq compared with it), group (0: one row
     per node), full (1: the matrices recomputed over every node, when kube evaluated part of them), and the
     matrix controls nq, plugin, show, sort, fpage (Filter) and spage (Score).
     """

@@ -1,13 +1,14 @@
 """Read-side queries behind the pages, the API and the websocket hello (all bounded, all indexed)."""
 from __future__ import annotations
 
-from datetime import datetime, timedelta
-from datetime import timezone as dt_timezone
+from datetime import timedelta
 
 from django.core.paginator import Paginator
 from django.db import connection
 from django.utils import timezone
 from django.db.models import Count, Q, Sum
+from django.db.models.fields.json import KeyTextTransform
+from django.db.models.lookups import Exact
 from django.db.models.functions import TruncHour, TruncMinute
 
 from ..models import Cluster, Node, Pod, QueueSnapshot, SchedulingCycle, SchedulingEvent
@@ -125,29 +126,24 @@ def node_rejections(cluster: Cluster, node_name: str, limit: int = 100) -> dict:
     return {"rows": rows, "by_plugin": sorted(by_plugin.items(), key=lambda x: -x[1]), "checked": len(seqs)}
 
 
-def _labels(text: str) -> dict:
-    """"app=web,tier=db" -> {"app": "web", "tier": "db"} (items without "=" are ignored)."""
-    out = {}
-    for item in text.split(","):
-        k, eq, v = item.strip().partition("=")
-        if eq and k:
-            out[k] = v
-    return out
-
-
-def _int_or_none(v):
-    try:
-        return int(v)
-    except (TypeError, ValueError):
-        return None
+def label_filter(selector: dict) -> Q:
+    """Pods whose labels include every ``key: value`` of ``selector``: JSON containment on PostgreSQL (the GIN
+    index), one JSON key extraction per key elsewhere (SQLite has no containment lookup)."""
+    if connection.vendor == "postgresql":
+        return Q(labels__contains=selector)
+    q = Q()
+    for key, value in selector.items():
+        q &= Q(Exact(KeyTextTransform(key, "labels"), value))
+    return q
 
 
 def pending_pods(cluster: Cluster, q: str = "", queue: str = "", plugin: str = "", reason: str = "",
-                 sort: str = "age", page: int = 1, per_page: int = 50, namespace: str = "", labels: str = "",
-                 min_attempts=None, min_priority=None, older_than=None):
+                 sort: str = "age", page: int = 1, per_page: int = 50, namespace: str = "", labels=None,
+                 attempts: int | None = None, priority: int | None = None, age: int | None = None):
     """A page of pending pods (server-side search, filters and sorting; counts use the indexes).
 
-    ``labels``: "k=v,k2=v2" (JSON containment, GIN-indexed on PostgreSQL); ``older_than``: seconds.
+    ``labels``: {key: value} that every pod's labels include; ``attempts``, ``priority``: at least; ``age``:
+    older than this many seconds. The values come checked (dashboard.queryforms.PendingQuery).
     """
     qs = Pod.objects.filter(cluster=cluster, node_name="")
     if q:
@@ -162,15 +158,14 @@ def pending_pods(cluster: Cluster, q: str = "", queue: str = "", plugin: str = "
         qs = qs.filter(plugins__contains=f",{plugin},")
     if reason:
         qs = qs.filter(reason=reason)
-    sel = _labels(labels)
-    if sel:
-        qs = qs.filter(labels__contains=sel)
-    if _int_or_none(min_attempts) is not None:
-        qs = qs.filter(attempts__gte=int(min_attempts))
-    if _int_or_none(min_priority) is not None:
-        qs = qs.filter(priority__gte=int(min_priority))
-    if _int_or_none(older_than):
-        qs = qs.filter(created__lte=timezone.now() - timedelta(seconds=int(older_than)))
+    if labels:
+        qs = qs.filter(label_filter(labels))
+    if attempts is not None:
+        qs = qs.filter(attempts__gte=attempts)
+    if priority is not None:
+        qs = qs.filter(priority__gte=priority)
+    if age:
+        qs = qs.filter(created__lte=timezone.now() - timedelta(seconds=age))
     qs = qs.order_by(*SORTS.get(sort, SORTS["age"])).only(
         "uid", "namespace", "name", "priority", "queue", "attempts", "reason", "plugins", "created",
         "cpu_m", "memory", "last_cycle", "labels")
@@ -212,16 +207,10 @@ EVENT_WINDOWS = (("15", "15 min"), ("60", "1 h"), ("360", "6 h"), ("1440", "1 da
 def events_page(cluster: Cluster, params, per_page: int = 100) -> dict:
     """Stored events in a time window, filtered by pod, node, namespace and reason, newest first, paged;
     with per-bucket counts by reason for the timeline chart (one bucket per minute, or per hour for
-    windows over 6 hours)."""
-    minutes = _int_or_none(params.get("window")) or 60
-    end = timezone.now()
-    if params.get("until"):
-        try:
-            end = datetime.fromisoformat(params["until"])
-        except ValueError:
-            pass
-        if timezone.is_naive(end):
-            end = timezone.make_aware(end, dt_timezone.utc)
+    windows over 6 hours). ``params``: checked values (dashboard.queryforms.EventsQuery): window (minutes),
+    until (an aware datetime; default now), pod, node, namespace, reason, page."""
+    minutes = params.get("window") or 60
+    end = params.get("until") or timezone.now()
     start = end - timedelta(minutes=minutes)
     qs = SchedulingEvent.objects.filter(cluster=cluster, time__gte=start, time__lte=end)
     pod = params.get("pod", "")

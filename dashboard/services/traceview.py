@@ -56,6 +56,7 @@ def _filter_rows(matrix: dict, group: bool) -> list:
 
 
 FILTER_SORTS = ("count", "node", "plugin")
+FILTER_SHOWS = ("feasible", "failed", "notrun")
 
 
 def filter_matrix(matrix: dict, group: bool = True, q: str = "", plugin: str = "", show: str = "",

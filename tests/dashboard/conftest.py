@@ -85,6 +85,18 @@ def database_url() -> str:
     return f"postgres://{auth}@{d['HOST'] or '127.0.0.1'}:{d['PORT'] or 5432}/{d['NAME']}"
 
 
+def run_on_sqlite(tmp_path, node_ids: list, timeout: float = 600) -> str:
+    """Runs the tests ``node_ids`` in a pytest subprocess on a SQLite database in ``tmp_path`` (the embedded mode's
+    database; same Redis) and fails with its output unless they all pass; returns that output."""
+    env = dict(os.environ, DATABASE_URL=f"sqlite:///{tmp_path / 'embedded.sqlite3'}", SCHEDSCOPE_ALLOW_SQLITE="1",
+               REDIS_URL=settings.REDIS_URL, PYTHONPATH=str(ROOT), DJANGO_SETTINGS_MODULE="dashboard.settings")
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-s", "-p", "no:cacheprovider", *node_ids],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0 and " passed" in out and " skipped" not in out, out[-8000:]
+    return out
+
+
 class WorkerProcess:
     """A real `celery -A dashboard worker` subprocess against the test database and Redis."""
 

@@ -36,17 +36,35 @@ print(store.session_key, AuthToken.objects.create(user=user)[1])
 """
 
 
+# Every Content-Security-Policy violation in a watched page is reported on its console (Chromium logs them too).
+REPORT_CSP_VIOLATIONS = """document.addEventListener("securitypolicyviolation", function (e) {
+  console.error("CSP violation: " + e.violatedDirective + " blocked " + (e.blockedURI || "inline"));
+});"""
+
+
 class Server(str):
-    """The server's base URL, with an admin's session key (for a browser cookie) and API token."""
+    """The server's base URL, with an admin's session key (for a browser cookie) and API token. ``violations``:
+    the Content-Security-Policy violations seen in the watched browser contexts (the fixture fails on any)."""
 
     session: str
     token: str
+    violations: list
+
+    def watch(self, target):
+        """Collect CSP violations of ``target`` (a browser context or page) into ``violations``."""
+        target.add_init_script(REPORT_CSP_VIOLATIONS)
+
+        def on_console(msg):
+            if msg.type == "error" and ("Content Security Policy" in msg.text or "CSP violation" in msg.text):
+                self.violations.append(f"{msg.text} ({msg.location.get('url', '')})")
+        target.on("console", on_console)
+        return target
 
     def context(self, browser):
-        """A browser context signed in as the admin."""
+        """A browser context signed in as the admin, watched for CSP violations."""
         ctx = browser.new_context(viewport={"width": 1440, "height": 1000})
         ctx.add_cookies([{"name": "sessionid", "value": self.session, "url": str(self)}])
-        return ctx
+        return self.watch(ctx)
 
 
 @pytest.fixture
@@ -62,8 +80,9 @@ def server(tmp_path):
                                     capture_output=True, text=True).stdout.split()[-2:]
     with daphne(env, tmp_path / "daphne.log") as url:
         base = Server(url)
-        base.session, base.token = session, token
+        base.session, base.token, base.violations = session, token, []
         yield base
+    assert not base.violations, "Content-Security-Policy violations:\n" + "\n".join(base.violations)
 
 
 def _shot(page, tmp_path, name):
@@ -151,10 +170,18 @@ def test_demo_why_pending_and_live_binding(server, tmp_path):
         pod = {"metadata": {"name": "while-away", "namespace": "default", "uid": "while-away"},
                "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "400", "memory": "1Gi"}}}]}}
         assert _post_json(server, "/api/clusters/demo/pods/", {"manifest": pod}) == 201
-        page.wait_for_function("window.schedscopeLive.resyncs() >= 1", timeout=15000)
+        page.wait_for_function("() => window.schedscopeLive.resyncs() >= 1", timeout=15000)  # no eval under the CSP
         expect(page.locator("#live-dot")).to_have_text("live", timeout=15000)
         expect(page.locator("#pending-table")).to_contain_text("default/while-away", timeout=30000)
         page.goto(server + "/clusters/demo/nodes/")
         expect(page.locator("#node-table")).to_contain_text("nvme-1")
         _shot(page, tmp_path, "nodes")
+        # the policy refuses an inline script, and the watch reports it (so the fixture fails on one)
+        assert not server.violations, server.violations
+        page.evaluate("() => { const s = document.createElement('script'); s.textContent = 'window.ran = 1';"
+                      " document.body.appendChild(s); }")
+        page.wait_for_timeout(300)
+        assert page.evaluate("window.ran") is None
+        assert any("script-src" in v for v in server.violations), server.violations
+        server.violations.clear()
         browser.close()

@@ -227,11 +227,12 @@ async def test_websocket_refuses_who_may_not_see_the_cluster():
     def setup():
         cluster = Cluster.objects.create(name="wssecret", restricted=True)
         member, editor = make_user("wsmember"), make_user("wseditor", "editor")
+        viewer = make_user("wsviewer", "viewer")
         ClusterMembership.objects.create(cluster=cluster, user=member, role="viewer")
-        return session_cookie(member), session_cookie(editor)
-    member, editor = await database_sync_to_async(setup)()
+        return session_cookie(member), session_cookie(editor), session_cookie(viewer)
+    member, editor, viewer = await database_sync_to_async(setup)()
     origin = (b"origin", b"http://localhost")
-    for cookie, path in ((editor, "wssecret"), (editor, "wsnope")):
+    for cookie, path in ((editor, "wssecret"), (viewer, "wssecret"), (editor, "wsnope")):
         comm = WebsocketCommunicator(application, f"/ws/clusters/{path}/", headers=[origin, (b"cookie", cookie)])
         connected, code = await comm.connect()
         assert not connected and code == 4404, path  # the same answer as for a cluster that is not there

@@ -42,7 +42,7 @@ def test_edit_validate_dry_run_apply(server, tmp_path):  # noqa: F811
     _manage(tmp_path, "shell", "-c", CREATE_USERS)
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
-        page = browser.new_page(viewport={"width": 1440, "height": 1000})
+        page = server.watch(browser.new_page(viewport={"width": 1440, "height": 1000}))
         # a viewer sees profiles but cannot create or save
         _login(page, server, "vi", "viewer-pw")
         expect(page.locator("#profile-table")).to_be_visible()

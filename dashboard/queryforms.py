@@ -1,0 +1,138 @@
+"""The query parameters of the cluster pages, one form per page: every value is checked here (ranges that the
+database and Python's datetime can hold, known choices, no NUL characters), so a bad one answers 400 with the
+form's messages instead of failing deeper down. Views get the cleaned values through ``query_form``."""
+from __future__ import annotations
+
+from datetime import timedelta
+from functools import wraps
+
+from django import forms
+from django.shortcuts import render
+
+from .services.queries import PENDING_QUEUES, SORTS
+from .services.traceview import FILTER_SHOWS, FILTER_SORTS
+
+INT32 = (-(1 << 31), (1 << 31) - 1)
+INT64_MAX = (1 << 63) - 1
+YEAR_SECONDS = 366 * 24 * 3600
+MAX_WINDOW_MINUTES = 10 * YEAR_SECONDS // 60   # the events page's window: at most ten years
+MAX_AGE_SECONDS = 10 * YEAR_SECONDS             # the pending page's "older than"
+
+
+def _choice(values) -> forms.ChoiceField:
+    return forms.ChoiceField(choices=[("", "")] + [(v, v) for v in values], required=False)
+
+
+def _text() -> forms.CharField:
+    return forms.CharField(required=False, max_length=1000)
+
+
+def _page() -> forms.IntegerField:
+    """A page number (past the last page: the last page)."""
+    return forms.IntegerField(required=False, min_value=1, max_value=INT64_MAX)
+
+
+def parse_labels(text: str) -> dict:
+    """"app=web,tier=db" -> {"app": "web", "tier": "db"}; ValidationError for an item that is not ``key=value``."""
+    out = {}
+    for item in text.split(","):
+        key, eq, value = item.strip().partition("=")
+        if not (eq and key.strip()):
+            raise forms.ValidationError(f'"{item.strip()}" is not key=value (items are separated by commas)')
+        out[key.strip()] = value.strip()
+    return out
+
+
+class QueryForm(forms.Form):
+    def values(self) -> dict:
+        """The cleaned values that were given (absent and empty ones left out)."""
+        return {k: v for k, v in self.cleaned_data.items() if v not in (None, "", {})}
+
+
+class PendingQuery(QueryForm):
+    q = _text()
+    namespace = _text()
+    labels = _text()
+    attempts = forms.IntegerField(required=False, min_value=0, max_value=INT32[1])
+    priority = forms.IntegerField(required=False, min_value=INT32[0], max_value=INT32[1])
+    age = forms.IntegerField(required=False, min_value=0, max_value=MAX_AGE_SECONDS,
+                             help_text="older than this many seconds")
+    queue = _choice(PENDING_QUEUES)
+    plugin = _text()
+    reason = _text()
+    sort = _choice(SORTS)
+    page = _page()
+
+    def clean_labels(self):
+        text = self.cleaned_data["labels"]
+        return parse_labels(text) if text.strip() else {}
+
+
+class EventsQuery(QueryForm):
+    pod = _text()
+    node = _text()
+    namespace = _text()
+    reason = _text()
+    window = forms.IntegerField(required=False, min_value=1, max_value=MAX_WINDOW_MINUTES, help_text="minutes")
+    until = forms.DateTimeField(required=False, help_text="the window's end (ISO 8601, UTC unless it says)")
+    page = _page()
+
+    def clean(self):
+        data = super().clean()
+        until, window = data.get("until"), data.get("window") or 60
+        if until is not None:
+            try:
+                until - timedelta(minutes=window)
+            except OverflowError:
+                self.add_error("until", f"too early: a window of {window} minutes before it starts before year 1")
+        return data
+
+
+class NodesQuery(QueryForm):
+    q = _text()
+    sort = _choice(("util", "name"))
+    page = _page()
+
+
+class ShadowQuery(QueryForm):
+    page = _page()
+
+
+class PodQuery(QueryForm):
+    cycle = forms.IntegerField(required=False, min_value=0, max_value=INT64_MAX)
+    diff = forms.IntegerField(required=False, min_value=0, max_value=INT64_MAX)
+    group = _choice(("0", "1"))
+    full = _choice(("1",))
+    nq = _text()
+    plugin = _text()
+    show = _choice(FILTER_SHOWS)
+    sort = _choice(FILTER_SORTS)
+    fpage = _page()
+    spage = _page()
+    bind = _text()
+
+
+class VersionQuery(QueryForm):
+    """The profile version page: the version to compare with."""
+
+    against = forms.IntegerField(required=False, min_value=1, max_value=INT64_MAX)
+
+
+def bad_query(request, form: forms.Form):
+    """The 400 page for a query that ``form`` refused, naming each parameter and what is wrong with it."""
+    return render(request, "bad_query.html", {"errors": form.errors}, status=400)
+
+
+def query_form(form_class):
+    """Decorator of a page: ``request.GET`` checked by ``form_class``; the view receives ``query``, the cleaned
+    values given (``QueryForm.values``); a bad value answers 400 (``bad_query``)."""
+    def decorate(view):
+        @wraps(view)
+        def wrapper(request, *args, **kw):
+            form = form_class(request.GET)
+            if not form.is_valid():
+                return bad_query(request, form)
+            return view(request, *args, query=form.values(), **kw)
+        wrapper.query_form = form_class   # what the page reads (the crawler test draws these)
+        return wrapper
+    return decorate
