@@ -31,11 +31,11 @@ from rest_framework.views import APIView
 from dashboard.api import serializers as api_filters
 from dashboard.queryforms import EventsQuery, NodesQuery, PendingQuery, PodQuery, ShadowQuery, VersionQuery
 from dashboard.models import (Cluster, ClusterMembership, ClusterToken, SchedulerProfile, SchedulingCycle,
-                              SchedulingEvent)
+                              SchedulingEvent, WhatIfRun)
 from dashboard.profiles import services as profile_services
 from dashboard.profiles.models import DryRun
 from dashboard.services import clusters as svc
-from dashboard.services import credentials
+from dashboard.services import credentials, whatif
 from dashboard.services.runner import Runner
 
 from .conftest import make_user, run_on_sqlite
@@ -121,6 +121,10 @@ def world(django_db_setup, django_db_blocker):
         secret = Cluster.objects.get(name=SECRET)
         ClusterMembership.objects.create(cluster=secret, user=users["member"], role=ClusterMembership.EDITOR)
         DryRun.objects.create(version=v1, cluster=secret, author=admin, state=DryRun.FAILED, error="x")
+        for cluster in Cluster.objects.filter(name__in=(OPEN, SECRET)):
+            node = cluster.nodes.order_by("id").values_list("name", flat=True).first()
+            run = whatif.create(cluster, "drain", whatif.question(cluster, "drain", {"nodes": node}), admin)
+            whatif.execute(run.pk)
         _row, token = credentials.create_token(Cluster.objects.get(name=OPEN), "crawl", admin)
         yield {"users": users, "token": token, "profile": profile}
         call_command("flush", interactive=False, verbosity=0)
@@ -159,7 +163,9 @@ def _stored(world) -> dict:
             "app_label": ["dashboard", "profiles", "auth"],
             "pods": [(c, ns, n) for c in (OPEN, SECRET)
                      for ns, n in Cluster.objects.get(name=c).pods.order_by("id").values_list("namespace", "name")[:2]],
-            "profile_pk": [str(world["profile"].pk), "99999999999999999999"]}
+            "profile_pk": [str(world["profile"].pk), "99999999999999999999"],
+            "profile_name": ["crawl-profile", "no-such"],
+            "whatif_run": [str(pk) for pk in WhatIfRun.objects.order_by("pk").values_list("pk", flat=True)]}
 
 
 def _candidates(route: str, stored: dict) -> dict:
@@ -168,6 +174,8 @@ def _candidates(route: str, stored: dict) -> dict:
     pods = values.pop("pods")
     if route.startswith("profiles:"):
         values["pk"] = values["profile_pk"]
+    if route.startswith("whatif"):
+        values["run_id"] = values["pk"] = values["whatif_run"] + ["99999999999999999999"]
     if route.startswith("k8s-api"):
         values["name"] = [OPEN]   # the cluster the token is for
     if route == "node-detail":
