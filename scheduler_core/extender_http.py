@@ -86,11 +86,11 @@ class ExtenderPolicy:
             return "http: no Host in request URL"
         if _DOT_SEGMENT.search(parts.path):
             return "the URL path has a . or .. segment"
-        if self.allowed_prefixes is not None and not any(_under(url, p) for p in self.allowed_prefixes):
-            return "the URL is not under an allowed extender URL prefix (" + ", ".join(self.allowed_prefixes) + ")"
         for ip in _numeric_addresses(parts.hostname):
             if refused_address(ip):
                 return f"address {ip} is link-local or a cloud metadata address: refused for extenders"
+        if self.allowed_prefixes is not None and not any(_under(url, p) for p in self.allowed_prefixes):
+            return "the URL is not under an allowed extender URL prefix (" + ", ".join(self.allowed_prefixes) + ")"
         return None
 
     def timeout(self, configured: float | None) -> float | None:

@@ -36,7 +36,7 @@ class ProfileSerializer(ModelSerializer):
         if not isinstance(value, dict):
             raise serializers.ValidationError("expected a KubeSchedulerConfiguration object")
         try:
-            svc.validate_config(value)
+            svc.validate_config(value, self.context["request"].user)
         except svc.ValidationFailed as err:
             raise serializers.ValidationError(err.errors["config"]) from None
         return value

@@ -11,7 +11,7 @@ from ..models import Cluster, SchedulerProfile
 from ..services import clusters as cluster_svc
 from .forms import dump_yaml
 from .models import ActiveVersion, AuditLog, ProfileVersion, VersionSpan
-from .validate import check
+from .validate import check, permission_problems
 
 EDITOR_GROUP = access.EDITOR_GROUP
 
@@ -46,8 +46,9 @@ def active_version(profile: SchedulerProfile):
 
 
 def save_version(profile: SchedulerProfile, doc: dict, user, comment: str = "") -> ProfileVersion:
-    """A new version of the profile; raises Invalid unless the core's loader accepts the document."""
-    problems = check(doc) if doc else []
+    """A new version of the profile; raises Invalid unless the core's loader accepts the document and ``user``
+    may save it (validate.permission_problems)."""
+    problems = (check(doc) + permission_problems(doc, user)) if doc else []
     if problems:
         raise Invalid(problems)
     with transaction.atomic():
