@@ -75,8 +75,17 @@ class HTTPExtender:
         return {"Pod": pod.raw, "Nodes": {"metadata": {}, "items": [ni.node.raw for ni in node_infos]},
                 "NodeNames": None}
 
+    def verb_url(self, verb: str) -> str:
+        return self.url.rstrip("/") + "/" + verb
+
+    def call_urls(self) -> list:
+        """(config field, URL) of what this extender calls: urlPrefix, then urlPrefix/verb for each verb set."""
+        verbs = (("filterVerb", self.filter_verb), ("prioritizeVerb", self.prioritize_verb),
+                 ("preemptVerb", self.preempt_verb), ("bindVerb", self.bind_verb))
+        return [("urlPrefix", self.url)] + [(field, self.verb_url(v)) for field, v in verbs if v]
+
     def send(self, verb: str, args):
-        return post(self.url.rstrip("/") + "/" + verb, verb, args, self.timeout, self.policy)
+        return post(self.verb_url(verb), verb, args, self.timeout, self.policy)
 
     def _failures(self, nodes) -> dict:
         """A FailedNodesMap from the answer, the extender's texts cut to the policy's length."""
@@ -117,7 +126,8 @@ class HTTPExtender:
                 n = ((item or {}).get("metadata") or {}).get("name")
                 if n in by_name:
                     kept.append(by_name[n])
-        return kept, self._failures(_ci(result, "FailedNodes")), self._failures(_ci(result, "FailedAndUnresolvableNodes"))
+        failed = self._failures(_ci(result, "FailedNodes"))
+        return kept, failed, self._failures(_ci(result, "FailedAndUnresolvableNodes"))
 
     def prioritize(self, pod, node_infos):
         """Returns ([(host, score)], weight)."""

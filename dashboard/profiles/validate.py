@@ -16,6 +16,7 @@ from scheduler_core.config import ConfigError, build_frameworks, load_config
 from scheduler_core.config.decode import DecodeError, decode
 from scheduler_core.config.defaults import set_defaults
 from scheduler_core.config.validation import validate_configuration
+from scheduler_core.extender import HTTPExtender
 from scheduler_core.framework.handle import Handle
 from scheduler_core.framework.profile import FrameworkError
 from scheduler_core.plugins.registry import build_registry
@@ -82,23 +83,19 @@ def check(doc) -> list:
     return url_problems(doc)
 
 
-VERBS = ("filterVerb", "prioritizeVerb", "preemptVerb", "bindVerb")
-
-
 def _extenders(doc) -> list:
-    exts = doc.get("extenders") if isinstance(doc, dict) else None
-    return [e for e in exts if isinstance(e, dict)] if isinstance(exts, list) else []
+    """The document's extenders as the loops build them ([] when kube's loader refuses the document)."""
+    try:
+        return [HTTPExtender(ext) for ext in load_config(doc, registry()).extenders] if doc else []
+    except (ConfigError, FrameworkError):
+        return []
 
 
 def url_problems(doc) -> list:
     """Each extender URL the loops would refuse to call (ExtenderPolicy.url_problem), at its urlPrefix or verb."""
     policy, out = extenders.policy(), []
     for i, ext in enumerate(_extenders(doc)):
-        prefix = str(ext.get("urlPrefix") or "")
-        if ext.get("enableHTTPS") and prefix.startswith("http://"):
-            prefix = "https://" + prefix[len("http://"):]
-        checks = [("urlPrefix", prefix)] + [(v, prefix.rstrip("/") + "/" + str(ext[v])) for v in VERBS if ext.get(v)]
-        for field, url in checks:
+        for field, url in ext.call_urls():
             problem = policy.url_problem(url)
             if problem:
                 out.append(Problem(f"extenders[{i}].{field}: {url}: {problem}", "extenders", f"extenders[{i}].{field}"))
@@ -111,9 +108,10 @@ def permission_problems(doc, user) -> list:
     an operator's command (manage.py), which may; a request always passes its user."""
     if extenders.policy().allowed_prefixes is not None or user is None or access.is_admin(user):
         return []
-    return [Problem(f"extenders[{i}].urlPrefix: only admins may save a profile that names an extender "
-                    "(SCHEDSCOPE_EXTENDER_ALLOW lists no allowed URL prefixes)", "extenders", f"extenders[{i}].urlPrefix")
-            for i, _ext in enumerate(_extenders(doc))]
+    message = ("only admins may save a profile that names an extender (SCHEDSCOPE_EXTENDER_ALLOW lists no allowed "
+               "URL prefixes)")
+    return [Problem(f"extenders[{i}].urlPrefix: {message}", "extenders", f"extenders[{i}].urlPrefix")
+            for i in range(len(_extenders(doc)))]
 
 
 def extender_problems(doc, user) -> list:
