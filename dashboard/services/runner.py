@@ -82,6 +82,7 @@ class Runner:
         self.real = False
         self.engine = None
         self.interrupted = False        # an extender call was given up for a waiting command
+        self.next_renew = 0.0           # when the lock is renewed next
         self._recent = deque()          # (monotonic time, ms) of recent cycles, for rate and latency
 
     def run(self) -> bool:
@@ -127,17 +128,17 @@ class Runner:
         self.version = cluster.version
         self.mode = cluster.mode
         ttl = self.lock.ttl
-        next_renew = next_snapshot = next_prune = next_sync = 0.0
+        self.next_renew = next_snapshot = next_prune = next_sync = 0.0
         log.info("cluster %s: scheduler loop started (%s)", cluster.name, self.state)
         try:
             while True:
                 now = time.monotonic()
-                if now >= next_renew or self.recorder.deposed:
+                if now >= self.next_renew or self.recorder.deposed:
                     held = self._renew()
                     if held is False or not self._heartbeat() or self.recorder.deposed:
                         log.warning("cluster %s: lost the lock; stopping", cluster.name)
                         return
-                    next_renew = now + (ttl / 3 if held else 0.5)
+                    self.next_renew = now + (ttl / 3 if held else 0.5)
                 busy = self.state == Cluster.RUNNING or self.pending_steps > 0
                 self.interrupted = False
                 try:
@@ -253,7 +254,13 @@ class Runner:
 
     def _interrupted(self) -> bool:
         """Polled while an extender call is in flight: give it up when the process shuts down or a command that
-        must not wait for it (INTERRUPTING_OPS) is queued; the attempt fails and the loop takes the command."""
+        must not wait for it (INTERRUPTING_OPS) is queued; the attempt fails and the loop takes the command.
+        A long call (up to SCHEDSCOPE_EXTENDER_TIMEOUT_MAX) renews the lock meanwhile; a lost lock gives it up too
+        (the loop's next turn finds the lock lost and stops)."""
+        if not self.interrupted and time.monotonic() >= self.next_renew:
+            held = self._renew()
+            self.next_renew = 0.0 if held is False else time.monotonic() + (self.lock.ttl / 3 if held else 0.5)
+            self.interrupted = held is False
         if not self.interrupted:
             try:
                 self.interrupted = self.shutdown or control.waiting(self.cluster_id, INTERRUPTING_OPS)

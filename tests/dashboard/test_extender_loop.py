@@ -90,3 +90,30 @@ def test_a_hanging_extender_does_not_hold_the_loop(admin_user, monkeypatch):
         server.close()
     print(f"\nhanging extender: took {', '.join(f'{k}={v:.2f}s' for k, v in took.items())}")
     assert all(v < EFFECT_SECONDS for v in took.values()), took
+
+
+def test_a_loop_keeps_its_lock_through_a_call_longer_than_the_lock_ttl(settings):
+    """The lock is renewed while the call is in flight: a slow extender does not hand the cluster to another loop."""
+    settings.SCHEDSCOPE = dict(settings.SCHEDSCOPE, LOCK_TTL_SECONDS=1.5)
+    server = ExtenderServer()
+    server.replies["slow"] = (200, {"NodeNames": []}, 10)
+    cluster = Cluster.objects.create(name="slow", tie_break="name")
+    scen = small_scenario(1)
+    scen["config"] = dict(API, extenders=[{"urlPrefix": server.url, "filterVerb": "slow", "httpTimeout": "4s"}])
+    svc.load_scenario(cluster, scen, "test")
+    Cluster.objects.filter(pk=cluster.pk).update(desired_state=Cluster.RUNNING)
+    runner = Runner(cluster.id)
+    thread = threading.Thread(target=runner.run, daemon=True)
+    thread.start()
+    try:
+        wait_for(lambda: SchedulingCycle.objects.filter(cluster=cluster, result="error").exists(), 20,
+                 what="the slow call's time-out")
+        assert SchedulingCycle.objects.get(cluster=cluster, result="error").message == (
+            f'Post "{server.url}/slow": context deadline exceeded (Client.Timeout exceeded while awaiting headers)')
+        time.sleep(1.0)   # a few turns of the loop after the call
+        assert thread.is_alive() and runner.lock.holder() == runner.lock.token
+    finally:
+        Cluster.objects.filter(pk=cluster.pk).update(desired_state=Cluster.STOPPED)
+        control.send(cluster.id, "state")
+        thread.join(15)
+        server.close()
