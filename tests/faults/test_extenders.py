@@ -87,8 +87,8 @@ def test_a_hanging_extender_does_not_hold_the_worker(workers):
     def calls(verb):
         return sum(v == verb for v, _ in server.requests)
 
-    def in_flight(verb):
-        seen = calls(verb)
+    def in_flight(verb, seen):
+        """Wait for a call of ``verb`` after the ``seen`` ones (the loop is inside it), then a little longer."""
         wait_for(lambda: calls(verb) > seen, 60, 0.05, f"a {verb} call")
         time.sleep(0.3)
 
@@ -105,16 +105,18 @@ def test_a_hanging_extender_does_not_hold_the_worker(workers):
         scen["config"] = _config(server, {"filterVerb": "hang", "httpTimeout": "8760h"})
         svc.load_scenario(c, scen, "faults")
         svc.set_state(c, Cluster.RUNNING)
-        in_flight("hang")
+        in_flight("hang", 0)
         canceled = SchedulingCycle.objects.filter(cluster=c, result="error", message__endswith="context canceled")
         effect("pause", lambda: svc.set_state(c, Cluster.PAUSED), canceled.exists)
+        seen = calls("hang")
         svc.set_state(c, Cluster.RUNNING)
-        in_flight("hang")
+        in_flight("hang", seen)
+        seen = calls("hang")
         t0 = time.monotonic()
         answer = control.request(c.id, "bind", 5, key="load/p-00009", node="node-0001", by="faults")
         took["manual bind"] = time.monotonic() - t0
         assert answer["status"] == 201, answer
-        in_flight("hang")
+        in_flight("hang", seen)
         version = profiles.save_version(Cluster.objects.get(pk=c.pk).profile,
                                         _config(server, {"filterVerb": "hang2", "httpTimeout": "8760h"}), None)
         effect("apply", lambda: profiles.apply(version, None), lambda: calls("hang2") > 0)
