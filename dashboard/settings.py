@@ -178,6 +178,11 @@ SCHEDSCOPE = {
     # Clusters up to this many nodes record every Filter plugin's verdict on every node in each cycle (trace mode);
     # bigger ones record what kube's search visited, and a cycle's full matrix is recomputed on demand.
     "TRACE_ALL_FILTERS_MAX_NODES": int(os.environ.get("SCHEDSCOPE_TRACE_ALL_FILTERS_MAX_NODES", "200")),
+    # Scheduler extenders: URL prefixes a profile may name (comma separated; unset: any URL, but only admins may save
+    # a profile naming an extender), and the cap on every extender's httpTimeout, in seconds.
+    "EXTENDER_ALLOW": tuple(p.strip() for p in os.environ["SCHEDSCOPE_EXTENDER_ALLOW"].split(",") if p.strip())
+    if os.environ.get("SCHEDSCOPE_EXTENDER_ALLOW", "").strip() else None,
+    "EXTENDER_TIMEOUT_MAX_SECONDS": float(os.environ.get("SCHEDSCOPE_EXTENDER_TIMEOUT_MAX", "30")),
     # Hostile input: request bodies (uploads included) over this are refused with 413 before they are read;
     # a simulated cluster holds at most this many nodes and pods (scenarios, API adds, the workload).
     "MAX_BODY_BYTES": int(os.environ.get("SCHEDSCOPE_MAX_BODY_MB", "64")) * 1024 * 1024,

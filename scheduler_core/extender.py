@@ -1,12 +1,8 @@
 """HTTP scheduler extenders (kube-scheduler's extender.go): filter, prioritize, preempt and bind verbs."""
 from __future__ import annotations
 
-import json
-import socket
-import urllib.error
-import urllib.request
-
 from .config.duration import SECOND, parse_duration
+from .extender_http import DEFAULT_POLICY, ExtenderCanceled, ExtenderError, ExtenderPolicy, post
 from .framework.status import Code, Status
 
 MAX_EXTENDER_PRIORITY = 10
@@ -14,9 +10,7 @@ MAX_NODE_SCORE = 100
 EXTENDER_NAME = "Extender"
 DEFAULT_HTTP_TIMEOUT = 5.0
 
-
-class ExtenderError(Exception):
-    """A failed extender call; the text is what kube-scheduler reports."""
+__all__ = ["HTTPExtender", "ExtenderError", "ExtenderCanceled", "ExtenderPolicy", "build_extenders"]
 
 
 def _ci(d: dict, key: str):
@@ -33,9 +27,11 @@ def _ci(d: dict, key: str):
 
 
 class HTTPExtender:
-    """One configured extender. ``config`` is an Extender entry of KubeSchedulerConfiguration v1."""
+    """One configured extender. ``config`` is an Extender entry of KubeSchedulerConfiguration v1; ``policy``
+    limits its calls (extender_http)."""
 
-    def __init__(self, config: dict):
+    def __init__(self, config: dict, policy: ExtenderPolicy = DEFAULT_POLICY):
+        self.policy = policy
         self.url = config.get("urlPrefix", "")
         self.name = self.url
         self.filter_verb = config.get("filterVerb", "") or ""
@@ -48,7 +44,9 @@ class HTTPExtender:
         timeout = config.get("httpTimeout") or 0
         if isinstance(timeout, str):
             timeout = parse_duration(timeout) / SECOND
-        self.timeout = float(timeout) or DEFAULT_HTTP_TIMEOUT
+        # NewHTTPExtender: 0 means 5 s; Go's http.Client takes a negative Timeout as none (kube validates neither)
+        timeout = float(timeout) or DEFAULT_HTTP_TIMEOUT
+        self.timeout = policy.timeout(timeout if timeout > 0 else None)
         self.managed_resources = {m.get("name") for m in config.get("managedResources") or []}
         if config.get("enableHTTPS") and self.url.startswith("http://"):
             self.url = "https://" + self.url[len("http://"):]
@@ -77,33 +75,31 @@ class HTTPExtender:
         return {"Pod": pod.raw, "Nodes": {"metadata": {}, "items": [ni.node.raw for ni in node_infos]},
                 "NodeNames": None}
 
+    def verb_url(self, verb: str) -> str:
+        return self.url.rstrip("/") + "/" + verb
+
+    def call_urls(self) -> list:
+        """(config field, URL) of what this extender calls: urlPrefix, then urlPrefix/verb for each verb set."""
+        verbs = (("filterVerb", self.filter_verb), ("prioritizeVerb", self.prioritize_verb),
+                 ("preemptVerb", self.preempt_verb), ("bindVerb", self.bind_verb))
+        return [("urlPrefix", self.url)] + [(field, self.verb_url(v)) for field, v in verbs if v]
+
     def send(self, verb: str, args):
-        url = self.url.rstrip("/") + "/" + verb
-        body = json.dumps(args).encode()
-        req = urllib.request.Request(url, data=body, method="POST", headers={"Content-Type": "application/json"})
-        try:
-            with urllib.request.urlopen(req, timeout=self.timeout) as resp:
-                data = resp.read()
-        except urllib.error.HTTPError as err:
-            raise ExtenderError(f"failed {verb} with extender at URL {url}, code {err.code}") from None
-        except (socket.timeout, TimeoutError):
-            raise ExtenderError(f'Post "{url}": context deadline exceeded '
-                                "(Client.Timeout exceeded while awaiting headers)") from None
-        except urllib.error.URLError as err:
-            reason = err.reason
-            if isinstance(reason, (socket.timeout, TimeoutError)):
-                raise ExtenderError(f'Post "{url}": context deadline exceeded '
-                                    "(Client.Timeout exceeded while awaiting headers)") from None
-            if isinstance(reason, ConnectionRefusedError):
-                host = url.split("/")[2]
-                raise ExtenderError(f'Post "{url}": dial tcp {host}: connect: connection refused') from None
-            raise ExtenderError(f'Post "{url}": {reason}') from None
-        except OSError as err:
-            raise ExtenderError(f'Post "{url}": {err}') from None
-        try:
-            return json.loads(data)
-        except ValueError as err:
-            raise ExtenderError(f"decoding {verb} response from extender at URL {url}: {err}") from None
+        return post(self.verb_url(verb), verb, args, self.timeout, self.policy)
+
+    def _failures(self, nodes) -> dict:
+        """A FailedNodesMap from the answer, the extender's texts cut to the policy's length."""
+        if nodes is None:
+            return {}
+        if not isinstance(nodes, dict):
+            raise ExtenderError(f"decoding filter response from extender at URL {self.url}: a FailedNodesMap is "
+                                "not a JSON object")
+        text = self.policy.text
+        return {text(n): text(msg) for n, msg in nodes.items()}
+
+    def ignores(self, err: ExtenderError) -> bool:
+        """Whether the attempt goes on without this extender: ignorable, and not given up on by the caller."""
+        return self.ignorable and not isinstance(err, ExtenderCanceled)
 
     def filter(self, pod, node_infos):
         """Returns (kept NodeInfos, failed {node: reason}, failed-and-unresolvable {node: reason})."""
@@ -114,7 +110,7 @@ class HTTPExtender:
             raise ExtenderError(f"extender {self.url!r} returned a malformed filter result")
         err = _ci(result, "Error")
         if err:
-            raise ExtenderError(err)
+            raise ExtenderError(self.policy.text(err))
         by_name = {ni.name: ni for ni in node_infos}
         names = _ci(result, "NodeNames")
         nodes = _ci(result, "Nodes")
@@ -122,15 +118,16 @@ class HTTPExtender:
         if self.node_cache_capable and names is not None:
             for n in names:
                 if n not in by_name:
-                    raise ExtenderError(f'extender "{self.url}" claims a filtered node "{n}" which is not '
-                                        "found in the input node list")
+                    raise ExtenderError(f'extender "{self.url}" claims a filtered node "{self.policy.text(n)}" '
+                                        "which is not found in the input node list")
                 kept.append(by_name[n])
         elif nodes is not None:
             for item in _ci(nodes, "items") or []:
                 n = ((item or {}).get("metadata") or {}).get("name")
                 if n in by_name:
                     kept.append(by_name[n])
-        return kept, dict(_ci(result, "FailedNodes") or {}), dict(_ci(result, "FailedAndUnresolvableNodes") or {})
+        failed = self._failures(_ci(result, "FailedNodes"))
+        return kept, failed, self._failures(_ci(result, "FailedAndUnresolvableNodes"))
 
     def prioritize(self, pod, node_infos):
         """Returns ([(host, score)], weight)."""
@@ -146,7 +143,7 @@ class HTTPExtender:
                                             "PodUID": pod.uid, "Node": node_name})
         err = _ci(result, "Error") if isinstance(result, dict) else None
         if err:
-            raise ExtenderError(err)
+            raise ExtenderError(self.policy.text(err))
 
     def process_preemption(self, pod, node_to_victims: dict):
         """ProcessPreemption: node -> (victim pods, numPDBViolations), filtered by the extender."""
@@ -179,7 +176,7 @@ class HTTPExtender:
         try:
             kept, failed, unresolvable = self.filter(pod, feasible)
         except ExtenderError as err:
-            if self.ignorable:
+            if self.ignores(err):
                 tr.extender_filter.append({"extender": self.name, "skipped": f"ignorable error: {err}"})
                 return feasible
             tr.extender_filter.append({"extender": self.name, "error": str(err)})
@@ -205,13 +202,16 @@ class HTTPExtender:
         return kept
 
     def prioritize_into_trace(self, pod, feasible, totals, tr):
-        """Add score x weight x 10 per host to the totals; errors are ignored, as kube does."""
+        """Add score x weight x 10 per host to the totals; errors are ignored, as kube does (a canceled call
+        fails the attempt: ``tr.error``)."""
         if not self.is_interested(pod):
             return
         try:
             hosts, weight = self.prioritize(pod, feasible)
         except ExtenderError as err:
             tr.extender_scores[self.name] = {"error": str(err)}
+            if isinstance(err, ExtenderCanceled):
+                tr.error = str(err)
             return
         index = {ni.name: i for i, ni in enumerate(feasible)}
         scores = {}
@@ -223,7 +223,7 @@ class HTTPExtender:
         tr.extender_scores[self.name] = scores
 
 
-def build_extenders(configs) -> list:
+def build_extenders(configs, policy: ExtenderPolicy = DEFAULT_POLICY) -> list:
     """kube's buildExtenders order: non-ignorable extenders first, then ignorable ones."""
-    exts = [HTTPExtender(c) for c in configs or []]
+    exts = [HTTPExtender(c, policy) for c in configs or []]
     return [e for e in exts if not e.ignorable] + [e for e in exts if e.ignorable]

@@ -344,6 +344,8 @@ def _prioritize(fwk, ctx, state, pod, feasible, tr, snapshot=None):
         totals = totals.tolist()
     for ext in ctx.extenders:
         ext.prioritize_into_trace(pod, feasible, totals, tr)
+        if tr.error:   # the call was canceled
+            return None
     tr.set_scores(names, {plugin: (fwk.score_weights[plugin], raw, normalized)
                           for plugin, (raw, normalized) in per_plugin.items()}, totals)
     return totals

@@ -18,6 +18,7 @@ from .cache import Cache, CacheError
 from .clock import Clock
 from .config import build_frameworks, default_config
 from .extender import ExtenderError, build_extenders
+from .extender_http import DEFAULT_POLICY, ExtenderPolicy
 from .framework.cycle_state import CycleState
 from .framework.handle import Handle
 from .framework.interface import (FilterPlugin, PermitPlugin, Plugin, PreEnqueuePlugin, PreFilterPlugin,
@@ -164,17 +165,19 @@ class Scheduler:
     best scores (deterministic); "random" is kube's reservoir sampling with ``seed``. Every attempt's
     CycleTrace goes to ``trace_sink``. ``trace_all_filters`` runs every Filter plugin on every node for
     the trace (slower; decisions are unchanged). ``assumed_pod_ttl`` expires assumed pods whose binding
-    finished but never showed up (0 = never, kube's default).
+    finished but never showed up (0 = never, kube's default). ``extender_policy`` limits the extenders' calls
+    (extender_http.ExtenderPolicy; default: http/https, no link-local or metadata address).
     """
 
     def __init__(self, cluster, config=None, registry=None, clock: Clock | None = None, tie_break: str = "random",
                  seed=None, trace_sink: TraceSink | None = None, trace_all_filters: bool = False,
-                 assumed_pod_ttl: float = 0.0, extenders=None):
+                 assumed_pod_ttl: float = 0.0, extenders=None, extender_policy: ExtenderPolicy | None = None):
         self.cluster = cluster
         self.clock = clock or Clock()
         self.registry = registry or build_registry()
         self.config = config or default_config(self.registry)
-        self.extenders = build_extenders(self.config.extenders) if extenders is None else list(extenders)
+        self.extenders = (build_extenders(self.config.extenders, extender_policy or DEFAULT_POLICY)
+                          if extenders is None else list(extenders))
         self.trace_sink = trace_sink or TraceSink()
         self.cache = Cache(self.clock, ttl=assumed_pod_ttl)
         self.snapshot = Snapshot((), cluster.objects)
@@ -459,7 +462,7 @@ class Scheduler:
             try:
                 ext.bind(assumed, host)
             except ExtenderError as err:
-                if ext.ignorable:
+                if ext.ignores(err):
                     continue
                 st = Status.error(str(err))
             else:

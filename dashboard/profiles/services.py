@@ -17,7 +17,7 @@ from ..models import Cluster, SchedulerProfile
 from ..services import control
 from .forms import dump_yaml
 from .models import ActiveVersion, AuditLog, ProfileVersion, VersionSpan
-from .validate import check
+from .validate import check, permission_problems
 
 EDITOR_GROUP = access.EDITOR_GROUP
 
@@ -74,8 +74,10 @@ def _locked(profile: SchedulerProfile, user, target: Cluster | None = None) -> S
     return row
 
 
-def _check_document(doc) -> None:
-    problems = check(doc) if doc else []
+def _check_document(doc, user) -> None:
+    """Invalid unless the core's loader accepts ``doc`` and ``user`` may save it (extender URLs:
+    validate.permission_problems)."""
+    problems = (check(doc) + permission_problems(doc, user)) if doc else []
     if problems:
         raise Invalid(problems)
 
@@ -85,7 +87,7 @@ def create(name: str, doc: dict, user, comment: str = "created") -> SchedulerPro
     command."""
     if user is not None and not is_editor(user):
         raise PermissionDenied("only editors can create scheduler profiles")
-    _check_document(doc)
+    _check_document(doc, user)
     with transaction.atomic():
         profile = SchedulerProfile.objects.create(name=name, document=doc)
         version = ProfileVersion.objects.create(profile=profile, number=1, document=doc, author=_user_or_none(user),
@@ -139,10 +141,11 @@ def find_version(ref: str):
 
 def save_version(profile: SchedulerProfile, doc: dict, user, comment: str = "") -> ProfileVersion:
     """A new version of the profile (not applied); raises Invalid unless the core's loader accepts the
-    document, PermissionDenied unless ``can_change``. Audited."""
+    document and ``user`` may save it (validate.permission_problems), PermissionDenied unless ``can_change``.
+    Audited."""
     with transaction.atomic():
         _locked(profile, user)
-        _check_document(doc)
+        _check_document(doc, user)
         number = (profile.versions.aggregate(m=Max("number"))["m"] or 0) + 1
         version = ProfileVersion.objects.create(profile=profile, number=number, document=doc,
                                                 author=_user_or_none(user), comment=comment)
@@ -173,7 +176,7 @@ def apply(version: ProfileVersion, user, cluster: Cluster | None = None) -> list
     profile = version.profile
     with transaction.atomic():
         _locked(profile, user, cluster)
-        _check_document(version.document)
+        _check_document(version.document, None)   # saved already: the user's check was made then
         SchedulerProfile.objects.filter(pk=profile.pk).update(document=version.document)
         ActiveVersion.objects.update_or_create(profile=profile, defaults={"version": version})
         if cluster is not None:

@@ -1,7 +1,11 @@
 """The core's loader on a profile document, with each error split out and tied to its kube field path.
 
 Stages as kube-scheduler runs them: decode (strict decoding), validation (ValidateKubeSchedulerConfiguration,
-one error per field) and framework (building every profile's plugins, e.g. NodeResourcesFit's args).
+one error per field) and framework (building every profile's plugins, e.g. NodeResourcesFit's args); then the
+deployment's rules for extenders (stage "extenders", ``extender_problems``), which kube does not have: every URL
+an extender is called at passes the loops' ExtenderPolicy (http/https, never a link-local or cloud-metadata
+address, under an allowed prefix when ``SCHEDSCOPE_EXTENDER_ALLOW`` lists them), and with no such list only admins
+may save a profile that names an extender at all.
 """
 from __future__ import annotations
 
@@ -12,9 +16,13 @@ from scheduler_core.config import ConfigError, build_frameworks, load_config
 from scheduler_core.config.decode import DecodeError, decode
 from scheduler_core.config.defaults import set_defaults
 from scheduler_core.config.validation import validate_configuration
+from scheduler_core.extender import HTTPExtender
 from scheduler_core.framework.handle import Handle
 from scheduler_core.framework.profile import FrameworkError
 from scheduler_core.plugins.registry import build_registry
+
+from .. import access
+from ..services import extenders
 
 _REGISTRY = None
 _UNKNOWN_FIELD = re.compile(r'unknown field "([^"]+)"')
@@ -72,7 +80,43 @@ def check(doc) -> list:
         return [Problem(str(err), err.stage)]
     except FrameworkError as err:
         return _framework_problems(str(err), doc)
-    return []
+    return url_problems(doc)
+
+
+def _extenders(doc) -> list:
+    """The document's extenders as the loops build them ([] when kube's loader refuses the document)."""
+    try:
+        return [HTTPExtender(ext) for ext in load_config(doc, registry()).extenders] if doc else []
+    except (ConfigError, FrameworkError):
+        return []
+
+
+def url_problems(doc) -> list:
+    """Each extender URL the loops would refuse to call (ExtenderPolicy.url_problem), at its urlPrefix or verb."""
+    policy, out = extenders.policy(), []
+    for i, ext in enumerate(_extenders(doc)):
+        for field, url in ext.call_urls():
+            problem = policy.url_problem(url)
+            if problem:
+                out.append(Problem(f"extenders[{i}].{field}: {url}: {problem}", "extenders", f"extenders[{i}].{field}"))
+                break
+    return out
+
+
+def permission_problems(doc, user) -> list:
+    """With no allowed URL prefixes configured only admins may save a profile naming an extender. ``user`` None:
+    an operator's command (manage.py), which may; a request always passes its user."""
+    if extenders.policy().allowed_prefixes is not None or user is None or access.is_admin(user):
+        return []
+    message = ("only admins may save a profile that names an extender (SCHEDSCOPE_EXTENDER_ALLOW lists no allowed "
+               "URL prefixes)")
+    return [Problem(f"extenders[{i}].urlPrefix: {message}", "extenders", f"extenders[{i}].urlPrefix")
+            for i in range(len(_extenders(doc)))]
+
+
+def extender_problems(doc, user) -> list:
+    """The deployment's extender rules for ``user`` saving ``doc``: URLs, then who may name extenders."""
+    return url_problems(doc) + permission_problems(doc, user)
 
 
 def _framework_problems(text: str, doc: dict) -> list:

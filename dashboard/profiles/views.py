@@ -75,12 +75,19 @@ def edit(request, pk):
             raise PermissionDenied("only editors can save scheduler profiles")
         base = _base(profile, request.POST.get("base_version"), latest, request.POST.get("base_doc", ""))
         form = ProfileEditorForm(base.document, request.POST, base_version=base.number)
+        refused = []   # who may save it (validate.permission_problems)
         if form.is_valid():
-            version = services.save_version(profile, form.document, request.user, form.cleaned_data["comment"])
-            messages.success(request, f"saved as version {version.number}")
-            return redirect("profiles:edit", pk=profile.pk)
+            try:
+                version = services.save_version(profile, form.document, request.user, form.cleaned_data["comment"])
+            except services.Invalid as err:
+                refused = err.problems
+            else:
+                messages.success(request, f"saved as version {version.number}")
+                return redirect("profiles:edit", pk=profile.pk)
         if form.cleaned_data.get("source") == "yaml" and form.document is not None:
             form = _rebound(form.document, request.POST.get("yaml", ""), base.number)
+        for problem in refused:
+            form.add_error(None, problem.message)
         return render(request, "profiles/edit.html", _context(request, profile, form), status=400)
     form = ProfileEditorForm(latest.document, base_version=latest.number)
     return render(request, "profiles/edit.html", _context(request, profile, form))

@@ -21,6 +21,7 @@ from scheduler_core.scenario import ScenarioError, scenario_from_data
 from ..models import Cluster, ClusterState, Node, Pod
 from ..profiles import services as profiles
 from ..profiles.models import AuditLog
+from ..profiles.validate import extender_problems
 from . import control
 from .rowlock import cluster_writes
 
@@ -75,13 +76,18 @@ def pod_row(cluster, pod: CorePod) -> Pod:
                memory=pod.requests.get("memory", 0), node_name=pod.node_name, queue=queue, raw=pod.raw)
 
 
-def validate_config(doc) -> None:
+def validate_config(doc, user=None) -> None:
+    """A profile document ``user`` saves (None: an operator's command): kube's loader, then the deployment's
+    extender rules (profiles.validate.extender_problems)."""
     if not doc:
         return
     try:
         load_config(doc, in_tree_registry())
     except (ConfigError, FrameworkError) as err:
         raise ValidationFailed({"config": [str(err)]}) from None
+    problems = extender_problems(doc, user)
+    if problems:
+        raise ValidationFailed({"config": [p.message for p in problems]})
 
 
 def checked(kind: str, raw):
@@ -123,7 +129,7 @@ def load_scenario(cluster: Cluster, data, source: str = "upload", user=None) -> 
     require_simulated(cluster, "loading a scenario")
     scen = scenario_from_data(data, label=source)
     check_size(cluster, nodes=len(scen.nodes), pods=len(scen.bound_pods) + len(scen.pending_pods), replace=True)
-    validate_config(scen.config)
+    validate_config(scen.config, user)
     seen = set()
     for pod in scen.bound_pods + scen.pending_pods:
         for key in (("name", pod.key), ("uid", pod.uid)):

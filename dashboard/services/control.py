@@ -134,6 +134,15 @@ def receive(cluster_id: int, timeout: float) -> list:
         return out
 
 
+def waiting(cluster_id: int, ops) -> bool:
+    """Whether a command with one of ``ops`` waits for the loop (it is left queued)."""
+    if _celery():
+        return any(json.loads(item).get("op") in ops for item in locks.redis_client().lrange(_key(cluster_id), 0, -1))
+    q = _local_queue(cluster_id)
+    with q.mutex:
+        return any(cmd.get("op") in ops for cmd in q.queue)
+
+
 def is_driven(cluster_id: int) -> bool:
     """Whether some loop holds the cluster's lock right now."""
     return locks.cluster_lock(cluster_id).holder() is not None

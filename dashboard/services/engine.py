@@ -39,6 +39,7 @@ from ..models import Cluster, ClusterState
 from ..models import Node as NodeRow
 from ..models import Pod as PodRow
 from ..profiles.services import engine_profile
+from . import extenders
 
 QUEUE_NAMES = {ACTIVE_Q: PodRow.ACTIVE, BACKOFF_Q: PodRow.BACKOFF, UNSCHEDULABLE_PODS: PodRow.UNSCHEDULABLE}
 FAILED_CODES = ("Unschedulable", "UnschedulableAndUnresolvable")
@@ -267,9 +268,10 @@ def _readable(parse, row, cluster):
 
 
 class Engine(RecordingEngine):
-    """Scheduler + simulated cluster of one Cluster row; ``schedule_one`` runs one attempt."""
+    """Scheduler + simulated cluster of one Cluster row; ``schedule_one`` runs one attempt. ``interrupted``: the
+    loop's check that makes an extender call in flight give up (the attempt fails with the extender's error)."""
 
-    def __init__(self, cluster: Cluster, recorder):
+    def __init__(self, cluster: Cluster, recorder, interrupted=None):
         self._start_recording(recorder)
         state = ClusterState.objects.filter(cluster=cluster).first()
         nodes = [n for n in (_readable(CoreNode, row, cluster) for row in NodeRow.objects.filter(cluster=cluster)
@@ -289,7 +291,8 @@ class Engine(RecordingEngine):
         registry = in_tree_registry()
         config = load_config(doc, registry) if doc else None
         self.scheduler = Scheduler(self.cluster, config=config, tie_break=cluster.tie_break, seed=cluster.seed,
-                                   trace_sink=CallbackSink(self._traces.append), trace_all_filters=True)
+                                   trace_sink=CallbackSink(self._traces.append), trace_all_filters=True,
+                                   extender_policy=extenders.policy(interrupted))
         self.shadow = None
         if cluster.mode == Cluster.SHADOW:
             self.shadow = ShadowScheduler(self.cluster, config, registry, tie_break=cluster.tie_break,

@@ -42,7 +42,7 @@ from ..models import Cluster
 from ..models import Node as NodeRow
 from ..models import Pod as PodRow
 from ..profiles.services import engine_profile
-from . import credentials
+from . import credentials, extenders
 from .clusters import node_row, pod_row
 from .engine import JournaledBindings, RecordingEngine
 from .rowlock import cluster_writes
@@ -188,9 +188,10 @@ class KubeEngine(RecordingEngine):
     """Scheduler (or ShadowScheduler) over a KubeCluster of one real Cluster row (see the module doc).
 
     Raises ClusterUnavailable when the cluster cannot be listed. ``pump`` delivers watch events (and mirrors
-    them); ``schedule_one`` runs one attempt while leading; ``close`` stops watching and gives the lease up."""
+    them); ``schedule_one`` runs one attempt while leading; ``close`` stops watching and gives the lease up.
+    ``interrupted``: as for Engine."""
 
-    def __init__(self, cluster: Cluster, recorder, identity: str | None = None):
+    def __init__(self, cluster: Cluster, recorder, identity: str | None = None, interrupted=None):
         self._start_recording(recorder)
         self.name = cluster.name
         self.base_attempts = dict(PodRow.objects.filter(cluster=cluster, attempts__gt=0)
@@ -221,7 +222,7 @@ class KubeEngine(RecordingEngine):
             self.mirror.flush()
             self.scheduler = Scheduler(kube, config, registry=registry, tie_break=cluster.tie_break,
                                        seed=cluster.seed, trace_sink=CallbackSink(self._traces.append),
-                                       trace_all_filters=True)
+                                       trace_all_filters=True, extender_policy=extenders.policy(interrupted))
             self.shadow = None
             if shadow:
                 self.shadow = ShadowScheduler(kube, config, registry, tie_break=cluster.tie_break,

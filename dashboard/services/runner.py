@@ -41,6 +41,8 @@ DB_ERRORS = (DatabaseError, InterfaceError)
 BURST_SECONDS = 0.05
 BIND_FLUSH_SECONDS = 5.0
 SIMULATED_ONLY_OPS = ("add_node", "delete_node", "add_pod", "delete_pod", "bind")
+# Commands that make an extender call in flight give up (stop, pause, start; reload: an apply; a manual binding).
+INTERRUPTING_OPS = frozenset({"state", "reload", "bind"})
 
 
 def _conf(key):
@@ -79,6 +81,8 @@ class Runner:
         self.redis_down = False
         self.real = False
         self.engine = None
+        self.interrupted = False        # an extender call was given up for a waiting command
+        self.next_renew = 0.0           # when the lock is renewed next
         self._recent = deque()          # (monotonic time, ms) of recent cycles, for rate and latency
 
     def run(self) -> bool:
@@ -124,18 +128,19 @@ class Runner:
         self.version = cluster.version
         self.mode = cluster.mode
         ttl = self.lock.ttl
-        next_renew = next_snapshot = next_prune = next_sync = 0.0
+        self.next_renew = next_snapshot = next_prune = next_sync = 0.0
         log.info("cluster %s: scheduler loop started (%s)", cluster.name, self.state)
         try:
             while True:
                 now = time.monotonic()
-                if now >= next_renew or self.recorder.deposed:
+                if now >= self.next_renew or self.recorder.deposed:
                     held = self._renew()
                     if held is False or not self._heartbeat() or self.recorder.deposed:
                         log.warning("cluster %s: lost the lock; stopping", cluster.name)
                         return
-                    next_renew = now + (ttl / 3 if held else 0.5)
+                    self.next_renew = now + (ttl / 3 if held else 0.5)
                 busy = self.state == Cluster.RUNNING or self.pending_steps > 0
+                self.interrupted = False
                 try:
                     if self.needs_reload:
                         self._apply({"op": "reload"})
@@ -194,7 +199,8 @@ class Runner:
     def _make_engine(self, cluster):
         """The engine of the cluster's kind (KubeEngine raises ClusterUnavailable)."""
         self.real = cluster.kind == Cluster.REAL
-        return KubeEngine(cluster, self.recorder) if self.real else Engine(cluster, self.recorder)
+        engine = KubeEngine if self.real else Engine
+        return engine(cluster, self.recorder, interrupted=self._interrupted)
 
     def _make_workload(self, cluster):
         """The demo workload generator: simulated clusters only (it adds and deletes pods itself)."""
@@ -246,6 +252,22 @@ class Runner:
                 time.sleep(timeout)
             return []
 
+    def _interrupted(self) -> bool:
+        """Polled while an extender call is in flight: give it up when the process shuts down or a command that
+        must not wait for it (INTERRUPTING_OPS) is queued; the attempt fails and the loop takes the command.
+        A long call (up to SCHEDSCOPE_EXTENDER_TIMEOUT_MAX) renews the lock meanwhile; a lost lock gives it up too
+        (the loop's next turn finds the lock lost and stops)."""
+        if not self.interrupted and time.monotonic() >= self.next_renew:
+            held = self._renew()
+            self.next_renew = 0.0 if held is False else time.monotonic() + (self.lock.ttl / 3 if held else 0.5)
+            self.interrupted = held is False
+        if not self.interrupted:
+            try:
+                self.interrupted = self.shutdown or control.waiting(self.cluster_id, INTERRUPTING_OPS)
+            except RedisError:
+                return False
+        return self.interrupted
+
     def _cycle(self):
         trace = self.engine.schedule_one()
         if trace is not None:
@@ -259,6 +281,8 @@ class Runner:
         while time.monotonic() < end:
             if self._cycle() is None:
                 time.sleep(0.02)
+                return
+            if self.interrupted:   # the command waits: no more attempts failed for it
                 return
 
     def _rates(self):

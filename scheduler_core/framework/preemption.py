@@ -280,7 +280,7 @@ class Evaluator:
             try:
                 result = ext.process_preemption(pod, victims_map)
             except ExtenderError as err:
-                if ext.ignorable:
+                if ext.ignores(err):
                     continue
                 return None, Status.error(str(err))
             for node in list(result):

@@ -74,3 +74,55 @@ def test_bad_extenders_through_the_worker(workers):
         server.close()
     print(f"\nFAULT extenders: failed_cycles={figures} ignorable_run={PODS} pods bound in {ignorable_s:.1f}s "
           f"all_loops_stopped_in={stopped_s:.1f}s sample_message={sample[:90]!r}")
+
+
+def test_a_hanging_extender_does_not_hold_the_worker(workers):
+    """An extender that sleeps 120 s with httpTimeout 8760h: pause, a manual binding, an apply and stop each take
+    effect within a second while the worker's loop is inside a call (measured from the request to its effect)."""
+    from dashboard.profiles import services as profiles
+    server = ExtenderServer()
+    server.replies.update({"hang": (200, {"NodeNames": []}, 120), "hang2": (200, {"NodeNames": []}, 120)})
+    took = {}
+
+    def calls(verb):
+        return sum(v == verb for v, _ in server.requests)
+
+    def in_flight(verb, seen):
+        """Wait for a call of ``verb`` after the ``seen`` ones (the loop is inside it), then a little longer."""
+        wait_for(lambda: calls(verb) > seen, 60, 0.05, f"a {verb} call")
+        time.sleep(0.3)
+
+    def effect(name, action, done):
+        t0 = time.monotonic()
+        action()
+        wait_for(done, 30, 0.02, name)
+        took[name] = time.monotonic() - t0
+
+    try:
+        workers()
+        c = Cluster.objects.create(name="ext-hang-loop", tie_break="name")
+        scen = scenario(3, PODS)
+        scen["config"] = _config(server, {"filterVerb": "hang", "httpTimeout": "8760h"})
+        svc.load_scenario(c, scen, "faults")
+        svc.set_state(c, Cluster.RUNNING)
+        in_flight("hang", 0)
+        canceled = SchedulingCycle.objects.filter(cluster=c, result="error", message__endswith="context canceled")
+        effect("pause", lambda: svc.set_state(c, Cluster.PAUSED), canceled.exists)
+        seen = calls("hang")
+        svc.set_state(c, Cluster.RUNNING)
+        in_flight("hang", seen)
+        seen = calls("hang")
+        t0 = time.monotonic()
+        answer = control.request(c.id, "bind", 5, key="load/p-00009", node="node-0001", by="faults")
+        took["manual bind"] = time.monotonic() - t0
+        assert answer["status"] == 201, answer
+        in_flight("hang", seen)
+        version = profiles.save_version(Cluster.objects.get(pk=c.pk).profile,
+                                        _config(server, {"filterVerb": "hang2", "httpTimeout": "8760h"}), None)
+        effect("apply", lambda: profiles.apply(version, None), lambda: calls("hang2") > 0)
+        time.sleep(0.3)
+        effect("stop", lambda: svc.set_state(c, Cluster.STOPPED), lambda: not control.is_driven(c.id))
+    finally:
+        server.close()
+    print(f"\nFAULT hanging extender (120 s, httpTimeout 8760h): {', '.join(f'{k}={v:.2f}s' for k, v in took.items())}")
+    assert all(v < 1.0 for v in took.values()), took
