@@ -83,10 +83,11 @@ class Planner:
 
     The profiles run as configured, PostFilter included, so FitError messages are the loop's own; with
     ``preemption`` off the victims a preemption picks are noted in ``cluster.would_evict``, not deleted.
-    ``trace_all_filters``: traces hold every Filter plugin's verdict on every visited node (decisions unchanged)."""
+    ``trace_all_filters``: traces hold every Filter plugin's verdict on every visited node (decisions unchanged);
+    ``extender_policy``: the limits on the profile's extenders' calls (Scheduler's, default DEFAULT_POLICY)."""
 
     def __init__(self, scenario, config_doc=None, registry=None, preemption: bool = True,
-                 include_pending: bool = True, trace_all_filters: bool = False):
+                 include_pending: bool = True, trace_all_filters: bool = False, extender_policy=None):
         self.registry = registry or build_registry()
         doc = config_doc if config_doc is not None else scenario.config
         self.config = load_config(doc, self.registry) if doc is not None else default_config(self.registry)
@@ -100,7 +101,8 @@ class Planner:
         self.traces = {}
         self.attempts = 0
         self.scheduler = Scheduler(self.cluster, self.config, self.registry, clock=self.clock, tie_break="name",
-                                   trace_sink=CallbackSink(self._keep), trace_all_filters=trace_all_filters)
+                                   trace_sink=CallbackSink(self._keep), trace_all_filters=trace_all_filters,
+                                   extender_policy=extender_policy)
 
     def _keep(self, trace) -> None:
         self.traces[trace.pod.key] = trace
@@ -188,12 +190,12 @@ def template_from_manifest(doc) -> dict:
 
 
 def capacity(scenario, template: dict, config_doc=None, max_copies: int = DEFAULT_MAX_COPIES,
-             preemption: bool = False, registry=None, progress=None, trace_all_filters: bool = False) -> dict:
-    """How many copies of ``template`` fit, placed one by one; ``progress(done, total)`` after each copy."""
+             preemption: bool = False, registry=None, progress=None, **planner) -> dict:
+    """How many copies of ``template`` fit, placed one by one; ``progress(done, total)`` after each copy;
+    ``planner``: Planner options (trace_all_filters, extender_policy)."""
     if max_copies < 1:
         raise WhatIfError("max copies: must be at least 1")
-    planner = Planner(scenario, config_doc, registry, preemption=preemption, include_pending=False,
-                      trace_all_filters=trace_all_filters)
+    planner = Planner(scenario, config_doc, registry, preemption=preemption, include_pending=False, **planner)
     base = (template.get("metadata") or {}).get("name") or "whatif"
     try:
         first = Pod(pod_copy(template, f"{base}-whatif-1"))
@@ -299,10 +301,10 @@ def _select_nodes(planner: Planner, names=(), node_filter=None) -> list:
 
 
 def drain(scenario, node_names=(), node_filter=None, config_doc=None, registry=None, progress=None,
-          trace_all_filters: bool = False) -> dict:
+          **planner) -> dict:
     """Cordon and drain nodes (named, or accepted by ``node_filter(node)``, e.g. a label selector); where every
     evicted pod goes, what stays Pending and why, which budgets block."""
-    planner = Planner(scenario, config_doc, registry, trace_all_filters=trace_all_filters)
+    planner = Planner(scenario, config_doc, registry, **planner)
     planner.settle()
     nodes = _select_nodes(planner, node_names, node_filter)
     drained = {n.name for n in nodes}
@@ -404,8 +406,8 @@ def node_copies(template: dict, count: int, existing) -> list:
     return out
 
 
-def _run_with_nodes(scenario, template: dict, count: int, config_doc, registry, trace_all_filters) -> Planner:
-    planner = Planner(scenario, config_doc, registry, trace_all_filters=trace_all_filters)
+def _run_with_nodes(scenario, template: dict, count: int, config_doc, registry, planner_options: dict) -> Planner:
+    planner = Planner(scenario, config_doc, registry, **planner_options)
     for raw in node_copies(template, count, {n.name for n in scenario.nodes}):
         planner.cluster.add_node(raw)
     planner.settle()
@@ -413,7 +415,7 @@ def _run_with_nodes(scenario, template: dict, count: int, config_doc, registry, 
 
 
 def add_nodes(scenario, template: dict, count: int, config_doc=None, targets=None, max_search: int = 1000,
-              registry=None, progress=None, trace_all_filters: bool = False) -> dict:
+              registry=None, progress=None, **planner) -> dict:
     """Add ``count`` copies of ``template``; which pending pods fit now, and where. ``targets`` (pod keys,
     default every pending pod) is the set whose smallest sufficient count is searched, up to ``max_search``."""
     if count < 0:
@@ -430,11 +432,12 @@ def add_nodes(scenario, template: dict, count: int, config_doc=None, targets=Non
     fits = {}    # count -> every target bound (each probe a full run; only the answer is kept)
 
     def run(n: int) -> Planner:
-        planner = _run_with_nodes(scenario, template, n, config_doc, registry, trace_all_filters and n == count)
-        fits[n] = all(planner.node_of(k) for k in wanted)
+        options = dict(planner, trace_all_filters=planner.get("trace_all_filters", False) and n == count)
+        probe = _run_with_nodes(scenario, template, n, config_doc, registry, options)
+        fits[n] = all(probe.node_of(k) for k in wanted)
         if progress:
             progress(len(fits), None)
-        return planner
+        return probe
 
     def all_fit(n: int) -> bool:
         if n not in fits:

@@ -22,7 +22,7 @@ from scheduler_core.scenario import ScenarioError, load_documents
 from ..k8sapi.errors import ApiError
 from ..k8sapi.selectors import LabelSelector
 from ..models import Node, Pod, WhatIfRun, WhatIfTrace
-from . import background, state
+from . import background, extenders, state
 from .tracecodec import trace_fields
 
 PROGRESS_SECONDS = 0.5
@@ -200,9 +200,11 @@ class _TraceStore:
 
 
 def _answer(run: WhatIfRun, scenario, doc, progress) -> dict:
-    """The core's answer; clusters small enough for the live loop's trace mode get every plugin's verdict too."""
+    """The core's answer, with the loops' limits on extenders; clusters small enough for the live loop's trace mode
+    get every plugin's verdict too."""
     p = run.params
-    full = {"trace_all_filters": len(scenario.nodes) <= settings.SCHEDSCOPE["TRACE_ALL_FILTERS_MAX_NODES"]}
+    full = {"trace_all_filters": len(scenario.nodes) <= settings.SCHEDSCOPE["TRACE_ALL_FILTERS_MAX_NODES"],
+            "extender_policy": extenders.policy()}
     if run.kind == WhatIfRun.CAPACITY:
         return core.capacity(scenario, p["template"], doc, max_copies=p["max_copies"], preemption=p["preemption"],
                              progress=progress, **full)

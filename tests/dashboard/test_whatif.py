@@ -209,3 +209,20 @@ def test_the_three_questions_in_a_browser(server, tmp_path):  # noqa: F811
         page.goto(server + "/clusters/demo/whatif/")
         expect(page.locator("#whatif-runs tbody tr")).to_have_count(3)
         browser.close()
+
+
+def test_what_if_runs_call_extenders_only_as_the_deployment_allows(small, settings):
+    """A saved version naming an extender outside SCHEDSCOPE_EXTENDER_ALLOW (stored before the allow list was set):
+    a what-if run with it never reaches that URL; the attempt fails with the policy's refusal."""
+    from dashboard.models import SchedulerProfile
+    from dashboard.profiles.models import ProfileVersion
+    settings.SCHEDSCOPE = dict(settings.SCHEDSCOPE, EXTENDER_ALLOW=("http://127.0.0.1:9/allowed",))
+    doc = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+           "extenders": [{"urlPrefix": "http://127.0.0.1:9/elsewhere", "filterVerb": "filter"}]}
+    profile = SchedulerProfile.objects.create(name="with-extender", document=doc)
+    version = ProfileVersion.objects.create(profile=profile, number=1, document=doc)
+    run = whatif.create(small, "capacity", whatif.question(small, "capacity", {"manifest": WEB}), version=version)
+    whatif.execute(run.pk)
+    run.refresh_from_db()
+    assert run.state == WhatIfRun.DONE and run.result["fit"] == 0
+    assert "the URL is not under an allowed extender URL prefix" in run.result["stop"]["message"]
