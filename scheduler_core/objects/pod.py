@@ -4,6 +4,7 @@ from __future__ import annotations
 import copy
 
 from .errors import ParseError, expect, object_meta
+from .field import aggregate
 from .node import parse_resource_list
 from .selectors import LabelSelector, NodeSelector, PreferredTerm
 
@@ -43,9 +44,12 @@ def tolerates_taint(tolerations, taint) -> bool:
 
 
 class AffinityTerm:
-    """A pod (anti-)affinity term, with kube's namespace defaulting applied."""
+    """A pod (anti-)affinity term, with kube's namespace defaulting applied.
 
-    __slots__ = ("selector", "namespaces", "namespace_selector", "topology_key", "weight", "key")
+    ``parse_error``: newAffinityTerm's error (the labelSelector's, else the namespaceSelector's), or None.
+    """
+
+    __slots__ = ("selector", "namespaces", "namespace_selector", "topology_key", "weight", "key", "parse_error")
 
     def __init__(self, raw: dict, pod_namespace: str, path: str, weight: int = 0):
         expect(raw, dict, path, "object")
@@ -59,6 +63,7 @@ class AffinityTerm:
         self.namespaces = frozenset(namespaces)
         # A nil namespaceSelector matches no namespace; {} matches all of them.
         self.namespace_selector = LabelSelector(ns_sel, f"{path}.namespaceSelector")
+        self.parse_error = self.selector.parse_error or self.namespace_selector.parse_error
         # Terms with equal keys match the same pods in the same topology (the weight is not part of it).
         self.key = (self.selector.key, self.namespaces, self.namespace_selector.key, self.topology_key)
 
@@ -155,6 +160,13 @@ class Container:
         self.restart_always = raw.get("restartPolicy") == "Always"
 
 
+# PodInfo's term lists in the order NewPodInfo parses them, with the names its errors carry.
+_AFFINITY_KINDS = (("affinity_required", "requiredAffinityTerms"),
+                   ("anti_affinity_required", "requiredAntiAffinityTerms"),
+                   ("affinity_preferred", "preferredAffinityTerms"),
+                   ("anti_affinity_preferred", "preferredAntiAffinityTerms"))
+
+
 class Pod:
     """The fields of a v1.Pod that scheduling reads; requests are computed once."""
 
@@ -165,7 +177,7 @@ class Pod:
                  "nonzero_cpu", "nonzero_memory", "host_ports", "tolerations", "node_selector",
                  "required_node_affinity", "preferred_node_affinity", "affinity_required",
                  "affinity_preferred", "anti_affinity_required", "anti_affinity_preferred",
-                 "spread_constraints", "volumes", "scheduling_gates", "key")
+                 "affinity_parse_errors", "spread_constraints", "volumes", "scheduling_gates", "key")
 
     def __init__(self, raw: dict):
         meta, self.name, self.labels, self.annotations = object_meta(raw, "Pod")
@@ -252,13 +264,15 @@ class Pod:
             PreferredTerm(t, f"{pref_path}[{i}]")
             for i, t in enumerate(expect(na.get("preferredDuringSchedulingIgnoredDuringExecution"), list,
                                          pref_path, "list") or []))
+        parsed = {}
         for kind, attr in (("podAffinity", "affinity"), ("podAntiAffinity", "anti_affinity")):
             base = f"spec.affinity.{kind}"
             section = expect(aff.get(kind), dict, base, "object") or {}
             rpath = f"{base}.requiredDuringSchedulingIgnoredDuringExecution"
-            required = tuple(AffinityTerm(t, self.namespace, f"{rpath}[{i}]")
-                             for i, t in enumerate(expect(section.get(
-                                 "requiredDuringSchedulingIgnoredDuringExecution"), list, rpath, "list") or []))
+            parsed[f"{attr}_required"] = tuple(
+                AffinityTerm(t, self.namespace, f"{rpath}[{i}]")
+                for i, t in enumerate(expect(section.get("requiredDuringSchedulingIgnoredDuringExecution"),
+                                             list, rpath, "list") or []))
             ppath = f"{base}.preferredDuringSchedulingIgnoredDuringExecution"
             preferred = []
             for i, t in enumerate(expect(section.get("preferredDuringSchedulingIgnoredDuringExecution"),
@@ -266,8 +280,25 @@ class Pod:
                 expect(t, dict, f"{ppath}[{i}]", "object")
                 preferred.append(AffinityTerm(t.get("podAffinityTerm") or {}, self.namespace,
                                               f"{ppath}[{i}].podAffinityTerm", weight=t.get("weight", 0)))
-            setattr(self, f"{attr}_required", required)
-            setattr(self, f"{attr}_preferred", tuple(preferred))
+            parsed[f"{attr}_preferred"] = tuple(preferred)
+        # PodInfo.Update: a kind with a term whose selector does not convert keeps no term at all, and the
+        # error is "<kind>: <selector error>" (kube's getAffinityTerms / getWeightedAffinityTerms).
+        errors = []
+        for attr, kind in _AFFINITY_KINDS:
+            terms = parsed[attr]
+            err = next((t.parse_error for t in terms if t.parse_error), None)
+            if err is not None:
+                errors.append((kind, err))
+                terms = ()
+            setattr(self, attr, terms)
+        self.affinity_parse_errors = tuple(errors)
+
+    @property
+    def affinity_parse_error(self) -> str | None:
+        """NewPodInfo's error (the kinds' errors aggregated), or None when every term converts."""
+        if not self.affinity_parse_errors:
+            return None
+        return aggregate(f"{kind}: {err}" for kind, err in self.affinity_parse_errors)
 
     @property
     def has_affinity(self) -> bool:

@@ -4,7 +4,7 @@ from __future__ import annotations
 import re
 
 from .errors import ParseError, expect
-from .field import child, go_string_slice, invalid, not_supported
+from .field import aggregate, child, go_string_slice, invalid, not_supported
 from .identifiers import is_qualified_name, is_valid_label_value
 
 LABEL_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
@@ -37,7 +37,8 @@ def _parse_int(text):
 
 
 def _label_requirement_errors(key: str, op: str, values, path: str) -> list:
-    """labels.NewRequirement's checks of one node selector expression (FieldErrors with kube's paths)."""
+    """labels.NewRequirement's checks of one requirement (FieldErrors with kube's paths); ``op`` "=" is a
+    label selector's matchLabels entry (one value, no operator check of its own)."""
     errs = []
     vals = values or []
     msgs = is_qualified_name(key)
@@ -50,7 +51,7 @@ def _label_requirement_errors(key: str, op: str, values, path: str) -> list:
     elif op in ("Exists", "DoesNotExist"):
         if vals:
             errs.append(invalid(vpath, go_string_slice(values), "values set must be empty for exists and does not exist"))
-    else:
+    elif op in ("Gt", "Lt"):
         if len(vals) != 1:
             errs.append(invalid(vpath, go_string_slice(values), "for 'Gt', 'Lt' operators, exactly one value is required"))
         for i, v in enumerate(vals):
@@ -61,6 +62,21 @@ def _label_requirement_errors(key: str, op: str, values, path: str) -> list:
         if msgs:
             errs.append(invalid(f"{vpath}[{i}][{key}]", v, "; ".join(msgs)))
     return errs
+
+
+def label_selector_error(raw) -> str | None:
+    """metav1.LabelSelectorAsSelector's error: that of the first requirement (matchLabels, then matchExpressions)
+    labels.NewRequirement rejects, its field errors aggregated; None for a selector that converts."""
+    if not raw:
+        return None
+    reqs = [(k, "=", [v]) for k, v in (raw.get("matchLabels") or {}).items()]
+    reqs.extend((e.get("key", ""), e.get("operator", ""), list(e.get("values") or ()) or None)
+                for e in raw.get("matchExpressions") or ())
+    for key, op, values in reqs:
+        errs = _label_requirement_errors(key, op, values, "")
+        if errs:
+            return aggregate(errs)
+    return None
 
 
 def node_selector_term_errors(term: dict, path: str = "") -> list:
@@ -108,9 +124,13 @@ def requirement_matches(key, op, values, labels) -> bool:
 
 
 class LabelSelector:
-    """metav1.LabelSelector. ``None`` input matches nothing, ``{}`` matches everything."""
+    """metav1.LabelSelector. ``None`` input matches nothing, ``{}`` matches everything.
 
-    __slots__ = ("match_labels", "expressions", "nothing", "raw", "key")
+    ``parse_error``: why kube's LabelSelectorAsSelector rejects it (a key or value that is not label syntax),
+    or None; the users decide what an unconvertible selector means (kube: a plugin error, or terms dropped).
+    """
+
+    __slots__ = ("match_labels", "expressions", "nothing", "raw", "key", "parse_error")
 
     def __init__(self, raw, path: str = "labelSelector"):
         self.raw = raw
@@ -118,6 +138,9 @@ class LabelSelector:
         expect(raw, dict, path, "object")
         raw = raw or {}
         ml = expect(raw.get("matchLabels"), dict, f"{path}.matchLabels", "object") or {}
+        for k, v in ml.items():
+            if not isinstance(v, str):
+                raise ParseError(f"{path}.matchLabels.{k}", "expected string")
         self.match_labels = tuple(ml.items())
         exprs = expect(raw.get("matchExpressions"), list, f"{path}.matchExpressions", "list") or []
         reqs = []
@@ -128,6 +151,7 @@ class LabelSelector:
                                  "values must be non-empty for In and NotIn")
             reqs.append((key, op, frozenset(values)))
         self.expressions = tuple(reqs)
+        self.parse_error = label_selector_error(raw)
         # Equal keys select the same pods (requirements are ANDed, so their order does not matter).
         self.key = None if self.nothing else (frozenset(self.match_labels), frozenset(self.expressions))
 

@@ -484,3 +484,71 @@ def test_nominated_pod_is_added_through_the_framework():
     # The cycle's own state is untouched by the dry run.
     assert _counts(state) == ({}, {}, {})
     assert fwk.run_filter(state, incoming, snap.node_infos[0]) is None
+
+
+# -- selectors that are not label syntax (kube: NewPodInfo's parse errors) ---------------------------
+
+BAD_VALUE = {"matchExpressions": [{"key": "service", "operator": "In", "values": ["{{.bad-value.}}"]}]}
+BAD_VALUE_ERROR = ('values[0][service]: Invalid value: "{{.bad-value.}}": a valid label must be an empty string or '
+                   "consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric "
+                   "character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is "
+                   "'(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')")
+NOT_IN_BAD = {"matchExpressions": [{"key": "service", "operator": "NotIn", "values": ["{{.bad-value.}}"]}]}
+
+
+def prefilter_status(snapshot, pod):
+    _res, st = plugin(snapshot).pre_filter(CycleState(), pod)
+    return st.code, st.message()
+
+
+def test_prefilter_rejects_a_pod_whose_preferred_term_does_not_parse():
+    """kube's PreFilter parses all four kinds (NewPodInfo), preferred ones too."""
+    snap = cluster([make_node("n1", zone="z1")])
+    p = make_pod(labels=SEC1, pref_anti=[weighted(5, term(BAD_VALUE))])
+    assert prefilter_status(snap, p) == (Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+                                         "parsing pod: preferredAntiAffinityTerms: " + BAD_VALUE_ERROR)
+
+
+def test_prefilter_rejects_a_namespace_selector_that_does_not_parse():
+    snap = cluster([make_node("n1", zone="z1")])
+    p = make_pod(anti=[term(SEC1, ns_selector={"matchLabels": {"team": "{{.bad-value.}}"}})])
+    code, msg = prefilter_status(snap, p)
+    assert code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+    assert msg.startswith('parsing pod: requiredAntiAffinityTerms: values[0][team]: Invalid value: "{{.bad-value.}}"')
+
+
+def test_prefilter_aggregates_the_parse_errors_of_several_kinds():
+    snap = cluster([make_node("n1", zone="z1")])
+    bad_key = {"matchExpressions": [{"key": "bad key", "operator": "Exists"}]}
+    p = make_pod(aff=[term(SEC1), term(BAD_VALUE)], pref_aff=[weighted(1, term(bad_key))])
+    code, msg = prefilter_status(snap, p)
+    assert code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+    assert msg.startswith("parsing pod: [requiredAffinityTerms: " + BAD_VALUE_ERROR
+                          + ", preferredAffinityTerms: key: Invalid value: \"bad key\": name part must consist of")
+    assert msg.endswith("]")
+
+
+def test_existing_pods_required_anti_affinity_kind_with_an_unparsable_term_keeps_no_term():
+    """NodeInfo.AddPod ignores NewPodInfo's error: the kind's terms are nil, so the valid one no longer counts."""
+    existing = make_pod(node="n1", anti=[term(SEC1), term(NOT_IN_BAD)])
+    snap = cluster([make_node("n1", zone="z1"), make_node("n2", zone="z1")], [existing])
+    assert filter_all(snap, make_pod(labels=SEC1)) == (Code.SKIP, {})
+
+
+def test_existing_pods_unparsable_preferred_kind_is_dropped_and_its_other_kinds_still_score():
+    existing = make_pod(node="n1", labels=SEC1, aff=[term(SEC1)],
+                        pref_aff=[weighted(5, term(SEC1)), weighted(5, term(NOT_IN_BAD))])
+    snap = cluster([make_node("n1", zone="z1"), make_node("n2", zone="z2")], [existing])
+    # Only the required affinity term counts, with hardPodAffinityWeight 1 (the preferred ones would add 5).
+    assert scores(snap, make_pod(labels=SEC1)) == (Code.SUCCESS, [1, 0], [100, 0])
+
+
+def test_prescore_errors_on_unparsable_preferred_terms_even_when_ignoring_existing_pods_preferred_terms():
+    """kube's hasConstraints reads the spec, so the dropped preferred terms still make PreScore parse the pod."""
+    snap = cluster([make_node("n1", zone="z1")])
+    args = {"ignorePreferredTermsOfExistingPods": True}
+    pl = plugin(snap, args)
+    st = pl.pre_score(CycleState(), make_pod(pref_aff=[weighted(5, term(BAD_VALUE))]), snap.node_infos)
+    assert (st.code, st.message()) == (Code.ERROR, "failed to parse pod: preferredAffinityTerms: " + BAD_VALUE_ERROR)
+    # Without preferred terms in the spec PreScore skips first, even if a required term does not parse.
+    assert scores(snap, make_pod(aff=[term(BAD_VALUE)]), args)[0] == Code.SKIP

@@ -473,3 +473,39 @@ def test_args_validation_other_rules():
     errs = [str(e) for e in validate_args({"defaultingType": "List",
                                            "defaultConstraints": [dict(c, topologyKey="")]})]
     assert errs == ["defaultConstraints[0].topologyKey: Required value: can not be empty"]
+
+
+# -- selectors that are not label syntax (metav1.LabelSelectorAsSelector fails) ---------------------
+
+BAD_VALUE = {"matchExpressions": [{"key": "foo", "operator": "In", "values": ["{{.bad-value.}}"]}]}
+BAD_VALUE_ERROR = ('values[0][foo]: Invalid value: "{{.bad-value.}}": a valid label must be an empty string or '
+                   "consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric "
+                   "character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is "
+                   "'(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')")
+
+
+def test_prefilter_errors_on_a_hard_constraint_selector_that_does_not_convert():
+    pl, _snap = plugin([node("a", zone="z1")])
+    p = pod("p", {"foo": ""}, constraints=[spread(1, ZONE, selector=BAD_VALUE)])
+    _res, st = pl.pre_filter(CycleState(), p)
+    assert (st.code, st.message()) == (
+        Code.ERROR, "get constraints from pod: obtaining pod's hard topology spread constraints: " + BAD_VALUE_ERROR)
+
+
+def test_prescore_errors_on_a_soft_constraint_selector_that_does_not_convert_and_prefilter_ignores_it():
+    pl, snap = plugin([node("a", zone="z1")])
+    p = pod("p", {"foo": ""}, constraints=[spread(1, ZONE, "ScheduleAnyway", selector=BAD_VALUE)])
+    assert pl.pre_filter(CycleState(), p)[1].code == Code.SKIP
+    st = pl.pre_score(CycleState(), p, snap.node_infos)
+    assert (st.code, st.message()) == (
+        Code.ERROR, "calculating preScoreState: obtaining pod's soft topology spread constraints: " + BAD_VALUE_ERROR)
+
+
+def test_default_selector_ignores_a_controller_selector_that_does_not_convert():
+    """DefaultSelector drops the ReplicaSet's requirements when LabelSelectorAsSelector fails."""
+    rs = {"metadata": {"name": "rs1", "namespace": "default"},
+          "spec": {"selector": {"matchLabels": {"app": "web"},
+                                "matchExpressions": [{"key": "bad key", "operator": "Exists"}]}}}
+    owner = [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "rs1", "controller": True}]
+    sel = default_selector(pod("p", {"app": "web"}, owners=owner), ClusterObjects(replicasets=[rs]))
+    assert sel.is_empty()

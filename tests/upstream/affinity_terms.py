@@ -20,11 +20,3 @@ def term(selector, topology_key, namespaces=None, namespace_selector=None):
     if namespace_selector is not None:
         t["namespaceSelector"] = namespace_selector
     return t
-
-
-# Not fixed yet (see the report): scheduler_core does not check the label syntax of (anti-)affinity selectors, so
-# kube's NewPodInfo parse error (Error status in PreFilter / PreScore) does not happen. Part A is moving kube's label
-# syntax checks into objects/ (labels.NewRequirement for node selectors); pod-affinity selectors should use the same
-# validator once that lands, rather than a second copy now.
-INVALID_SELECTOR = ("divergence, not fixed yet: (anti-)affinity label selector values are not checked as "
-                    "labels.NewRequirement does (kube: NewPodInfo fails, PreScore Error)")

@@ -10,7 +10,7 @@ from scheduler_core.plugins.interpodaffinity import (ERR_REASON_AFFINITY, ERR_RE
                                                      ERR_REASON_EXISTING_ANTI_AFFINITY, PRE_FILTER_KEY,
                                                      InterPodAffinity, PreFilterState)
 
-from .affinity_terms import INVALID_SELECTOR, NAMESPACES, sel, term
+from .affinity_terms import NAMESPACES, sel, term
 from .plugin_cases import SUCCESS, handle, make_node, make_pod, new_state, node_info, status_tuple
 
 UPSTREAM = "pkg/scheduler/framework/plugins/interpodaffinity/filtering_test.go"
@@ -22,6 +22,11 @@ NOT_AFFINITY = (UU, [ERR_REASON_AFFINITY])
 ANTI = (U, [ERR_REASON_ANTI_AFFINITY])
 EXISTING_ANTI = (U, [ERR_REASON_EXISTING_ANTI_AFFINITY])
 SKIP = (Code.SKIP, [])
+INVALID_LABEL_SYNTAX = (UU, [
+    'parsing pod: requiredAffinityTerms: values[0][service]: Invalid value: "{{.bad-value.}}": a valid label must '
+    "be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
+    "alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is "
+    "'(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"])
 SECURITYSCAN = {"service": "securityscan"}
 S1 = {"security": "S1"}
 TEAM1 = sel(("team", "In", ["team1"]))
@@ -130,8 +135,13 @@ SINGLE_NODE = [
      pod({"def": "", "xyz": ""}).pod_anti_affinity_exists("abc", "zone").pod_anti_affinity_exists("def", "zone"),
      [pod({"abc": "", "xyz": ""}, "node1").pod_anti_affinity_exists("abc", "zone")
       .pod_anti_affinity_exists("def", "zone")], SUCCESS, ANTI),
-    ("PodAffinity fails PreFilter with an invalid affinity label syntax", None, [], INVALID_SELECTOR, None),
-    ("PodAntiAffinity fails PreFilter with an invalid antiaffinity label syntax", None, [], INVALID_SELECTOR, None),
+    ("PodAffinity fails PreFilter with an invalid affinity label syntax",
+     pod(SECURITYSCAN).pod_affinity_in("service", "region", ["{{.bad-value.}}"])
+     .pod_affinity_in("service", "node", ["antivirusscan", "value2"]), [], INVALID_LABEL_SYNTAX, None),
+    # kube's case builds both terms with PodAffinityIn, hence "requiredAffinityTerms" in the message too.
+    ("PodAntiAffinity fails PreFilter with an invalid antiaffinity label syntax",
+     pod(SECURITYSCAN).pod_affinity_in("service", "region", ["foo"])
+     .pod_affinity_in("service", "node", ["{{.bad-value.}}"]), [], INVALID_LABEL_SYNTAX, None),
     ("affinity with NamespaceSelector", with_terms(None, S1, [term(SERVICE_IN, "region", None, TEAM1)]),
      [pod(SECURITYSCAN, "node1", ns="subteam1.team1")], SUCCESS, SUCCESS),
     ("affinity with non-matching NamespaceSelector", with_terms(None, S1, [term(SERVICE_IN, "region", None, TEAM1)]),
@@ -151,8 +161,6 @@ SINGLE_NODE = [
 @pytest.mark.parametrize("incoming, existing, want_pre, want_filter", [c[1:] for c in SINGLE_NODE],
                          ids=[c[0] for c in SINGLE_NODE])
 def test_required_affinity_single_node(incoming, existing, want_pre, want_filter):
-    if isinstance(want_pre, str):
-        pytest.skip(want_pre)
     h = handle([NODE1.obj()], [q.obj() for q in existing], namespaces=NAMESPACES)
     pl = InterPodAffinity.new(None, h)
     pre, filtered = pre_filter_then_filter(pl, incoming.obj(), new_state(), h.snapshot.node_infos)

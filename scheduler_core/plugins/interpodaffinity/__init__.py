@@ -293,6 +293,9 @@ class InterPodAffinity(PreFilterPlugin, PreFilterExtensions, FilterPlugin, PreSc
 
     # -- PreFilter -----------------------------------------------------------------------------
     def pre_filter(self, state, pod):
+        err = pod.affinity_parse_error
+        if err is not None:
+            return None, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, f"parsing pod: {err}")
         snapshot = self.handle.snapshot
         all_ns = snapshot.objects.namespace_labels
         table = snapshot.table()
@@ -415,9 +418,14 @@ class InterPodAffinity(PreFilterPlugin, PreFilterExtensions, FilterPlugin, PreSc
     def pre_score(self, state, pod, node_infos):
         if not node_infos:
             return Status(Code.SKIP)
-        has_constraints = bool(pod.affinity_preferred or pod.anti_affinity_preferred)
+        # kube asks the spec, so preferred terms dropped for a parse error still count.
+        has_constraints = bool(pod.affinity_preferred or pod.anti_affinity_preferred) or any(
+            kind.startswith("preferred") for kind, _err in pod.affinity_parse_errors)
         if self.ignore_preferred_terms_of_existing_pods and not has_constraints:
             return Status(Code.SKIP)
+        err = pod.affinity_parse_error
+        if err is not None:
+            return Status.error(f"failed to parse pod: {err}")
         snapshot = self.handle.snapshot
         all_ns = snapshot.objects.namespace_labels
         table = snapshot.table()

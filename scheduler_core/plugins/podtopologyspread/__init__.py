@@ -36,6 +36,7 @@ from .common import (
     DO_NOT_SCHEDULE,
     SCHEDULE_ANYWAY,
     SYSTEM_DEFAULT_CONSTRAINTS,
+    ConstraintError,
     get_constraints,
     matching_per_row,
 )
@@ -128,7 +129,10 @@ class PodTopologySpread(PreFilterPlugin, PreFilterExtensions, FilterPlugin, PreS
 
     # -- PreFilter / extensions / Filter -----------------------------------------------------
     def pre_filter(self, state, pod):
-        constraints = self._constraints(pod, DO_NOT_SCHEDULE)
+        try:
+            constraints = self._constraints(pod, DO_NOT_SCHEDULE)
+        except ConstraintError as e:
+            return None, Status.error(f"get constraints from pod: {e}")
         if not constraints:
             return None, Status(Code.SKIP)
         state.write(PRE_FILTER_KEY, compute_pre_filter_state(pod, constraints, self.handle.snapshot.table()))
@@ -198,7 +202,10 @@ class PodTopologySpread(PreFilterPlugin, PreFilterExtensions, FilterPlugin, PreS
         all_nodes = self.handle.snapshot.node_infos
         if not all_nodes:
             return Status(Code.SKIP)
-        constraints = self._constraints(pod, SCHEDULE_ANYWAY)
+        try:
+            constraints = self._constraints(pod, SCHEDULE_ANYWAY)
+        except ConstraintError as e:
+            return Status.error(f"calculating preScoreState: {e}")
         if not constraints:
             return Status(Code.SKIP)
         require_all = bool(pod.spread_constraints) or not self.system_defaulted

@@ -28,6 +28,10 @@ _RS = ("apps", "v1", "ReplicaSet")
 _SS = ("apps", "v1", "StatefulSet")
 
 
+class ConstraintError(ValueError):
+    """getConstraints' error: a constraint whose labelSelector LabelSelectorAsSelector rejects."""
+
+
 class Constraint:
     """topologySpreadConstraint: a pod's (or default) constraint with its selector resolved.
 
@@ -71,12 +75,17 @@ def merge_match_labels(sel: LabelSelector, extra: dict) -> LabelSelector:
 
 
 def filter_constraints(constraints, pod_labels: dict, action: str) -> list:
-    """filterTopologySpreadConstraints: those with ``action``, matchLabelKeys merged into the selector."""
+    """filterTopologySpreadConstraints: those with ``action``, matchLabelKeys merged into the selector.
+
+    Raises ConstraintError for the first of them whose selector does not convert (kube's error).
+    """
     out = []
     for c in constraints:
         if c.when_unsatisfiable != action:
             continue
         sel = c.selector
+        if sel.parse_error is not None:
+            raise ConstraintError(sel.parse_error)
         if c.match_label_keys:
             extra = {k: pod_labels[k] for k in c.match_label_keys if k in pod_labels}
             if extra:
@@ -117,10 +126,11 @@ def _selector_requirements(raw):
         sel = LabelSelector(raw)
     except ParseError:
         return None
+    if sel.parse_error is not None:
+        # DefaultSelector ignores a selector LabelSelectorAsSelector rejects.
+        return None
     exprs = [{"key": k, "operator": "In", "values": [v]} for k, v in sel.match_labels]
     for key, op, values in sel.expressions:
-        if op in ("Exists", "DoesNotExist") and values:
-            return None
         exprs.append({"key": key, "operator": op, "values": sorted(values)})
     return exprs
 
@@ -167,9 +177,16 @@ def build_default_constraints(pod, default_constraints, objects, action: str) ->
 
 
 def get_constraints(pod, default_constraints, objects, action: str) -> list:
-    """The pod's own constraints with ``action`` if it has any constraint, else the defaults."""
+    """The pod's own constraints with ``action`` if it has any constraint, else the defaults.
+
+    Raises ConstraintError with kube's message when one of the pod's selectors does not convert.
+    """
     if pod.spread_constraints:
-        return filter_constraints(pod.spread_constraints, pod.labels, action)
+        try:
+            return filter_constraints(pod.spread_constraints, pod.labels, action)
+        except ConstraintError as e:
+            hardness = "hard" if action == DO_NOT_SCHEDULE else "soft"
+            raise ConstraintError(f"obtaining pod's {hardness} topology spread constraints: {e}") from None
     return build_default_constraints(pod, default_constraints, objects, action)
 
 
