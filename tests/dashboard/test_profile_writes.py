@@ -162,9 +162,11 @@ def test_the_admin_shows_profiles_and_versions_but_writes_neither(shared):
     assert _state(profile) == before
 
 
-def test_a_scenario_load_changes_no_profile_a_hidden_cluster_uses(shared):
+def test_a_scenario_load_changes_no_profile_a_hidden_cluster_uses(shared, settings):
     """A scenario's configuration becomes profile "<cluster>-<scenario>": when that profile exists and a cluster the
-    loader cannot edit uses it, the load is refused; otherwise it is a version, applied and audited."""
+    loader cannot edit uses it, the load is refused; otherwise it is a version, applied and audited. (The extender
+    it names is under the deployment's allow list, so editors may name it.)"""
+    settings.SCHEDSCOPE = dict(settings.SCHEDSCOPE, EXTENDER_ALLOW=("http://127.0.0.1:9",))
     taken = SchedulerProfile.objects.create(name="open-x", document=doc())
     services.ensure_versions(taken)
     Cluster.objects.filter(name=HIDDEN).update(profile=taken)
