@@ -3,51 +3,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 
+from .cli_options import add_plugin_options, read_config, read_one, registry_from_args
 from .config import ConfigError
-from .framework.guard import DEFAULT_CALL_TIMEOUT
 from .framework.profile import FrameworkError
-from .plugins.registry import PluginLoadError, build_registry
-from .scenario import ScenarioError, load_documents, load_scenario
-
-
-def _read_one(path: str, what: str = "object"):
-    """The one document of a YAML or JSON file (a ScenarioError naming the file otherwise)."""
-    label = os.path.basename(path)
-    try:
-        with open(path, encoding="utf-8") as f:
-            docs = load_documents(f.read(), label)
-    except OSError as err:
-        raise ScenarioError(f"{label}: {err.strerror}") from None
-    if len(docs) != 1 or not isinstance(docs[0], dict):
-        raise ScenarioError(f"{label}: expected one {what}")
-    return docs[0]
-
-
-def _read_config(path: str):
-    return _read_one(path, "KubeSchedulerConfiguration document")
-
-
-def add_plugin_options(parser) -> None:
-    """``--plugin`` and ``--plugin-timeout``: out-of-tree plugins for a command that builds profiles."""
-    parser.add_argument("--plugin", action="append", default=[], metavar="MODULE:CLASS",
-                        help="register an out-of-tree plugin class (repeatable); plugins of the "
-                             "scheduler_core.plugins entry-point group are always registered")
-    parser.add_argument("--plugin-timeout", type=float, default=DEFAULT_CALL_TIMEOUT, metavar="SECONDS",
-                        help=f"time budget of each out-of-tree plugin call (default {DEFAULT_CALL_TIMEOUT:g}; "
-                             f"0 turns it off)")
-
-
-def registry_from_args(args) -> dict:
-    """The plugin registry for parsed ``add_plugin_options`` arguments (the working directory is importable,
-    as for ``python -m``)."""
-    if args.plugin_timeout < 0:
-        raise PluginLoadError("--plugin-timeout: must not be negative")
-    if args.plugin and os.getcwd() not in sys.path and "" not in sys.path:
-        sys.path.insert(0, os.getcwd())
-    return build_registry(args.plugin, call_timeout=args.plugin_timeout)
+from .plugins.registry import PluginLoadError
+from .run import add_run_parser
+from .scenario import ScenarioError, load_scenario
 
 
 def format_text(traces, out, suggestions=None):
@@ -81,7 +44,7 @@ def format_text(traces, out, suggestions=None):
 def cmd_simulate(args) -> int:
     from .simulate import Simulation, golden_document
     scenario = load_scenario(args.scenario)
-    config_doc = _read_config(args.config) if args.config else None
+    config_doc = read_config(args.config) if args.config else None
     sim = Simulation(scenario, config_doc=config_doc, tie_break=args.tie_break, seed=args.seed,
                      registry=registry_from_args(args))
     explaining = args.explain and args.format != "golden"
@@ -112,16 +75,16 @@ def cmd_simulate(args) -> int:
 def cmd_whatif(args) -> int:
     from . import whatif
     scenario = load_scenario(args.scenario)
-    config_doc = _read_config(args.config) if args.config else None
+    config_doc = read_config(args.config) if args.config else None
     try:
         if args.question == "capacity":
-            template = whatif.template_from_manifest(_read_one(args.pod))
+            template = whatif.template_from_manifest(read_one(args.pod))
             result = whatif.capacity(scenario, template, config_doc, max_copies=args.max_copies,
                                      preemption=args.preemption)
         elif args.question == "drain":
             result = whatif.drain(scenario, args.nodes, config_doc=config_doc)
         else:
-            result = whatif.add_nodes(scenario, _read_one(args.node), args.count, config_doc)
+            result = whatif.add_nodes(scenario, read_one(args.node), args.count, config_doc)
     except whatif.WhatIfError as err:
         raise ScenarioError(str(err)) from None
     if args.json:
@@ -168,12 +131,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_plugin_options(sim)
     sim.set_defaults(func=cmd_simulate)
     add_whatif_parser(sub)
-    try:
-        from .run import add_run_parser
-    except ImportError:
-        pass
-    else:
-        add_run_parser(sub)
+    add_run_parser(sub)
     return ap
 
 

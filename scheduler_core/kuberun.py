@@ -17,6 +17,7 @@ import sys
 import threading
 import time
 
+from .cli_options import read_config
 from .clock import Clock
 from .cluster.kube import KubeCluster
 from .cluster.leaderelection import STOPPED, LeaderElector, LeaseLock, config_seconds
@@ -112,10 +113,9 @@ def main(argv=None) -> int:
     gcpolicy.configure()
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    from .cli import _read_config
     from .plugins.registry import in_tree_registry
     registry = in_tree_registry()
-    config = load_config(_read_config(args.config), registry) if args.config else default_config(registry)
+    config = load_config(read_config(args.config), registry) if args.config else default_config(registry)
     raw = config.raw or {}
     cc, le = raw.get("clientConnection") or {}, raw.get("leaderElection") or {}
     cluster = KubeCluster(kubeconfig=args.kubeconfig or cc.get("kubeconfig") or None, context=args.context,

@@ -16,6 +16,7 @@ import json
 import sys
 import time
 
+from .cli_options import add_plugin_options, read_config, registry_from_args
 from .clock import FakeClock
 from .cluster.simulated import SimulatedCluster
 from .config import default_config, load_config
@@ -208,7 +209,6 @@ class LoopRun:
 
 def add_run_parser(subparsers) -> None:
     """Register the ``run`` command."""
-    from .cli import add_plugin_options
     p = subparsers.add_parser("run", help="the full scheduling loop (queue, cache, binding, preemption) over "
                                           "a simulated cluster")
     p.add_argument("scenario")
@@ -228,9 +228,8 @@ def add_run_parser(subparsers) -> None:
 
 
 def cmd_run(args) -> int:
-    from .cli import _read_config, registry_from_args
     scenario = load_scenario(args.scenario)
-    config_doc = _read_config(args.config) if args.config else None
+    config_doc = read_config(args.config) if args.config else None
     sink = JsonLinesSink(args.trace) if args.trace else None
     t0 = time.perf_counter()
     try:

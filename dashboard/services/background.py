@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 
+from celery import current_app
 from django.conf import settings
 from django.db import connection
 
@@ -12,8 +13,7 @@ def start(task: str, execute, pk: int, name: str) -> None:
     """The Celery task named ``task`` with ``pk`` when there is a broker, else ``execute(pk)`` in a daemon thread
     named ``name`` (the task is sent by name: the modules that start work need not import the tasks')."""
     if settings.SCHEDULER_MODE == "celery":
-        from ..celery import app
-        app.send_task(task, args=[pk])
+        current_app.send_task(task, args=[pk])
         return
 
     def target():
