@@ -366,6 +366,14 @@ class Framework:
             ratio = max(found, 1) / (pos + 1)
         return feasible, Rejections(nodes, rej_pos, rej_gid, statuses), visited, None
 
+    def has_pre_filter_extensions(self, state) -> bool:
+        """Whether AddPod / RemovePod would reach a PreFilter extension (one not skipped in ``state``).
+        Without one, a dry run can use ``state`` itself instead of a clone: Filter plugins change nothing
+        that a clone would copy (their only writes are VolumeBinding's per-node results, in data that
+        clones share as in kube, and node-independent caches)."""
+        skip = state.skip_filter_plugins
+        return any(name not in skip for name, _ext in self._pre_filter_ext)
+
     def run_pre_filter_extension_add_pod(self, state, pod, pod_to_add, node_info):
         for name, ext in self._pre_filter_ext:
             if name in state.skip_filter_plugins:
@@ -393,7 +401,7 @@ class Framework:
         nominated = [p for p in candidates if p.priority >= pod.priority and p.uid != pod.uid]
         if not nominated:
             return self.run_filter(state, pod, node_info)
-        state_out = state.clone()
+        state_out = state.clone() if self.has_pre_filter_extensions(state) else state
         info_out = node_info.clone()
         for p in nominated:
             info_out.add_pod(p)

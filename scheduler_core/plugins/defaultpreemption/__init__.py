@@ -138,11 +138,13 @@ class DefaultPreemption(PostFilterPlugin):
         potential = [p for p in node_info.pods if p.priority < prio]
         if not potential:
             return None, 0, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, NO_VICTIMS)
+        ext = fwk.has_pre_filter_extensions(state)  # without one, AddPod / RemovePod would do nothing
         for p in potential:
             node_info.remove_pod(p)
-            st = fwk.run_pre_filter_extension_remove_pod(state, pod, p, node_info)
-            if st is not None:
-                return None, 0, st
+            if ext:
+                st = fwk.run_pre_filter_extension_remove_pod(state, pod, p, node_info)
+                if st is not None:
+                    return None, 0, st
         st = fwk.run_filter_with_nominated_pods(state, pod, node_info, nominated)
         if st is not None:
             return None, 0, st
@@ -153,15 +155,17 @@ class DefaultPreemption(PostFilterPlugin):
         for group, is_violating in ((violating, True), (non_violating, False)):
             for p in group:
                 node_info.add_pod(p)
-                st = fwk.run_pre_filter_extension_add_pod(state, pod, p, node_info)
-                if st is not None:
-                    return None, 0, st
+                if ext:
+                    st = fwk.run_pre_filter_extension_add_pod(state, pod, p, node_info)
+                    if st is not None:
+                        return None, 0, st
                 if fwk.run_filter_with_nominated_pods(state, pod, node_info, nominated) is None:
                     continue
                 node_info.remove_pod(p)
-                st = fwk.run_pre_filter_extension_remove_pod(state, pod, p, node_info)
-                if st is not None:
-                    return None, 0, st
+                if ext:
+                    st = fwk.run_pre_filter_extension_remove_pod(state, pod, p, node_info)
+                    if st is not None:
+                        return None, 0, st
                 victims.append(p)
                 if is_violating:
                     num_violating += 1
