@@ -372,7 +372,10 @@ class Framework:
         that a clone would copy (their only writes are VolumeBinding's per-node results, in data that
         clones share as in kube, and node-independent caches)."""
         skip = state.skip_filter_plugins
-        return any(name not in skip for name, _ext in self._pre_filter_ext)
+        for name, _ext in self._pre_filter_ext:
+            if name not in skip:
+                return True
+        return False
 
     def run_pre_filter_extension_add_pod(self, state, pod, pod_to_add, node_info):
         for name, ext in self._pre_filter_ext:
