@@ -11,7 +11,7 @@ import time
 import numpy as np
 
 from .framework.cycle_state import CycleState
-from .framework.runtime import PREFILTER_RESULT_MSG
+from .framework.runtime import PREFILTER_RESULT_MSG, nominated_pods_to_add
 from .framework.status import Code, Status
 from .lazy import LazyDict, LazyList
 from .trace import CycleTrace
@@ -287,9 +287,7 @@ def _pass_filters_batch(fwk, ctx, state, pod, nodes, tr, snapshot, start, num_to
     if nominated is not None:
         # Only nodes with a nominated pod that RunFilterPluginsWithNominatedPods would add (priority >= the
         # pod's, not the pod itself) need its two passes; on the others it is the plain Filter.
-        prio, uid = pod.priority, pod.uid
-        names = [name for name in ctx.nominated_node_names()
-                 if any(p.priority >= prio and p.uid != uid for p in nominated(name))]
+        names = [name for name in ctx.nominated_node_names() if nominated_pods_to_add(pod, name, nominated)]
         if names:
             nominated_rows = np.array([table.row_of(name) for name in names], dtype=np.int64)
     feasible, rejected, visited, err = fwk.run_filter_batch(

@@ -52,8 +52,9 @@ class NodeInfo:
         self._update(pod, 1)
 
     def remove_pod(self, pod) -> bool:
+        uid = pod.uid
         for i, p in enumerate(self.pods):
-            if p.uid == pod.uid:
+            if p.uid == uid:
                 del self.pods[i]
                 break
         else:
@@ -62,7 +63,7 @@ class NodeInfo:
             if not lst:
                 continue
             for i, q in enumerate(lst):
-                if q.uid == pod.uid:
+                if q.uid == uid:
                     del lst[i]
                     break
         self._update(p, -1)

@@ -1,16 +1,19 @@
 """The faster preemption paths decide exactly as before: the dry run shares the CycleState when no PreFilter
-extension is active, and the batch Filter sends only nodes with nominated pods of priority >= the pod's
-through the two-pass Filter. On seeded random clusters with priorities, PDBs, nominated pods, pod
-anti-affinity and spread constraints, every cycle (statuses, preemption record, victims, nominated node),
-the placements and the evictions are the same as with the old behaviour (state cloned for every node and
-nominated-pods check, per-node Filter with every node's nominated pods)."""
+extension is active and runs the plain Filter on nodes without a nominated pod to add, and the batch Filter
+sends only nodes with nominated pods of priority >= the pod's through the two-pass Filter. On seeded random
+clusters with priorities, PDBs, nominated pods, pod anti-affinity and spread constraints, every cycle (statuses, preemption record, victims, nominated node),
+the placements, the evictions and the nominations are the same as with the old behaviour (patched back in:
+state cloned for every dry-run node and two-pass Filter, the two-pass Filter for every node with nominated
+pods), on the batch and on the per-node Filter path."""
 import random
 
 import pytest
 
+from scheduler_core import schedule_one
 from scheduler_core.cluster.simulated import SimulatedCluster
 from scheduler_core.framework.cycle_state import CycleState
 from scheduler_core.framework.runtime import Framework
+from scheduler_core.plugins import defaultpreemption
 from scheduler_core.scenario import scenario_from_data
 from scheduler_core.scheduler import Scheduler
 from scheduler_core.trace import CallbackSink
@@ -68,15 +71,19 @@ def random_preemption_cluster(seed: int, n: int = 40) -> dict:
     pending = []
     for i in range(rng.randint(15, 30)):
         nominated = rng.choice(nodes)["metadata"]["name"] if rng.random() < 0.3 else None
-        pending.append(_pod(rng, f"p{i:02d}", rng.choice([0, 3, 5, 10]), rng.choice(["1", "1500m", "2500m"]),
+        pending.append(_pod(rng, f"p{i:02d}", rng.choice([0, 5, 10, 10, 10]), rng.choice(["1", "1500m", "2500m"]),
                             nominated=nominated, constraints=True))
     return {"nodes": nodes, "pods": pods, "pending": pending, "poddisruptionbudgets": pdbs}
 
 
 def _run(data, batch: bool, seed: int, old: bool, monkeypatch):
     with monkeypatch.context() as m:
-        if old:  # the old behaviour: a cloned CycleState for every dry-run node and nominated-pods check
+        if old:
+            # The old behaviour: a cloned CycleState for every dry-run node and two-pass Filter, the two-pass
+            # Filter for every dry-run check and for every node with a nominated pod in the batch Filter.
             m.setattr(Framework, "has_pre_filter_extensions", lambda self, state: True)
+            m.setattr(defaultpreemption, "nominated_pods_to_add", lambda pod, name, nominated: [pod])
+            m.setattr(schedule_one, "nominated_pods_to_add", lambda pod, name, nominated: [pod])
         cluster = SimulatedCluster.from_scenario(scenario_from_data(data))
         traces = []
 
@@ -101,8 +108,8 @@ def test_random_preemption_clusters_decide_as_before(seed, monkeypatch):
     data = random_preemption_cluster(seed)
     old = _run(data, False, seed, True, monkeypatch)
     assert old[2]  # victims were evicted
-    for batch in (True, False):
-        new = _run(data, batch, seed, False, monkeypatch)
+    for batch, is_old in ((True, True), (True, False), (False, False)):
+        new = _run(data, batch, seed, is_old, monkeypatch)
         assert new[1:] == old[1:]
         assert len(new[0]) == len(old[0])
         for x, y in zip(new[0], old[0]):

@@ -13,6 +13,8 @@ Cluster client contract (``handle.client``; None in the one-pass simulation, whe
 """
 from __future__ import annotations
 
+from functools import partial
+
 from ...framework.gosort import sort_slice
 from ...framework.interface import PostFilterPlugin, PostFilterResult
 from ...framework.preemption import (
@@ -21,6 +23,7 @@ from ...framework.preemption import (
     more_important_pod,
 )
 from ...framework.profile import FrameworkError
+from ...framework.runtime import nominated_pods_to_add
 from ...framework.status import Code, Status
 from .. import names
 
@@ -134,6 +137,12 @@ class DefaultPreemption(PostFilterPlugin):
         Returns (victims, number of PDB-violating victims, status)."""
         fwk = self.handle.framework
         nominated = self.handle.nominated_pods_for_node
+        # The nominations cannot change during a dry run: without a nominated pod to add, every Filter below
+        # is the plain one.
+        if nominated_pods_to_add(pod, node_info.name, nominated):
+            run_filter = partial(fwk.run_filter_with_nominated_pods, state, pod, node_info, nominated)
+        else:
+            run_filter = partial(fwk.run_filter, state, pod, node_info)
         prio = pod.priority
         potential = [p for p in node_info.pods if p.priority < prio]
         if not potential:
@@ -145,7 +154,7 @@ class DefaultPreemption(PostFilterPlugin):
                 st = fwk.run_pre_filter_extension_remove_pod(state, pod, p, node_info)
                 if st is not None:
                     return None, 0, st
-        st = fwk.run_filter_with_nominated_pods(state, pod, node_info, nominated)
+        st = run_filter()
         if st is not None:
             return None, 0, st
         sort_slice(potential, more_important_pod)
@@ -159,7 +168,7 @@ class DefaultPreemption(PostFilterPlugin):
                     st = fwk.run_pre_filter_extension_add_pod(state, pod, p, node_info)
                     if st is not None:
                         return None, 0, st
-                if fwk.run_filter_with_nominated_pods(state, pod, node_info, nominated) is None:
+                if run_filter() is None:
                     continue
                 node_info.remove_pod(p)
                 if ext:
