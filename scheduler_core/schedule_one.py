@@ -11,7 +11,7 @@ import time
 import numpy as np
 
 from .framework.cycle_state import CycleState
-from .framework.runtime import PREFILTER_RESULT_MSG
+from .framework.runtime import PREFILTER_RESULT_MSG, nominated_pods_to_add
 from .framework.status import Code, Status
 from .lazy import LazyDict, LazyList
 from .trace import CycleTrace
@@ -283,8 +283,11 @@ def _pass_filters_batch(fwk, ctx, state, pod, nodes, tr, snapshot, start, num_to
     all_nodes = snapshot.node_infos
     rows_all = None if nodes is all_nodes else np.fromiter((ni.index for ni in nodes), np.int64, len(nodes))
     nominated_rows = None
-    if ctx.nominated_pods_for_node is not None:
-        names = ctx.nominated_node_names()
+    nominated = ctx.nominated_pods_for_node
+    if nominated is not None:
+        # Only nodes with a nominated pod that RunFilterPluginsWithNominatedPods would add (priority >= the
+        # pod's, not the pod itself) need its two passes; on the others it is the plain Filter.
+        names = [name for name in ctx.nominated_node_names() if nominated_pods_to_add(pod, name, nominated)]
         if names:
             nominated_rows = np.array([table.row_of(name) for name in names], dtype=np.int64)
     feasible, rejected, visited, err = fwk.run_filter_batch(

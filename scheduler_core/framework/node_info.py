@@ -52,15 +52,18 @@ class NodeInfo:
         self._update(pod, 1)
 
     def remove_pod(self, pod) -> bool:
+        uid = pod.uid
         for i, p in enumerate(self.pods):
-            if p.uid == pod.uid:
+            if p.uid == uid:
                 del self.pods[i]
                 break
         else:
             return False
         for lst in (self.pods_with_affinity, self.pods_with_required_anti_affinity):
+            if not lst:
+                continue
             for i, q in enumerate(lst):
-                if q.uid == pod.uid:
+                if q.uid == uid:
                     del lst[i]
                     break
         self._update(p, -1)
@@ -68,26 +71,33 @@ class NodeInfo:
 
     def _update(self, pod, sign: int):
         req = self.requested
-        for k, v in pod.requests.items():
-            req[k] = req.get(k, 0) + sign * v
+        get = req.get
+        if sign > 0:
+            for k, v in pod.requests.items():
+                req[k] = get(k, 0) + v
+        else:
+            for k, v in pod.requests.items():
+                req[k] = get(k, 0) - v
         self.nonzero_cpu += sign * pod.nonzero_cpu
         self.nonzero_memory += sign * pod.nonzero_memory
-        for port in pod.host_ports:
-            # kube's HostPortInfo is a set: removing a pod frees its ports even if another pod listed them.
-            if sign > 0:
-                self.used_ports[port] = 1
-            else:
-                self.used_ports.pop(port, None)
-        for vol in pod.volumes:
-            claim = (vol.get("persistentVolumeClaim") or {}).get("claimName") if isinstance(vol, dict) else None
-            if claim:
-                key = f"{pod.namespace}/{claim}"
-                n = self.pvc_ref_counts.get(key, 0) + sign
-                if n:
-                    self.pvc_ref_counts[key] = n
+        if pod.host_ports:
+            for port in pod.host_ports:
+                # kube's HostPortInfo is a set: removing a pod frees its ports even if another pod listed them.
+                if sign > 0:
+                    self.used_ports[port] = 1
                 else:
-                    self.pvc_ref_counts.pop(key, None)
-        self.generation = next_generation()
+                    self.used_ports.pop(port, None)
+        if pod.volumes:
+            for vol in pod.volumes:
+                claim = (vol.get("persistentVolumeClaim") or {}).get("claimName") if isinstance(vol, dict) else None
+                if claim:
+                    key = f"{pod.namespace}/{claim}"
+                    n = self.pvc_ref_counts.get(key, 0) + sign
+                    if n:
+                        self.pvc_ref_counts[key] = n
+                    else:
+                        self.pvc_ref_counts.pop(key, None)
+        self.generation = next(_generations)
         if self.dirty is not None:
             self.dirty.add(self.index)
 

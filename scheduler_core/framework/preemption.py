@@ -239,6 +239,7 @@ class Evaluator:
         errors = []
         n = len(potential)
         prio = pod.priority
+        clone_state = self.handle.framework.has_pre_filter_extensions(state)
         for i in range(n):
             ni = potential[(offset + i) % n]
             for p in ni.pods:
@@ -250,7 +251,8 @@ class Evaluator:
                                            "No preemption victims found for incoming pod")
                 continue
             info_copy = ni.clone()
-            victims, num_violations, st = self.policy.select_victims_on_node(state.clone(), pod, info_copy, pdbs)
+            state_copy = state.clone() if clone_state else state
+            victims, num_violations, st = self.policy.select_victims_on_node(state_copy, pod, info_copy, pdbs)
             if st is None and victims:
                 c = Candidate(ni.name, victims, num_violations)
                 bucket = violating if num_violations else non_violating

@@ -40,6 +40,15 @@ def _int_array(values):
         return None
 
 
+def nominated_pods_to_add(pod, node_name: str, nominated_pods_for_node) -> list:
+    """The pods nominated to a node that RunFilterPluginsWithNominatedPods adds for ``pod``: priority >= the
+    pod's, not the pod itself. Empty when there are none (then that Filter is the plain one)."""
+    if nominated_pods_for_node is None:
+        return []
+    prio, uid = pod.priority, pod.uid
+    return [p for p in nominated_pods_for_node(node_name) if p.priority >= prio and p.uid != uid]
+
+
 class Rejections:
     """The rejected nodes of a batch Filter search, in visiting order, without per-node objects:
     positions in the searched node list and, per node, the index of its Status in ``statuses``."""
@@ -366,6 +375,17 @@ class Framework:
             ratio = max(found, 1) / (pos + 1)
         return feasible, Rejections(nodes, rej_pos, rej_gid, statuses), visited, None
 
+    def has_pre_filter_extensions(self, state) -> bool:
+        """Whether AddPod / RemovePod would reach a PreFilter extension (one not skipped in ``state``).
+        Without one, a dry run can use ``state`` itself instead of a clone: Filter plugins change nothing
+        that a clone would copy (their only writes are VolumeBinding's per-node results, in data that
+        clones share as in kube, and node-independent caches)."""
+        skip = state.skip_filter_plugins
+        for name, _ext in self._pre_filter_ext:
+            if name not in skip:
+                return True
+        return False
+
     def run_pre_filter_extension_add_pod(self, state, pod, pod_to_add, node_info):
         for name, ext in self._pre_filter_ext:
             if name in state.skip_filter_plugins:
@@ -387,13 +407,10 @@ class Framework:
 
     def run_filter_with_nominated_pods(self, state, pod, node_info, nominated_pods_for_node=None):
         """RunFilterPluginsWithNominatedPods (§1.2.2): fit with and without higher-priority nominees."""
-        candidates = nominated_pods_for_node(node_info.name) if nominated_pods_for_node is not None else None
-        if not candidates:
-            return self.run_filter(state, pod, node_info)
-        nominated = [p for p in candidates if p.priority >= pod.priority and p.uid != pod.uid]
+        nominated = nominated_pods_to_add(pod, node_info.name, nominated_pods_for_node)
         if not nominated:
             return self.run_filter(state, pod, node_info)
-        state_out = state.clone()
+        state_out = state.clone() if self.has_pre_filter_extensions(state) else state
         info_out = node_info.clone()
         for p in nominated:
             info_out.add_pod(p)

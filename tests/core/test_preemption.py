@@ -217,6 +217,20 @@ def test_simulation_does_not_evict():
     assert [p.name for p in env.snapshot.get("node1").pods] == ["p1"]
 
 
+@pytest.mark.parametrize("nominee_prio, candidate", [(10, False), (5, True)])
+def test_dry_run_counts_nominated_pods_of_equal_or_higher_priority(nominee_prio, candidate):
+    """The dry run filters with the node's nominated pods of priority >= the preemptor's (and only those):
+    with the 2-cpu nominee of equal priority the 3-cpu preemptor cannot fit even with both low pods gone."""
+    low = [make_pod(f"low{i}", 0, cpu="1", node="node1") for i in range(2)]
+    nominee = make_pod("nominee", nominee_prio, cpu="2", nominated="node1")
+    env = Env([make_node("node1")], low, nominated={"node1": [nominee]})
+    cands, statuses = env.dry_run(make_pod("hi", 10, cpu="3"))
+    if candidate:
+        assert victims_of(cands) == {"node1": (["low1"], 0)}  # low0 is reprieved: 3 cpus are enough
+    else:
+        assert cands == [] and statuses["node1"].reasons == ["Insufficient cpu"]
+
+
 # -- the cluster client: evictions and nomination clearing -------------------------------------
 def test_client_evicts_victims_and_clears_lower_nominations():
     client = FakeClient()

@@ -13,6 +13,8 @@ Cluster client contract (``handle.client``; None in the one-pass simulation, whe
 """
 from __future__ import annotations
 
+from functools import partial
+
 from ...framework.gosort import sort_slice
 from ...framework.interface import PostFilterPlugin, PostFilterResult
 from ...framework.preemption import (
@@ -21,6 +23,7 @@ from ...framework.preemption import (
     more_important_pod,
 )
 from ...framework.profile import FrameworkError
+from ...framework.runtime import nominated_pods_to_add
 from ...framework.status import Code, Status
 from .. import names
 
@@ -134,16 +137,24 @@ class DefaultPreemption(PostFilterPlugin):
         Returns (victims, number of PDB-violating victims, status)."""
         fwk = self.handle.framework
         nominated = self.handle.nominated_pods_for_node
+        # The nominations cannot change during a dry run: without a nominated pod to add, every Filter below
+        # is the plain one.
+        if nominated_pods_to_add(pod, node_info.name, nominated):
+            run_filter = partial(fwk.run_filter_with_nominated_pods, state, pod, node_info, nominated)
+        else:
+            run_filter = partial(fwk.run_filter, state, pod, node_info)
         prio = pod.priority
         potential = [p for p in node_info.pods if p.priority < prio]
         if not potential:
             return None, 0, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, NO_VICTIMS)
+        ext = fwk.has_pre_filter_extensions(state)  # without one, AddPod / RemovePod would do nothing
         for p in potential:
             node_info.remove_pod(p)
-            st = fwk.run_pre_filter_extension_remove_pod(state, pod, p, node_info)
-            if st is not None:
-                return None, 0, st
-        st = fwk.run_filter_with_nominated_pods(state, pod, node_info, nominated)
+            if ext:
+                st = fwk.run_pre_filter_extension_remove_pod(state, pod, p, node_info)
+                if st is not None:
+                    return None, 0, st
+        st = run_filter()
         if st is not None:
             return None, 0, st
         sort_slice(potential, more_important_pod)
@@ -153,15 +164,17 @@ class DefaultPreemption(PostFilterPlugin):
         for group, is_violating in ((violating, True), (non_violating, False)):
             for p in group:
                 node_info.add_pod(p)
-                st = fwk.run_pre_filter_extension_add_pod(state, pod, p, node_info)
-                if st is not None:
-                    return None, 0, st
-                if fwk.run_filter_with_nominated_pods(state, pod, node_info, nominated) is None:
+                if ext:
+                    st = fwk.run_pre_filter_extension_add_pod(state, pod, p, node_info)
+                    if st is not None:
+                        return None, 0, st
+                if run_filter() is None:
                     continue
                 node_info.remove_pod(p)
-                st = fwk.run_pre_filter_extension_remove_pod(state, pod, p, node_info)
-                if st is not None:
-                    return None, 0, st
+                if ext:
+                    st = fwk.run_pre_filter_extension_remove_pod(state, pod, p, node_info)
+                    if st is not None:
+                        return None, 0, st
                 victims.append(p)
                 if is_violating:
                     num_violating += 1

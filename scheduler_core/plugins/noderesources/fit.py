@@ -87,6 +87,7 @@ class Fit(PreFilterPlugin, FilterPlugin, ResourceAllocationScoring):
         errs = validate_fit_args(args)
         if errs:
             raise FrameworkError(aggregate(errs))
+        self._last_scalars = None  # (requests dict, its scalar resources) of the last insufficient() call
         self.ignored_resources = frozenset(args.get("ignoredResources") or ())
         self.ignored_groups = frozenset(args.get("ignoredResourceGroups") or ())
         strategy = args["scoringStrategy"]
@@ -126,11 +127,17 @@ class Fit(PreFilterPlugin, FilterPlugin, ResourceAllocationScoring):
         used = node_info.requested
         if len(node_info.pods) + 1 > alloc.get("pods", 0):
             reasons.append("Too many pods")
-        scalars = [(k, v) for k, v in req.items() if k not in BASIC and is_scalar_resource(k)]
-        if not req.get("cpu") and not req.get("memory") and not req.get("ephemeral-storage") and not scalars:
+        last = self._last_scalars
+        if last is not None and last[0] is req:
+            scalars = last[1]
+        else:  # req is a pod's requests, which never change: one pass per pod, not per node
+            scalars = [(k, v) for k, v in req.items() if k not in BASIC and is_scalar_resource(k)]
+            self._last_scalars = (req, scalars)
+        get = req.get
+        if not get("cpu") and not get("memory") and not get("ephemeral-storage") and not scalars:
             return reasons
         for res in BASIC:
-            v = req.get(res, 0)
+            v = get(res, 0)
             if v > 0 and v > alloc.get(res, 0) - used.get(res, 0):
                 reasons.append(f"Insufficient {res}")
         for res, v in scalars:
