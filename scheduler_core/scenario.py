@@ -95,6 +95,8 @@ def scenario_from_data(data, label: str = "scenario", name: str | None = None) -
             if not isinstance(obj, dict):
                 raise ScenarioError(f"{label}: items[{i}]: expected an object")
             kind = obj.get("kind")
+            if kind is not None and not isinstance(kind, str):
+                raise ScenarioError(f"{label}: items[{i}].kind: expected a string")
             if kind == "PriorityClass":
                 priority_classes.append(obj)
                 continue

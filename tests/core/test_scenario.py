@@ -4,7 +4,7 @@ import json
 import pytest
 
 from scheduler_core.cli import main as cli_main
-from scheduler_core.scenario import scenario_from_data
+from scheduler_core.scenario import ScenarioError, scenario_from_data
 
 
 def test_priority_classes_in_a_list_resolve_pod_priorities():
@@ -42,3 +42,8 @@ def test_bad_input_exits_2_with_one_line(tmp_path, capsys, mutate, expected):
     assert cli_main(["simulate", str(path)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("error: " + expected), err
+
+
+def test_a_list_item_whose_kind_is_not_a_string_is_a_scenario_error():
+    with pytest.raises(ScenarioError, match=r"items\[0\]\.kind: expected a string"):
+        scenario_from_data({"kind": "List", "items": [{"kind": ["Pod"]}]}, label="x.json")
