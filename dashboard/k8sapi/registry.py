@@ -144,3 +144,14 @@ async def lookup(name: str):
     """(ApiCluster, cluster id) of a simulated cluster; 404 when there is none of that name."""
     return _cached(name) or await sync_to_async(_lookup_sync)(name)
 
+
+
+def forget() -> None:
+    """Drop every cached name lookup and loaded cluster, as a new process starts (the tests, which reuse cluster
+    names for new rows, begin each test so)."""
+    with _guard:
+        stores = list(_stores.values())
+        _stores.clear()
+        _lookups.clear()
+    for _sig, api in stores:
+        api.close()

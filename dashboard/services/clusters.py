@@ -6,7 +6,7 @@ that drives the cluster (if any). Invalid input raises ScenarioError or Validati
 from __future__ import annotations
 
 from django.conf import settings
-from django.db import IntegrityError
+from django.db import IntegrityError, transaction
 from django.db.models import F
 
 from scheduler_core.config import ConfigError, load_config
@@ -199,7 +199,11 @@ def delete_cluster(cluster: Cluster) -> None:
     """Stop the cluster's loop and delete it with everything it holds (the cluster's row locked first: Django
     deletes the pods before the cluster row)."""
     set_state(cluster, Cluster.STOPPED)
-    with cluster_writes(cluster.pk):
+    with transaction.atomic():
+        # FOR UPDATE, not the writers' FOR NO KEY UPDATE: rows that reference the cluster (a loop still recording a
+        # cycle or a version span) wait for the delete instead of slipping in between Django's collection of
+        # related rows and the cluster's own DELETE (a foreign-key violation).
+        list(Cluster.objects.select_for_update().filter(pk=cluster.pk).values_list("pk", flat=True))
         cluster.delete()
 
 

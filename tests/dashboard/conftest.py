@@ -35,6 +35,15 @@ def services(django_db_setup, django_db_blocker):
     livehub.close_db()   # the live path's database thread keeps a connection to the test database
 
 
+@pytest.fixture(autouse=True)
+def fresh_k8s_api_registry():
+    """Each test starts with the simulated Kubernetes API's process caches empty: tests reuse cluster names for new
+    rows within the caches' one-second lifetime."""
+    from dashboard.k8sapi import registry
+    registry.forget()
+    yield
+
+
 def wait_for(predicate, timeout: float = 30.0, interval: float = 0.05, what: str = "condition"):
     """Poll until predicate() is truthy; returns its value or fails the test."""
     end = time.monotonic() + timeout

@@ -307,6 +307,9 @@ class FakeExtender:
     def supports_preemption(self):
         return True
 
+    def ignores(self, err):
+        return self.ignorable
+
     def is_interested(self, pod):
         return self.interested
 
