@@ -34,6 +34,7 @@ from .rowlock import cluster_writes
 from .tracecodec import trace_fields
 
 log = logging.getLogger("dashboard.recorder")
+HOLD_FOR_BINDING_SECONDS = 0.5
 
 CYCLE, EVENT, BIND, DELETE, SNAPSHOT, SHADOW = "cycle", "event", "bind", "delete", "snapshot", "shadow"
 BOUNDED = (CYCLE, EVENT, SHADOW)
@@ -244,12 +245,19 @@ class Recorder(TraceSink):
                         # follow it are committed together or not at all.
                         while self._buf and (len(batch) < self.batch_size or self._buf[0][0] != CYCLE):
                             batch.append(self._buf.popleft())
+                        if batch and self._awaits_binding(batch[-1]):
+                            # The buffer ran dry between a cycle that chose a node and its binding (recorded
+                            # right after the binding cycle): the cycle waits for it, briefly, so that a worker
+                            # killed in between leaves neither (its successor schedules the pod once), never
+                            # the cycle alone (its successor would schedule the pod again).
+                            self._buf.appendleft(batch.pop())
                         if not self._buf:
                             states, self._states = self._states, {}
                         if not batch and not states:
-                            self._idle.set()
-                            if self._stop:
-                                return
+                            if not self._buf:
+                                self._idle.set()
+                                if self._stop:
+                                    return
                             continue
                 self._inflight = len(batch) + len(states)
                 try:
@@ -306,6 +314,12 @@ class Recorder(TraceSink):
                 batch, states = [], {}
         finally:
             connection.close()
+
+    def _awaits_binding(self, record) -> bool:
+        """A cycle that chose a node, recorded less than HOLD_FOR_BINDING_SECONDS ago, while the writer runs on."""
+        kind, payload, t = record
+        return (kind == CYCLE and not self._stop and bool(payload.trace.chosen)
+                and time.monotonic() - t < HOLD_FOR_BINDING_SECONDS)
 
     def _release(self, batch):
         done = sum(1 for kind, _p, _t in batch if kind in BOUNDED)
