@@ -29,7 +29,8 @@ from .clock import FakeClock
 from .cluster.simulated import SimulatedCluster
 from .config import default_config, load_config
 from .explain import explain
-from .objects import LabelSelector, Node, ParseError, Pod
+from .framework.preemption import PDB
+from .objects import Node, ParseError, Pod
 from .plugins.registry import build_registry
 from .scheduler import Scheduler
 from .trace import CallbackSink
@@ -243,18 +244,14 @@ class _Budget:
 
     def __init__(self, raw: dict):
         meta, spec = raw.get("metadata") or {}, raw.get("spec") or {}
-        self.name = f'{meta.get("namespace") or "default"}/{meta.get("name", "")}'
-        self.namespace = meta.get("namespace") or "default"
-        try:
-            sel = LabelSelector(spec.get("selector"), "spec.selector")
-        except ParseError:
-            sel = None
-        self.selector = None if sel is None or sel.nothing or sel.is_empty() else sel
+        self.pdb = PDB(raw)   # namespace and selector, read as preemption reads them
+        self.name = f'{self.pdb.namespace}/{meta.get("name", "")}'
         self.min_available = spec.get("minAvailable")
         self.max_unavailable = spec.get("maxUnavailable")
 
     def covers(self, pod: Pod) -> bool:
-        return self.selector is not None and pod.namespace == self.namespace and self.selector.matches(pod.labels)
+        sel = self.pdb.selector
+        return sel is not None and pod.namespace == self.pdb.namespace and sel.matches(pod.labels)
 
     @staticmethod
     def _scaled(value, total: int) -> int:
