@@ -49,6 +49,9 @@ class Cluster(models.Model):
     runner = models.CharField(max_length=200, blank=True, help_text="who drives the loop now")
     heartbeat = models.DateTimeField(null=True, blank=True)
     restricted = models.BooleanField(default=False, help_text="only its members (and admins) see the cluster")
+    resource_version = models.BigIntegerField(default=0, help_text="the store's newest resourceVersion (simulated)")
+    compacted_rv = models.BigIntegerField(default=0, help_text="the newest change pruned from the change log")
+    kubelet = models.BooleanField(default=True, help_text="simulated kubelet: bound pods run and report Ready")
     created = models.DateTimeField(auto_now_add=True)
 
     def __str__(self):
@@ -101,12 +104,44 @@ class ClusterToken(models.Model):
 
 
 class ClusterState(models.Model):
-    """The simulated cluster's objects other than nodes and pods, and where they came from."""
+    """Where the simulated cluster's state came from (the last scenario loaded into it)."""
 
     cluster = models.OneToOneField(Cluster, on_delete=models.CASCADE, related_name="state")
     source = models.CharField(max_length=300, blank=True)
-    resources = models.JSONField(default=dict, blank=True, help_text="services, namespaces, PVs, PVCs, ... as lists")
     loaded = models.DateTimeField(auto_now=True)
+
+
+class StoredObject(models.Model):
+    """An object of a simulated cluster other than a node, a pod or an event (those have their own tables):
+    services, PVs, PVCs, namespaces, leases, ... as the Kubernetes API stores them (``services.objectstore``)."""
+
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="stored_objects")
+    kind = models.CharField(max_length=64)
+    key = models.CharField(max_length=600, help_text="namespace/name, or name for cluster-scoped kinds")
+    rv = models.BigIntegerField(default=0)
+    raw = models.JSONField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["cluster", "kind", "key"], name="stored_object_unique_key")]
+        ordering = ["cluster", "id"]
+
+
+class StoreChange(models.Model):
+    """One change of a simulated cluster's store, by resourceVersion: what watches and the scheduler follow.
+    ``raw`` is the object after the change (for DELETED: as it was, with the deletion's resourceVersion)."""
+
+    ADDED, MODIFIED, DELETED = "ADDED", "MODIFIED", "DELETED"
+
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="store_changes")
+    rv = models.BigIntegerField()
+    kind = models.CharField(max_length=64)
+    type = models.CharField(max_length=8)
+    key = models.CharField(max_length=600)
+    raw = models.JSONField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["cluster", "rv"], name="store_change_unique_rv")]
+        ordering = ["cluster", "rv"]
 
 
 class Node(models.Model):
@@ -120,6 +155,7 @@ class Node(models.Model):
     unschedulable = models.BooleanField(default=False)
     allocatable = models.JSONField(default=dict, blank=True, help_text="scheduler units: cpu in millicores")
     raw = models.JSONField()
+    rv = models.BigIntegerField(default=0, help_text="resourceVersion of its last change")
     created = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -154,6 +190,7 @@ class Pod(models.Model):
                                help_text="plugins that rejected it last time, as ,A,B, (searchable)")
     last_cycle = models.BigIntegerField(null=True, blank=True, help_text="seq of its latest cycle")
     raw = models.JSONField()
+    rv = models.BigIntegerField(default=0, help_text="resourceVersion of its last change")
     created = models.DateTimeField(auto_now_add=True)
     bound_at = models.DateTimeField(null=True, blank=True)
 
@@ -237,6 +274,8 @@ class SchedulingEvent(models.Model):
     node = models.CharField(max_length=253, blank=True)
     message = models.TextField(blank=True)
     cycle_seq = models.BigIntegerField(null=True, blank=True)
+    rv = models.BigIntegerField(default=0, help_text="resourceVersion (0: recorded before the store)")
+    raw = models.JSONField(null=True, blank=True, help_text="the v1 Event as the Kubernetes API serves it")
 
     class Meta:
         indexes = [models.Index(fields=["cluster", "-time"], name="event_time_idx"),

@@ -1,33 +1,40 @@
-"""Which ApiCluster serves which simulated cluster, and the clusters' API tokens.
+"""Which ApiCluster (watch cache) serves which simulated cluster, and the clusters' API tokens.
 
-A cluster's API state is built from the database (its nodes, pods and other objects) the first time the API is
-asked for it, and lives in this process from then on: API writes change it, not the database. Loading a new
-scenario into the cluster (ClusterState.loaded changes) replaces it; open watches end and their clients re-list.
+A cluster's cache is listed from its store (``services.objectstore``) the first time the API is asked for it and
+then follows the store's change log: before each request (``fresh``), and every FOLLOW_SECONDS while a watch is
+open (``_follow``), so that what any writer stores, in any process, reaches every API process. Writes go through
+``persisting``. Loading a new scenario into the cluster (ClusterState.loaded changes) replaces the cache; open
+watches end and their clients re-list; so does a change log pruned past the cache.
 
 Requests carry one of the cluster's API tokens (``dashboard.services.credentials``: made on the Connect page, the
 REST API or ``manage.py clustertoken``, stored as digests, revocable).
 """
 from __future__ import annotations
 
+import datetime
+import logging
 import os
 import threading
 import time
-import uuid
+from contextlib import contextmanager
 
 from asgiref.sync import sync_to_async
+from django.db import close_old_connections, connection
 
 from scheduler_core.objects import Node, ParseError, Pod
 
-from ..models import Cluster, ClusterState
+from ..models import Cluster, SchedulingEvent
 from ..models import Node as NodeRow
 from ..models import Pod as PodRow
-from ..services import credentials
+from ..services import credentials, objectstore
 from .admission import node_defaults
 from .errors import ApiError
-from .store import ApiCluster, rfc3339
+from .store import EVENT_TTL_SECONDS, EXTRA_KINDS, ApiCluster
 
 WATCH_WINDOW = int(os.environ.get("SCHEDSCOPE_K8S_WATCH_WINDOW", "10000"))
 LOOKUP_TTL_SECONDS = 1.0
+FOLLOW_SECONDS = 0.1
+log = logging.getLogger("dashboard.k8sapi")
 
 _guard = threading.Lock()
 _stores = {}    # cluster name -> (signature, ApiCluster)
@@ -51,40 +58,103 @@ def _signature(name: str):
     return None if row is None else (row[0], row[1], row[2])
 
 
-def _normalized(raw: dict, kind: str, cluster: str, created) -> dict:
-    meta = dict(raw.get("metadata") or {})
-    if kind == "Pod":
-        meta.setdefault("namespace", "default")
-    key = f'{meta.get("namespace", "")}/{meta.get("name", "")}'
-    meta.setdefault("uid", str(uuid.uuid5(uuid.NAMESPACE_URL, f"schedscope:{cluster}:{kind}:{key}")))
-    meta.setdefault("creationTimestamp", rfc3339(created.timestamp()))
-    return dict(raw, apiVersion="v1", kind=kind, metadata=meta)
+def _event_raw(row) -> dict:
+    """A SchedulingEvent as the API serves it: its stored v1 Event, or one made from the columns of a row
+    recorded before the store."""
+    if row.raw:
+        return row.raw
+    regarding = ({"kind": "Pod", "apiVersion": "v1", "namespace": row.pod_namespace, "name": row.pod_name,
+                  "uid": row.pod_uid} if row.pod_uid else {"kind": "Node", "apiVersion": "v1", "name": row.node})
+    ev = objectstore.event_object(regarding["name"] or "cluster", regarding, row.type, row.reason, row.reason,
+                                  row.message, "default-scheduler", row.time.timestamp())
+    ev["metadata"]["uid"] = f"schedscope-event-{row.pk}"
+    return objectstore.with_rv(ev, row.rv)
 
 
-def _load(name: str, pk: int, start_rv: int) -> ApiCluster:
-    nodes = []
-    for row in NodeRow.objects.filter(cluster_id=pk).order_by("id"):
+def _load(name: str, pk: int) -> ApiCluster:
+    """The cache listed from the store, with the initial namespaces and system PriorityClasses it lacks stored
+    (under the cluster's row lock: nothing is written meanwhile)."""
+    with objectstore.writing(pk) as w:
+        nodes = []
+        for row in NodeRow.objects.filter(cluster_id=pk).order_by("id"):
+            raw = objectstore.with_rv(node_defaults(objectstore.stored_node(name, row.raw, row.created.timestamp())),
+                                      row.rv)
+            try:
+                nodes.append(Node(raw))
+            except ParseError:
+                continue   # as for pods below
+        pods = []
+        for row in PodRow.objects.filter(cluster_id=pk).order_by("id"):
+            raw = objectstore.stored_pod(name, row.raw, row.created.timestamp())
+            if row.node_name and not raw["spec"].get("nodeName"):
+                raw["spec"]["nodeName"] = row.node_name
+            try:
+                pods.append(Pod(objectstore.with_rv(raw, row.rv)))
+            except ParseError:
+                continue   # rows are validated when written; a row that no longer parses is not served
+        extra = objectstore.other_objects(pk, [k for k in EXTRA_KINDS if k != "Event"])
+        since = datetime.datetime.now(datetime.timezone.utc) - datetime.timedelta(seconds=EVENT_TTL_SECONDS)
+        extra += [("Event", _event_raw(row)) for row in SchedulingEvent.objects.filter(cluster_id=pk, time__gte=since)
+                  .order_by("time", "id")]
+        api = ApiCluster(name, nodes, pods, objectstore.scenario_objects(pk), window=WATCH_WINDOW,
+                         start_rv=w.start_rv + 1, extra=extra)
+        for kind, raw in api.created:
+            objectstore.store_change(w, kind, objectstore.ADDED, raw, int(raw["metadata"]["resourceVersion"]))
+        w.rv = api.rv
+    return api
+
+
+def catch_up(api: ApiCluster, pk: int) -> None:
+    """Apply what the store's other writers changed since the cache's resourceVersion; a log pruned past it
+    leaves the cache stale (rebuilt by the next lookup)."""
+    while True:
         try:
-            nodes.append(Node(node_defaults(_normalized(row.raw, "Node", name, row.created))))
-        except ParseError:
-            continue   # as for pods below
-    pods = []
-    for row in PodRow.objects.filter(cluster_id=pk).order_by("id"):
-        raw = _normalized(row.raw, "Pod", name, row.created)
-        spec = dict(raw.get("spec") or {})
-        if row.node_name and not spec.get("nodeName"):
-            spec["nodeName"] = row.node_name
-        spec.setdefault("schedulerName", "default-scheduler")
-        raw["spec"] = spec
-        raw["status"] = dict(raw.get("status") or {})
-        raw["status"].setdefault("phase", "Pending")
-        try:
-            pods.append(Pod(raw))
-        except ParseError:
-            continue   # rows are validated when written; a row that no longer parses is not served
-    state = ClusterState.objects.filter(cluster_id=pk).first()
-    return ApiCluster(name, nodes, pods, dict(state.resources) if state else {}, window=WATCH_WINDOW,
-                      start_rv=start_rv)
+            changes = objectstore.changes_since(pk, api.rv)
+        except objectstore.Compacted:
+            api.stale = True
+            api.close()
+            return
+        for rv, kind, type_, key, raw in changes:
+            api.apply_logged(rv, kind, type_, key, raw)
+        if len(changes) < objectstore.CHANGES_PER_READ:
+            return
+
+
+@contextmanager
+def persisting(api: ApiCluster, pk: int):
+    """An API write: the cluster's row locked, the cache caught up, the verb applied to it (the body of the
+    ``with``) and its changes stored in the same transaction."""
+    with api.lock, objectstore.writing(pk) as w:
+        catch_up(api, pk)
+        api.rv = max(api.rv, w.start_rv)
+        with api.collecting() as changes:
+            yield
+            for c in changes:
+                objectstore.store_change(w, c.store, c.type, c.obj, c.rv)
+        w.rv = max(w.rv, api.rv)
+
+
+def fresh(api: ApiCluster, pk: int) -> None:
+    """Before a request: the cache caught up with the store."""
+    catch_up(api, pk)
+
+
+def _follow(name: str, api: ApiCluster, pk: int) -> None:
+    """While the cache serves: follow the store every FOLLOW_SECONDS when a watch is open (other processes'
+    writes reach this process's watches)."""
+    try:
+        while not api.closed:
+            time.sleep(FOLLOW_SECONDS)
+            if not api.watchers:
+                continue
+            try:
+                catch_up(api, pk)
+            except Exception:   # the database away: the next turn tries again
+                log.warning("k8s API cache of %s: following the store failed", name, exc_info=True)
+                connection.close()
+                time.sleep(1.0)
+    finally:
+        connection.close()
 
 
 def _fresh_signature(name: str):
@@ -116,16 +186,16 @@ def _lookup_sync(name: str):
         raise ApiError.page_not_found()
     with _guard:
         held = _stores.get(name)
-    if held is not None and held[0] == sig:
+    if held is not None and held[0] == sig and not held[1].stale:
         return held[1], sig[0]
-    # resourceVersions only grow, across reloads and restarts too: clients of an older state get 410 and re-list
-    start_rv = max(held[1].rv + 1 if held is not None else 0, int(time.time() * 1e6))
-    api = _load(name, sig[0], start_rv)
+    close_old_connections()
+    api = _load(name, sig[0])
     with _guard:
         current = _stores.get(name)
         if current is not None and current[0] == sig:
             return current[1], sig[0]
         _stores[name] = (sig, api)
+    threading.Thread(target=_follow, args=(name, api, sig[0]), name=f"k8s-follow-{name}", daemon=True).start()
     if held is not None:
         held[1].close()
     return api, sig[0]
@@ -135,7 +205,8 @@ def _cached(name: str):
     """The answer of a lookup made less than LOOKUP_TTL_SECONDS ago, without the database."""
     with _guard:
         cached, held = _lookups.get(name), _stores.get(name)
-    if cached is not None and cached[0] > time.monotonic() and held is not None and held[0] == cached[1]:
+    if (cached is not None and cached[0] > time.monotonic() and held is not None and held[0] == cached[1]
+            and not held[1].stale):
         return held[1], cached[1][0]
     return None
 

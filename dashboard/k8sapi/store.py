@@ -1,10 +1,15 @@
-"""ApiCluster: a SimulatedCluster that serves the Kubernetes API.
+"""ApiCluster: the Kubernetes API's watch cache of one simulated cluster's store (``services.objectstore``).
 
-It adds what kube-apiserver has and the simulator does not: namespaces, events, leases and PriorityClasses,
-one resourceVersion sequence for every kind, a log of recent changes for watches (older ones are compacted
-away: a watch from before the window gets 410 Gone), admission defaults and the write semantics of
-create/update/patch/delete/bind with their conflicts. Every change, whoever makes it (an API client, the
-simulator's PV controller, an in-process scheduler holding ``lock``), is logged once and wakes the watchers.
+It is a SimulatedCluster with what kube-apiserver has and the simulator does not: namespaces, events, leases and
+PriorityClasses, the store's one resourceVersion sequence for every kind, a log of recent changes for watches
+(older ones are compacted away: a watch from before the window gets 410 Gone), admission defaults and the write
+semantics of create/update/patch/delete/bind with their conflicts.
+
+The database is the truth; this is a cache of it, as kube-apiserver's watch cache is of etcd. It follows the
+store's change log (``catch_up``: changes any writer stored, in any process), and an API write runs inside
+``persisting``: the cluster's row locked, the cache caught up, the verb applied here, and every change it made
+stored with its resourceVersion in the same transaction. Every change, whoever makes it, is logged once here and
+wakes the watchers.
 """
 from __future__ import annotations
 
@@ -15,10 +20,13 @@ import threading
 import uuid
 from collections import OrderedDict
 
+from contextlib import contextmanager
+
 from scheduler_core.cluster.simulated import OBJECT_KINDS, ClusterError, SimulatedCluster
 from scheduler_core.framework.preemption import PDB
 from scheduler_core.objects import Node, ParseError, Pod
 
+from ..services.objectstore import event_object
 from . import admission
 from .errors import ApiError
 from .resources import BY_STORE
@@ -50,6 +58,14 @@ def _with_rv(obj: dict, rv: int) -> dict:
 
 def _rv_of(obj: dict) -> int:
     return int((obj.get("metadata") or {}).get("resourceVersion") or 0)
+
+
+def _created_at(raw: dict) -> float:
+    stamp = (raw.get("metadata") or {}).get("creationTimestamp") or ""
+    try:
+        return datetime.datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return 0.0
 
 
 class _PdbResource:
@@ -127,7 +143,9 @@ class ApiCluster(SimulatedCluster):
     """
 
     def __init__(self, name: str, nodes=(), pods=(), objects: dict | None = None, clock=None,
-                 window: int = 10000, start_rv: int = 1):
+                 window: int = 10000, start_rv: int = 1, extra=()):
+        """``extra``: stored (kind, raw) of EXTRA_KINDS; objects that keep their resourceVersion. The initial
+        namespaces and the system PriorityClasses that are missing are made (``created``: to be stored)."""
         self.name = name
         self.lock = threading.RLock()
         self.rv = start_rv - 1
@@ -138,26 +156,47 @@ class ApiCluster(SimulatedCluster):
         self._log = []
         self.watchers = set()
         self.closed = False
+        self.stale = False                    # a write failed after changing the cache: rebuild it
+        self._pending = None                  # changes of the write in progress (``persisting``)
+        self._loading = True
         super().__init__(nodes, pods, objects, clock)
+        for kind, raw in extra:
+            key = meta_key(raw, BY_STORE[kind].namespaced)
+            self.extra[kind][key] = raw
+            if kind == "Namespace":
+                self.objects.namespace_labels[key] = dict((raw.get("metadata") or {}).get("labels") or {})
+            elif kind == "Event":
+                self.events_by_time[key] = _created_at(raw)
+        self._loading = False
+        before = self.rv
         now = rfc3339(self.clock.now())
         given = {(n.get("metadata") or {}).get("name", ""): n for n in (objects or {}).get("namespaces", ())}
         used = {(o.get("metadata") or {}).get("namespace") or "default"
                 for res in BY_STORE.values() if res.namespaced and res.store not in EXTRA_KINDS
                 for o in self.items(res.store)}
         for ns in dict.fromkeys(list(INITIAL_NAMESPACES) + sorted(given) + sorted(used)):
-            if ns:
+            if ns and ns not in self.extra["Namespace"]:
                 self._store_extra("Namespace", self._namespace_defaults(given.get(ns) or {"metadata": {"name": ns}},
                                                                         now))
         for name_, value, desc in admission.SYSTEM_PRIORITY_CLASSES:
-            self._store_extra("PriorityClass", {
-                "apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
-                "metadata": {"name": name_, "uid": str(uuid.uuid4()), "creationTimestamp": now},
-                "value": value, "description": desc, "preemptionPolicy": "PreemptLowerPriority"})
+            if name_ not in self.extra["PriorityClass"]:
+                self._store_extra("PriorityClass", {
+                    "apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+                    "metadata": {"name": name_, "uid": str(uuid.uuid4()), "creationTimestamp": now},
+                    "value": value, "description": desc, "preemptionPolicy": "PreemptLowerPriority"})
+        self.created = [(kind, raw) for kind in ("Namespace", "PriorityClass") for raw in self.extra[kind].values()
+                        if _rv_of(raw) > before]
         self.base_rv = self.rv          # nothing before the state was built can be watched
         self.compacted = {}             # store -> resourceVersion of its newest change dropped from the log
         self._handlers.append(_Recorder(self))
 
     # -- resourceVersions and the change log ----------------------------------------------------
+    def _stamped_pod(self, pod):
+        return pod if self._loading and _rv_of(pod.raw) else super()._stamped_pod(pod)
+
+    def _stamped_node(self, node):
+        return node if self._loading and _rv_of(node.raw) else super()._stamped_node(node)
+
     def _next_rv(self) -> str:
         self.rv += 1
         return str(self.rv)
@@ -168,8 +207,11 @@ class ApiCluster(SimulatedCluster):
     def log(self, store: str, type_: str, obj: dict, old: dict | None = None) -> None:
         """Record a change and wake the watchers; drops the oldest changes beyond the window."""
         with self.lock:
-            self._log_rvs.append(_rv_of(obj))
-            self._log.append(Change(_rv_of(obj), store, type_, obj, old))
+            change = Change(_rv_of(obj), store, type_, obj, old)
+            self._log_rvs.append(change.rv)
+            self._log.append(change)
+            if self._pending is not None:
+                self._pending.append(change)
             if len(self._log) > 2 * self.window:
                 cut = len(self._log) - self.window
                 for c in self._log[:cut]:
@@ -177,6 +219,76 @@ class ApiCluster(SimulatedCluster):
                 del self._log[:cut], self._log_rvs[:cut]
             for w in list(self.watchers):
                 w.wake()
+
+    @contextmanager
+    def collecting(self):
+        """Yields the list of changes logged meanwhile (an API write, stored by its caller). A write that fails
+        after changing the cache leaves it ``stale``: its caller rebuilds it from the store."""
+        with self.lock:
+            self._pending = collected = []
+            try:
+                yield collected
+            except BaseException:
+                if collected:
+                    self.stale = True
+                raise
+            finally:
+                self._pending = None
+
+    def apply_logged(self, rv: int, store: str, type_: str, key: str, raw: dict) -> None:
+        """A change another writer stored (the store's change log), applied with its own resourceVersion;
+        the cache's controllers do not run again for it (the writer's did)."""
+        with self.lock:
+            if rv <= self.rv:
+                return
+            self.rv = rv - 1   # a deletion's logged copy takes the next one: this one
+            pv_controller, self.pv_controller = self.pv_controller, False
+            try:
+                self._apply(store, type_, key, raw)
+            finally:
+                self.pv_controller = pv_controller
+            self.rv = rv
+
+    def _apply(self, store: str, type_: str, key: str, raw: dict) -> None:
+        deleting = type_ == "DELETED"
+        if store in ("pods", "nodes"):
+            held = self.pods if store == "pods" else self.nodes
+            cur = held.get(key)
+            if deleting:
+                if cur is not None:
+                    del held[key]
+                    self._emit("on_pod_delete" if store == "pods" else "on_node_delete", cur)
+                return
+            try:
+                obj = Pod(raw) if store == "pods" else Node(raw)
+            except ParseError:
+                return   # the store's writers validate; an object it cannot parse is not served
+            held[key] = obj
+            kind = "pod" if store == "pods" else "node"
+            self._emit(f"on_{kind}_add", obj) if cur is None else self._emit(f"on_{kind}_update", cur, obj)
+        elif store in OBJECT_KINDS:
+            old = self.get_object(store, key)
+            if deleting:
+                if old is not None:
+                    self.delete_object(store, old)
+                return
+            self._store_object(store, raw)
+            self._emit("on_object_event", store, "Update" if old is not None else "Add", old, raw)
+        elif store in self.extra:
+            old = self.extra[store].get(key)
+            if deleting:
+                if old is not None:
+                    del self.extra[store][key]
+                    if store == "Namespace":
+                        self.objects.namespace_labels.pop(key, None)
+                    self.log(store, "DELETED", _with_rv(old, self.next_rv()), old)
+                return
+            self.extra[store][key] = raw
+            if store == "Namespace":
+                self.objects.namespace_labels[key] = dict((raw.get("metadata") or {}).get("labels") or {})
+            elif store == "Event" and old is None:
+                self.events_by_time[key] = self.clock.now()
+            self.log(store, "MODIFIED" if old is not None else "ADDED", raw, old)
 
     def oldest_rv(self, store: str) -> int:
         """A watch of ``store`` can start at this resourceVersion or later (as each kind's watch cache)."""
@@ -233,11 +345,7 @@ class ApiCluster(SimulatedCluster):
             n = self.nodes.get(key)
             return n.raw if n is not None else None
         if store in OBJECT_KINDS:
-            attr, namespaced = OBJECT_KINDS[store]
-            held = getattr(self.objects, attr)
-            if isinstance(held, dict):
-                return held.get(key)
-            return next((o for o in held if meta_key(o, namespaced) == key), None)
+            return self.get_object(store, key)
         return self.extra[store].get(key)
 
     # -- writing -----------------------------------------------------------------------------
@@ -296,8 +404,10 @@ class ApiCluster(SimulatedCluster):
                 break
             del self.events_by_time[first]
             old = self.extra["Event"].pop(first, None)
-            if old is not None:
+            if old is not None:   # only the API's view: the dashboard keeps its event history
+                pending, self._pending = self._pending, None
                 self.log("Event", "DELETED", _with_rv(old, self.next_rv()), old)
+                self._pending = pending
 
     def _namespace_defaults(self, raw: dict, now: str) -> dict:
         meta = dict(raw.get("metadata") or {})
@@ -551,24 +661,18 @@ class ApiCluster(SimulatedCluster):
     def record_event(self, obj, event_type: str, reason: str, action: str, message: str, related=None) -> None:
         super().record_event(obj, event_type, reason, action, message, related)
         with self.lock:
-            now = self.clock.now()
             raw = getattr(obj, "raw", {}) or {}
             meta = raw.get("metadata") or {}
             kind = type(obj).__name__
-            namespace = meta.get("namespace") or "default"
-            controller = getattr(obj, "scheduler_name", "") or "default-scheduler"
             regarding = {"kind": kind, "apiVersion": "v1", "name": meta.get("name", ""), "uid": meta.get("uid", ""),
                          "resourceVersion": meta.get("resourceVersion", "")}
             if kind == "Pod":
-                regarding["namespace"] = namespace
-            ev = {"apiVersion": "v1", "kind": "Event",
-                  "metadata": {"name": f"{regarding['name']}.{int(now * 1e9):x}", "namespace": namespace,
-                               "uid": str(uuid.uuid4()), "creationTimestamp": rfc3339(now)},
-                  "involvedObject": regarding, "reason": reason, "message": message, "type": event_type,
-                  "action": action, "eventTime": rfc3339_micro(now), "reportingComponent": controller,
-                  "reportingInstance": f"{controller}-schedscope", "source": {}}
+                regarding["namespace"] = meta.get("namespace") or "default"
+            rel = None
             if related is not None:
                 rmeta = (getattr(related, "raw", {}) or {}).get("metadata") or {}
-                ev["related"] = {"kind": type(related).__name__, "apiVersion": "v1", "name": rmeta.get("name", ""),
-                                 "namespace": rmeta.get("namespace", ""), "uid": rmeta.get("uid", "")}
+                rel = {"kind": type(related).__name__, "apiVersion": "v1", "name": rmeta.get("name", ""),
+                       "namespace": rmeta.get("namespace", ""), "uid": rmeta.get("uid", "")}
+            ev = event_object(regarding["name"], regarding, event_type, reason, action, message,
+                              getattr(obj, "scheduler_name", "") or "default-scheduler", self.clock.now(), rel)
             self._put(BY_STORE["Event"], ev, None)

@@ -201,9 +201,9 @@ async def api(request, name: str, path: str, token: str = ""):
         if pk is None:
             raise ApiError.unauthorized()
         await registry.check_token(f"Bearer {token}" if token else request.headers.get("Authorization", ""), pk)
-        store, _pk = await registry.lookup(name)
+        store, pk = await registry.lookup(name)
         # off the event loop: a big list (encoding, selectors) must not hold up every other request of the process
-        return await sync_to_async(_dispatch, thread_sensitive=False)(request, store, parts)
+        return await sync_to_async(_dispatch, thread_sensitive=False)(request, store, parts, pk)
     except ApiError as err:
         return _error(err)
     except Exception:  # kube-apiserver answers an unexpected failure with a Status too (without Python's text)
@@ -212,7 +212,7 @@ async def api(request, name: str, path: str, token: str = ""):
                                                      "(see its log)"))
 
 
-def _dispatch(request, store, parts: list):
+def _dispatch(request, store, parts: list, pk: int):
     if parts == ["api"]:
         host = request.get_host()
         return _json({"kind": "APIVersions", "versions": ["v1"],
@@ -247,6 +247,15 @@ def _dispatch(request, store, parts: list):
     route = _route(group, version, rest)
     if route is None:
         raise ApiError.page_not_found()
+    if request.method in WRITE_METHODS:
+        with registry.persisting(store, pk):
+            return _resource(request, store, route)
+    registry.fresh(store, pk)
+    return _resource(request, store, route)
+
+
+def _resource(request, store, route):
+    """A request of a resource: ``store`` is caught up with the cluster's store (writes: inside ``persisting``)."""
     method = request.method
     q = request.GET
     dry_run = q.get("dryRun") == "All"
@@ -293,6 +302,9 @@ def _dispatch(request, store, parts: list):
             return _json(served(res, deleted))
         return _json(_success(res, name, (deleted.get("metadata") or {}).get("uid", "")))
     raise ApiError.method_not_allowed()
+
+
+WRITE_METHODS = ("POST", "PUT", "PATCH", "DELETE")
 
 
 def _get(store, res, namespace: str, name: str) -> dict:

@@ -1,9 +1,12 @@
 """Changing a simulated cluster: load a scenario, add or remove nodes and pods, start/stop/step.
 
-Every change is validated, then written to the database in one transaction, then sent to the loop
-that drives the cluster (if any). Invalid input raises ScenarioError or ValidationFailed and writes nothing.
+Every change is validated, then written to the cluster's store (``objectstore``) in one transaction; the loop
+that drives the cluster follows the store's change log (a scenario load bumps the cluster's version and tells the
+loop to rebuild). Invalid input raises ScenarioError or ValidationFailed and writes nothing.
 """
 from __future__ import annotations
+
+import time
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -22,10 +25,8 @@ from ..models import Cluster, ClusterState, Node, Pod
 from ..profiles import services as profiles
 from ..profiles.models import AuditLog
 from ..profiles.validate import extender_problems
-from . import control
-from .rowlock import cluster_writes
+from . import control, objectstore
 
-ZONE_LABELS = ("topology.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/zone")
 
 
 class ValidationFailed(ValueError):
@@ -59,21 +60,20 @@ def check_size(cluster, nodes: int = 0, pods: int = 0, replace: bool = False) ->
         raise ValidationFailed(errors)
 
 
-def node_row(cluster, node: CoreNode) -> Node:
-    zone = next((node.labels[k] for k in ZONE_LABELS if k in node.labels), "")
-    return Node(cluster=cluster, name=node.name, zone=zone, labels=node.labels,
-                taints=[t.to_dict() for t in node.taints], unschedulable=node.unschedulable,
-                allocatable=node.allocatable, raw=node.raw)
+def node_row(cluster, node: CoreNode, now: float | None = None) -> Node:
+    """The row of a node; its ``raw`` as the store keeps it (``objectstore.stored_node``)."""
+    return Node(cluster=cluster, raw=objectstore.stored_node(cluster.name, node.raw, time.time() if now is None else now),
+                **objectstore.node_columns(node))
 
 
-def pod_row(cluster, pod: CorePod) -> Pod:
+def pod_row(cluster, pod: CorePod, now: float | None = None) -> Pod:
+    """The row of a pod; its ``raw`` as the store keeps it (``objectstore.stored_pod``: the uid of the row)."""
     if pod.node_name:
         queue = Pod.BOUND
     else:
         queue = Pod.GATED if pod.scheduling_gates else Pod.ACTIVE
-    return Pod(cluster=cluster, uid=pod.uid, namespace=pod.namespace, name=pod.name, labels=pod.labels,
-               priority=pod.priority, scheduler_name=pod.scheduler_name, cpu_m=pod.requests.get("cpu", 0),
-               memory=pod.requests.get("memory", 0), node_name=pod.node_name, queue=queue, raw=pod.raw)
+    raw = objectstore.stored_pod(cluster.name, pod.raw, time.time() if now is None else now)
+    return Pod(cluster=cluster, queue=queue, raw=raw, **dict(objectstore.pod_columns(pod), uid=raw["metadata"]["uid"]))
 
 
 def validate_config(doc, user=None) -> None:
@@ -111,7 +111,9 @@ def insert_pods(cluster, raws) -> list:
     check_size(cluster, pods=len(raws))
     rows = [pod_row(cluster, checked("Pod", raw)) for raw in raws]
     try:
-        with cluster_writes(cluster.pk):
+        with objectstore.writing(cluster.pk) as w:
+            for row in rows:
+                objectstore.put_pod(w, row)
             Pod.objects.bulk_create(rows)
     except IntegrityError:
         raise ValidationFailed({"metadata.name": ["a pod with this name or uid already exists"]}) from None
@@ -136,12 +138,19 @@ def load_scenario(cluster: Cluster, data, source: str = "upload", user=None) -> 
             if key in seen:
                 raise ScenarioError(f"{source}: pod {pod.key}: duplicate {key[0]} {key[1]}")
             seen.add(key)
-    with cluster_writes(cluster.pk):
+    now = time.time()
+    with objectstore.writing(cluster.pk) as w:
         Node.objects.filter(cluster=cluster).delete()
         Pod.objects.filter(cluster=cluster).delete()
-        Node.objects.bulk_create([node_row(cluster, n) for n in scen.nodes], batch_size=1000)
-        Pod.objects.bulk_create([pod_row(cluster, p) for p in scen.bound_pods + scen.pending_pods], batch_size=1000)
-        ClusterState.objects.update_or_create(cluster=cluster, defaults={"resources": scen.objects, "source": source})
+        nodes = [node_row(cluster, n, now) for n in scen.nodes]
+        pods = [pod_row(cluster, p, now) for p in scen.bound_pods + scen.pending_pods]
+        for row in nodes + pods:   # no change logged: the version bump makes every follower rebuild
+            row.rv = w.next_rv()
+            row.raw = objectstore.with_rv(row.raw, row.rv)
+        Node.objects.bulk_create(nodes, batch_size=1000)
+        Pod.objects.bulk_create(pods, batch_size=1000)
+        objectstore.replace_objects(w, scen.objects)
+        ClusterState.objects.update_or_create(cluster=cluster, defaults={"source": source})
         Cluster.objects.filter(pk=cluster.pk).update(version=F("version") + 1)
         if scen.config:
             try:
@@ -160,39 +169,43 @@ def add_node(cluster: Cluster, raw: dict) -> Node:
     node = checked("Node", raw)
     check_size(cluster, nodes=1)
     try:
-        with cluster_writes(cluster.pk):
+        with objectstore.writing(cluster.pk) as w:
             row = node_row(cluster, node)
+            objectstore.put_node(w, row)
             row.save()
     except IntegrityError:
         raise ValidationFailed({"metadata.name": [f'node "{node.name}" already exists']}) from None
-    notify(cluster, "add_node", raw=raw)
     return row
 
 
 def delete_node(cluster: Cluster, name: str, user=None) -> bool:
     require_simulated(cluster, "deleting a node")
-    with cluster_writes(cluster.pk):
-        deleted = Node.objects.filter(cluster=cluster, name=name).delete()[0]
-        evicted = Pod.objects.filter(cluster=cluster, node_name=name).delete()[0]
-    if deleted:
-        audit(user, "node.delete", cluster, node=name, pods_deleted=evicted)
-        notify(cluster, "delete_node", name=name)
-    return bool(deleted)
+    with objectstore.writing(cluster.pk) as w:
+        node = Node.objects.filter(cluster=cluster, name=name).first()
+        if node is None:
+            return False
+        pods = list(Pod.objects.filter(cluster=cluster, node_name=name).values_list("raw", flat=True))
+        node.delete()
+        Pod.objects.filter(cluster=cluster, node_name=name).delete()   # what the pod garbage collector does
+        objectstore.deleted(w, "nodes", [node.raw])
+        objectstore.deleted(w, "pods", pods)
+    audit(user, "node.delete", cluster, node=name, pods_deleted=len(pods))
+    return True
 
 
 def add_pod(cluster: Cluster, raw: dict) -> Pod:
     require_simulated(cluster, "adding a pod")
-    row = insert_pods(cluster, [raw])[0]
-    notify(cluster, "add_pod", raw=raw)
-    return row
+    return insert_pods(cluster, [raw])[0]
 
 
 def delete_pod(cluster: Cluster, pod: Pod, user=None) -> None:
     require_simulated(cluster, "deleting a pod")
-    with cluster_writes(cluster.pk):
-        pod.delete()
+    with objectstore.writing(cluster.pk) as w:
+        raw = Pod.objects.filter(pk=pod.pk).values_list("raw", flat=True).first()
+        if raw is not None:
+            pod.delete()
+            objectstore.deleted(w, "pods", [raw])
     audit(user, "pod.delete", cluster, pod=pod.key, uid=pod.uid, node=pod.node_name)
-    notify(cluster, "delete_pod", key=pod.key)
 
 
 def delete_cluster(cluster: Cluster) -> None:

@@ -3,7 +3,9 @@ from the database, with every decision handed to the recorder.
 
 The cluster's writes (bindings, evictions, events) are journaled during a call and passed to the
 recorder right after the cycles that caused them, so each cycle is committed together with its
-binding. The database stays the source of truth: a loop that restarts rebuilds this from it.
+binding. The store (``objectstore``) stays the source of truth: the engine lists it, then follows its change log
+(``follow``) as kube-scheduler's informers follow kube-apiserver, so whatever any writer stores (the Kubernetes
+API, the REST API, the pages) reaches the scheduler; a loop that restarts rebuilds this from it.
 
 Manual bindings (``bind``) are made here too, by the loop, so they never race its own: they are accepted as
 kube-apiserver accepts a Binding (the pod exists and is not bound, the node exists; no Filter plugin runs).
@@ -23,7 +25,7 @@ import orjson
 from django.conf import settings
 
 from scheduler_core import gcpolicy
-from scheduler_core.cluster.simulated import SimulatedCluster
+from scheduler_core.cluster.simulated import OBJECT_KINDS, SimulatedCluster
 from scheduler_core.config import load_config
 from scheduler_core.explain import explain, node_rejections
 from scheduler_core.objects import Node as CoreNode
@@ -35,11 +37,11 @@ from scheduler_core.scheduler import Scheduler
 from scheduler_core.shadow import ShadowScheduler
 from scheduler_core.trace import CallbackSink
 
-from ..models import Cluster, ClusterState
+from ..models import Cluster
 from ..models import Node as NodeRow
 from ..models import Pod as PodRow
 from ..profiles.services import engine_profile
-from . import extenders
+from . import extenders, objectstore
 
 QUEUE_NAMES = {ACTIVE_Q: PodRow.ACTIVE, BACKOFF_Q: PodRow.BACKOFF, UNSCHEDULABLE_PODS: PodRow.UNSCHEDULABLE}
 FAILED_CODES = ("Unschedulable", "UnschedulableAndUnresolvable")
@@ -256,6 +258,27 @@ class RecordingEngine:
         return q.num_active() + q.num_backoff() + q.num_unschedulable()
 
 
+def _scheduling_view(raw: dict):
+    """An object without what its own changes stamp on it (resourceVersion, status): what tells a change someone
+    else made from the echo of the engine's own."""
+    meta = {k: v for k, v in (raw.get("metadata") or {}).items() if k != "resourceVersion"}
+    spec = raw.get("spec")
+    if isinstance(spec, dict) and "nodeName" in spec:
+        spec = {k: v for k, v in spec.items() if k != "nodeName"}
+    return meta, spec, {k: v for k, v in raw.items() if k not in ("metadata", "spec", "status")}
+
+
+def _parsed(parse, raw: dict, cluster_id: int):
+    """A followed object parsed, or None (logged): the store's writers validate, so only an object written
+    before the validator's current rules can fail here."""
+    try:
+        return parse(raw)
+    except ParseError as err:
+        log.warning("cluster %s: %s %s left out, it does not parse: %s", cluster_id, parse.__name__,
+                    (raw.get("metadata") or {}).get("name", ""), err)
+        return None
+
+
 def _readable(parse, row, cluster):
     """A stored node or pod parsed, or None (logged) for a row stored before the object validator that the
     parsers now refuse (e.g. a quantity the scheduler cannot count): the loop runs without it."""
@@ -273,7 +296,8 @@ class Engine(RecordingEngine):
 
     def __init__(self, cluster: Cluster, recorder, interrupted=None):
         self._start_recording(recorder)
-        state = ClusterState.objects.filter(cluster=cluster).first()
+        self.cluster_id = cluster.pk
+        self.store_rv = objectstore.current_rv(cluster.pk)   # first: changes after it are followed (idempotently)
         nodes = [n for n in (_readable(CoreNode, row, cluster) for row in NodeRow.objects.filter(cluster=cluster)
                              .order_by("id")) if n is not None]
         pods, self.base_attempts = [], {}
@@ -286,7 +310,7 @@ class Engine(RecordingEngine):
             pods.append(pod)
             if row.attempts:
                 self.base_attempts[pod.uid] = row.attempts
-        self.cluster = RecordedCluster(nodes, pods, state.resources if state else {}, journal=self.journal)
+        self.cluster = RecordedCluster(nodes, pods, objectstore.scenario_objects(cluster.pk), journal=self.journal)
         doc = engine_profile(cluster, recorder)  # the active profile version, noted from the next cycle on
         registry = in_tree_registry()
         config = load_config(doc, registry) if doc else None
@@ -303,22 +327,63 @@ class Engine(RecordingEngine):
         gcpolicy.configure()
         gcpolicy.settle()  # the loaded cluster is long-lived: keep full collections off it
 
-    # -- mutations (already stored in the database by the caller; applying twice is harmless) ------
-    def add_node(self, raw: dict) -> None:
-        node = CoreNode(raw)
-        if node.name in self.cluster.nodes:
-            self.cluster.update_node(node)
-        else:
-            self.cluster.add_node(node)
-        self._flush()
+    # -- following the store ----------------------------------------------------------------------
+    def follow(self) -> int:
+        """Apply the store's changes since the last call (objectstore.Compacted when the log no longer reaches
+        back: the loop rebuilds); returns how many were read. Changes the engine made itself (its bindings and
+        deletions, the workload's pods) come back too and change nothing."""
+        changes = objectstore.changes_since(self.cluster_id, self.store_rv)
+        for rv, kind, type_, key, raw in changes:
+            self._apply_change(kind, type_, key, raw)
+            self.store_rv = rv
+        if changes:
+            self._flush()
+        return len(changes)
 
-    def delete_node(self, name: str) -> None:
-        if name in self.cluster.nodes:
-            self.cluster.delete_node(name)
-            for pod in [p for p in self.cluster.list_pods() if p.node_name == name]:
-                self.cluster.delete_pod(pod.key)  # what the pod garbage collector would do
-        self._flush()
+    def _apply_change(self, kind: str, type_: str, key: str, raw: dict) -> None:
+        cluster = self.cluster
+        if kind == "pods":
+            cur = cluster.pods.get(key)
+            if type_ == objectstore.DELETED:
+                if cur is not None and cur.uid == (raw.get("metadata") or {}).get("uid", cur.uid):
+                    self.delete_pod(key)
+                return
+            pod = _parsed(CorePod, raw, self.cluster_id)
+            if pod is None:
+                return
+            if cur is None or cur.uid != pod.uid:
+                if cur is not None:
+                    cluster.delete_pod(key)
+                cluster.add_pod(pod)
+            elif pod.node_name and not cur.node_name:
+                SimulatedCluster.bind(cluster, cur, pod.node_name)   # someone else's binding: not journaled
+            elif _scheduling_view(cur.raw) != _scheduling_view(pod.raw):
+                cluster.update_pod(pod)
+        elif kind == "nodes":
+            if type_ == objectstore.DELETED:
+                if key in cluster.nodes:
+                    cluster.delete_node(key)
+                return
+            node = _parsed(CoreNode, raw, self.cluster_id)
+            cur = cluster.nodes.get(key)
+            if node is None or (cur is not None and _scheduling_view(cur.raw) == _scheduling_view(node.raw)):
+                return
+            cluster.update_node(node) if cur is not None else cluster.add_node(node)
+        elif kind in OBJECT_KINDS:
+            held = cluster.get_object(kind, key)
+            if type_ == objectstore.DELETED:
+                if held is not None:
+                    cluster.delete_object(kind, raw)
+            elif held is None or _scheduling_view(held) != _scheduling_view(raw):
+                cluster.add_object(kind, raw)
+        elif kind == "Namespace":   # namespace selectors of affinity terms read their labels
+            name = (raw.get("metadata") or {}).get("name", "")
+            if type_ == objectstore.DELETED:
+                cluster.objects.namespace_labels.pop(name, None)
+            else:
+                cluster.objects.namespace_labels[name] = dict((raw.get("metadata") or {}).get("labels") or {})
 
+    # -- changes the loop makes itself (stored by its caller or the recorder) ------------------------
     def add_pod(self, raw: dict) -> None:
         pod = CorePod(raw)
         if pod.key not in self.cluster.pods:

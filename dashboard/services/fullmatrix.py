@@ -18,8 +18,9 @@ from scheduler_core.config import ConfigError
 from scheduler_core.scenario import ARRAYS, ScenarioError, scenario_from_data
 from scheduler_core.simulate import Simulation
 
-from ..models import ClusterState, Node, Pod, SchedulingCycle
+from ..models import Node, Pod, SchedulingCycle
 from ..profiles.services import version_of_cycle
+from . import objectstore
 from .tracecodec import trace_fields
 
 CONFIG_API_VERSION = "kubescheduler.config.k8s.io/v1"
@@ -67,8 +68,7 @@ def recompute(cycle: SchedulingCycle) -> dict:
     pod = Pod.objects.filter(cluster=cluster, uid=cycle.pod_uid).first()
     if pod is None:
         raise FullMatrixError(f"pod {cycle.pod_key} no longer exists, so its cycle cannot be recomputed")
-    state = ClusterState.objects.filter(cluster=cluster).first()
-    data = {k: v for k, v in (state.resources if state else {}).items() if k in ARRAYS[3:]}
+    data = {k: v for k, v in objectstore.scenario_objects(cluster.pk).items() if k in ARRAYS[3:]}
     data["nodes"] = [raw for raw in Node.objects.filter(cluster=cluster).order_by("id").values_list("raw", flat=True)]
     bound = []
     rows = (Pod.objects.filter(cluster=cluster).exclude(node_name="").exclude(pk=pod.pk)

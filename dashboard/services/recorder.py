@@ -7,8 +7,10 @@ unreachable the thread keeps the batch, backs off and retries; records made mean
 buffer is bounded for cycles, events and shadow decisions (``max_buffer``); what does not fit is dropped and counted (``overflow``, also in /metrics). Bindings,
 deletions and pod states are never dropped: they are small, and pod states are coalesced per pod.
 
-Each batch transaction first locks the cluster row (``rowlock``: every writer of a cluster's rows does, so they
-never deadlock). Fencing: with ``fence`` set (the token of the loop's cluster lock), the batch then checks that
+Each batch is a write of the cluster's store (``objectstore.writing``: the cluster row locked first, as every
+writer of a cluster's rows does, so they never deadlock): bindings, deletions and events get resourceVersions and
+enter the change log that the Kubernetes API's watches follow. A binding also writes what the simulated kubelet
+reports (``Cluster.kubelet``: phase Running, Ready conditions, hostIP, podIP, startTime). Fencing: with ``fence`` set (the token of the loop's cluster lock), the batch then checks that
 ``Cluster.runner`` is still that token. A loop that lost its lock (it stalled past the TTL and another worker claimed the cluster and rebuilt it from the database) therefore commits
 nothing more: its batch is dropped (``fenced``) and ``deposed`` is set, so no pod is bound twice.
 """
@@ -28,15 +30,16 @@ from django.db.utils import DatabaseError, IntegrityError, InterfaceError
 from scheduler_core.trace import TraceSink
 
 from ..fields import PACK_OPTIONS, PackedJSONField
-from ..models import Pod, QueueSnapshot, SchedulingCycle, SchedulingEvent, ShadowDecision
-from . import metrics
-from .rowlock import cluster_writes
+from ..models import Node, Pod, QueueSnapshot, SchedulingCycle, SchedulingEvent, ShadowDecision
+from . import metrics, objectstore
 from .tracecodec import trace_fields
 
 log = logging.getLogger("dashboard.recorder")
 HOLD_FOR_BINDING_SECONDS = 0.5
 
 CYCLE, EVENT, BIND, DELETE, SNAPSHOT, SHADOW = "cycle", "event", "bind", "delete", "snapshot", "shadow"
+ACTIONS = {"Scheduled": "Binding", "FailedScheduling": "Scheduling", "Preempted": "Preempting",
+           "ManualBinding": "Binding"}   # the event's action, as kube's scheduler names it
 BOUNDED = (CYCLE, EVENT, SHADOW)
 
 
@@ -97,6 +100,7 @@ class Recorder(TraceSink):
                  fence: str | None = None):
         self.cluster_id = cluster.id
         self.cluster_name = cluster.name
+        self.kubelet = getattr(cluster, "kubelet", True)
         self.batch_size = batch_size
         self.max_buffer = max_buffer
         self.flush_interval = flush_interval
@@ -157,10 +161,17 @@ class Recorder(TraceSink):
 
     def record_event(self, reason: str, message: str, pod=None, node: str = "", type_: str = "Normal",
                      cycle_seq=None) -> None:
-        ev = {"time": _now(), "type": type_, "reason": reason, "message": message, "node": node,
+        now = _now()
+        ev = {"time": now, "type": type_, "reason": reason, "message": message, "node": node,
               "cycle_seq": cycle_seq, "pod_uid": "", "pod_namespace": "", "pod_name": ""}
         if pod is not None:
             ev.update(pod_uid=pod.uid, pod_namespace=pod.namespace, pod_name=pod.name)
+            regarding, prefix, controller = objectstore.pod_reference(pod.raw), pod.name, pod.scheduler_name
+        else:
+            regarding = {"kind": "Node" if node else "Cluster", "apiVersion": "v1", "name": node or self.cluster_name}
+            prefix, controller = regarding["name"], "default-scheduler"
+        ev["raw"] = objectstore.event_object(prefix, regarding, type_, reason, ACTIONS.get(reason, reason), message,
+                                             controller or "default-scheduler", now.timestamp())
         with self._lock:
             if self._bounded >= self.max_buffer:
                 self.overflow += 1
@@ -329,8 +340,8 @@ class Recorder(TraceSink):
 
     def _write(self, batch, states):
         cid = self.cluster_id
-        with cluster_writes(cid) as holder:
-            if self.fence is not None and holder != self.fence:
+        with objectstore.writing(cid) as w:
+            if self.fence is not None and w.runner != self.fence:
                 raise Deposed()
             cycles, events, snaps, shadows, deleted = [], [], [], [], []
             bindings = {}   # pod uid -> (node, cycle seq, attempts, bound at): what its bindings leave
@@ -357,6 +368,9 @@ class Recorder(TraceSink):
             # or after its deletion: the deletions go last.
             if cycles:
                 insert_cycles(cycles)
+            for ev in events:
+                ev.rv = w.log("Event", objectstore.ADDED, ev.raw)
+                ev.raw = objectstore.with_rv(ev.raw, ev.rv)
             if events:
                 SchedulingEvent.objects.bulk_create(events)
             if snaps:
@@ -364,32 +378,51 @@ class Recorder(TraceSink):
             if shadows:
                 ShadowDecision.objects.bulk_create(shadows)
             if bindings:
-                update_bindings(cid, bindings)
+                update_bindings(w, bindings, self.kubelet)
             if deleted:
-                Pod.objects.filter(cluster_id=cid, uid__in=deleted).delete()
+                gone = Pod.objects.filter(cluster_id=cid, uid__in=deleted)
+                objectstore.deleted(w, "pods", list(gone.values_list("raw", flat=True)))
+                gone.delete()
             for uid, fields in states.items():
                 Pod.objects.filter(cluster_id=cid, uid=uid, node_name="").update(**fields)
 
 
-def update_bindings(cluster_id: int, bindings: dict) -> None:
-    """Mark pods bound: ``bindings`` maps a pod uid to (node, cycle seq, attempts, bound at); attempts None
-    keeps the pod's attempts and latest cycle. PostgreSQL: COPY into a temporary table, then one UPDATE ...
-    FROM it (at 500 bindings 1.2x faster than UPDATE ... FROM (VALUES ...), 8x faster than one UPDATE
-    per pod). Elsewhere: one UPDATE per pod."""
+def update_bindings(w, bindings: dict, kubelet: bool = True) -> None:
+    """Mark pods bound, in the store ``w``: ``bindings`` maps a pod uid to (node, cycle seq, attempts, bound
+    at); attempts None keeps the pod's attempts and latest cycle. Each pod's object gets spec.nodeName, the status
+    its binding (and, with ``kubelet``, the simulated kubelet) gives it and a resourceVersion; the changes are
+    logged. PostgreSQL: COPY into a temporary table, then one UPDATE ... FROM it. Elsewhere: one UPDATE per pod."""
+    cluster_id = w.cluster_id
+    raws = dict(Pod.objects.filter(cluster_id=cluster_id, uid__in=list(bindings)).values_list("uid", "raw"))
+    names = {b[0] for uid, b in bindings.items() if uid in raws}
+    nodes = dict(Node.objects.filter(cluster_id=cluster_id, name__in=names).values_list("name", "raw")) if kubelet \
+        else {}
+    rows = []
+    for uid, (node, seq, attempts, when) in bindings.items():
+        raw = raws.get(uid)
+        if raw is None:
+            continue   # deleted meanwhile
+        t = when.timestamp()
+        status = (objectstore.running_status(raw, nodes.get(node), node, t) if kubelet
+                  else objectstore.scheduled_status(raw, t))
+        new = dict(raw, spec=dict(raw.get("spec") or {}, nodeName=node), status=status)
+        rv = w.log("pods", objectstore.MODIFIED, new)
+        rows.append((uid, node, seq, attempts, when, rv, orjson.dumps(objectstore.with_rv(new, rv)).decode()))
     if connection.vendor != "postgresql":
-        for uid, (node, seq, attempts, when) in bindings.items():
+        for uid, node, seq, attempts, when, rv, raw in rows:
             decided = {} if attempts is None else {"last_cycle": seq, "attempts": attempts}
             Pod.objects.filter(cluster_id=cluster_id, uid=uid).update(
-                node_name=node, queue=Pod.BOUND, bound_at=when, reason="", plugins="", **decided)
+                node_name=node, queue=Pod.BOUND, bound_at=when, reason="", plugins="", rv=rv, raw=orjson.loads(raw),
+                **decided)
         return
     with connection.cursor() as cur:
         cur.execute("CREATE TEMP TABLE IF NOT EXISTS _binding_load (uid text, node text, seq bigint, "
-                    "attempts integer, bound_at timestamptz) ON COMMIT DELETE ROWS")
-        with cur.cursor.copy("COPY _binding_load (uid, node, seq, attempts, bound_at) FROM STDIN") as copy:
-            for uid, binding in bindings.items():
-                copy.write_row((uid, *binding))
+                    "attempts integer, bound_at timestamptz, rv bigint, raw jsonb) ON COMMIT DELETE ROWS")
+        with cur.cursor.copy("COPY _binding_load (uid, node, seq, attempts, bound_at, rv, raw) FROM STDIN") as copy:
+            for row in rows:
+                copy.write_row(row)
         cur.execute(f'UPDATE "{Pod._meta.db_table}" AS p SET node_name = v.node, queue = %s, '
-                    "bound_at = v.bound_at, reason = '', plugins = '', "
+                    "bound_at = v.bound_at, reason = '', plugins = '', rv = v.rv, raw = v.raw, "
                     "last_cycle = CASE WHEN v.attempts IS NULL THEN p.last_cycle ELSE v.seq END, "
                     "attempts = COALESCE(v.attempts, p.attempts) "
                     "FROM _binding_load AS v WHERE p.cluster_id = %s AND p.uid = v.uid", [Pod.BOUND, cluster_id])

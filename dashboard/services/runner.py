@@ -16,6 +16,7 @@ Warning event of the cluster); the worker goes on.
 from __future__ import annotations
 
 import logging
+import os
 import random
 import time
 from collections import deque
@@ -28,7 +29,7 @@ from django.db.utils import DatabaseError, InterfaceError
 from redis.exceptions import RedisError
 
 from ..models import Cluster, SchedulingCycle
-from . import control, locks, metrics, retention
+from . import control, locks, metrics, objectstore, retention
 from .broadcast import Broadcaster
 from .clusters import ValidationFailed, insert_pods
 from .engine import BindRefused, Engine
@@ -40,7 +41,9 @@ log = logging.getLogger("dashboard.runner")
 DB_ERRORS = (DatabaseError, InterfaceError)
 BURST_SECONDS = 0.05
 BIND_FLUSH_SECONDS = 5.0
-SIMULATED_ONLY_OPS = ("add_node", "delete_node", "add_pod", "delete_pod", "bind")
+COMPACT_SECONDS = 30.0
+CHANGE_LOG_KEPT = int(os.environ.get("SCHEDSCOPE_K8S_WATCH_WINDOW", "10000"))
+SIMULATED_ONLY_OPS = ("bind",)
 # Commands that make an extender call in flight give up (stop, pause, start; reload: an apply; a manual binding).
 INTERRUPTING_OPS = frozenset({"state", "reload", "bind"})
 
@@ -128,7 +131,7 @@ class Runner:
         self.version = cluster.version
         self.mode = cluster.mode
         ttl = self.lock.ttl
-        self.next_renew = next_snapshot = next_prune = next_sync = 0.0
+        self.next_renew = next_snapshot = next_prune = next_sync = next_compact = 0.0
         log.info("cluster %s: scheduler loop started (%s)", cluster.name, self.state)
         try:
             while True:
@@ -149,6 +152,8 @@ class Runner:
                         self._apply(cmd)
                     if self.shutdown or (self.state == Cluster.STOPPED and self.pending_steps == 0):
                         return
+                    if not self.real:
+                        self._follow()
                     if self.real:
                         if self.engine.lost_lease:
                             log.error("cluster %s: lost the leader-election lease; stopping", cluster.name)
@@ -188,6 +193,9 @@ class Runner:
                 if now >= next_prune:
                     self._prune()
                     next_prune = now + 600
+                if now >= next_compact and not self.real:
+                    self._compact()
+                    next_compact = now + COMPACT_SECONDS
         finally:
             self.engine.sync_queue_states()
             self._close_engine()
@@ -297,7 +305,6 @@ class Runner:
 
     def _apply(self, cmd: dict):
         op = cmd["op"]
-        eng = self.engine
         if op in SIMULATED_ONLY_OPS and self.real:
             message = (f"cluster {self.cluster.name} is a real cluster: {op} is for simulated clusters; change a "
                        f"real cluster through its API server")
@@ -320,18 +327,20 @@ class Runner:
             self._close_engine()   # first: the new engine takes the lease this one gives up
             self.engine = self._make_engine(cluster)
             self.workload = self._make_workload(cluster)
-        elif op == "add_node":
-            eng.add_node(cmd["raw"])
-        elif op == "delete_node":
-            eng.delete_node(cmd["name"])
-        elif op == "add_pod":
-            eng.add_pod(cmd["raw"])
-        elif op == "delete_pod":
-            eng.delete_pod(cmd["key"])
         elif op == "bind":
             self._bind(cmd)
         else:
             log.warning("cluster %s: unknown command %r", self.cluster_id, op)
+
+    def _follow(self) -> None:
+        """What the store's other writers changed reaches the scheduler (a log pruned past the engine's
+        resourceVersion: rebuild from the store)."""
+        try:
+            self.engine.follow()
+        except objectstore.Compacted:
+            log.warning("cluster %s: the change log was pruned past the scheduler's state; rebuilding",
+                        self.cluster_id)
+            self._apply({"op": "reload"})
 
     def _bind(self, cmd: dict) -> None:
         """A manual binding (a control.request): bind (or only check, ``dry_run``), store it, and answer with
@@ -352,14 +361,14 @@ class Runner:
 
     def _workload_tick(self):
         add, delete = self.workload.tick(time.monotonic(), self.engine)
+        rows = []
         if add:
             try:
-                insert_pods(self.cluster, add)
+                rows = insert_pods(self.cluster, add)
             except DB_ERRORS + (ValidationFailed,) as err:
                 log.warning("cluster %s: workload pods not created (%s)", self.cluster.name, err)
-                add = []
-        for raw in add:
-            self.engine.add_pod(raw)
+        for row in rows:
+            self.engine.add_pod(row.raw)
         for key in delete:
             uid = self.engine.delete_pod(key)
             if uid is not None:
@@ -390,6 +399,13 @@ class Runner:
         if row["version"] != self.version or row["mode"] != self.mode:
             self._apply({"op": "reload"})
         return True
+
+    def _compact(self):
+        """The store's change log keeps its newest CHANGE_LOG_KEPT changes (watches from before get 410 Gone)."""
+        try:
+            objectstore.prune_changes(self.cluster_id, CHANGE_LOG_KEPT)
+        except DB_ERRORS as err:
+            log.warning("cluster %s: compacting the change log failed (%s)", self.cluster_id, err)
 
     def _prune(self):
         try:

@@ -1,17 +1,17 @@
-"""A cluster's stored state (Node and Pod rows, ClusterState objects) as a scheduler_core Scenario, for the
+"""A cluster's stored state (Node and Pod rows, StoredObjects) as a scheduler_core Scenario, for the
 computations that run on a copy of it: profile dry runs and what-if questions."""
 from __future__ import annotations
 
 from scheduler_core.scenario import ARRAYS, scenario_from_data
 
-from ..models import ClusterState, Node, Pod
+from ..models import Node, Pod
+from . import objectstore
 
 
 def cluster_scenario(cluster, unbind=frozenset(), gated: bool = True):
     """Nodes, bound pods and objects as stored; unbound pods (and the bound ones whose uid is in ``unbind``,
     taken off their nodes) as pending, oldest first. ``gated=False`` leaves scheduling-gated pods out."""
-    state = ClusterState.objects.filter(cluster=cluster).first()
-    data = {k: v for k, v in (state.resources if state else {}).items() if k in ARRAYS[3:]}
+    data = {k: v for k, v in objectstore.scenario_objects(cluster.pk).items() if k in ARRAYS[3:]}
     data["nodes"] = list(Node.objects.filter(cluster=cluster).order_by("id").values_list("raw", flat=True))
     bound, pending = [], []
     rows = Pod.objects.filter(cluster=cluster).order_by("created", "id").values_list("raw", "node_name", "uid",

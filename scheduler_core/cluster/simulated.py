@@ -326,6 +326,14 @@ class SimulatedCluster:
         stored = dict(raw, metadata=dict(raw.get("metadata") or {}, resourceVersion=self._next_rv()))
         return self._store_object(kind, stored), stored
 
+    def get_object(self, kind: str, key: str):
+        """The stored object of a kind plugins read, by namespace/name (name if cluster-scoped), or None."""
+        attr, namespaced = OBJECT_KINDS[kind]
+        store = getattr(self.objects, attr)
+        if isinstance(store, dict):
+            return store.get(key)
+        return next((o for o in store if _meta_key(o, namespaced) == key), None)
+
     def add_object(self, kind: str, raw: dict) -> dict:
         """Create or replace an object of a kind plugins read; subscribers get Add or Update."""
         old, stored = self._write_object(kind, raw, must_exist=False)
