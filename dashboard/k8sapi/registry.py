@@ -19,7 +19,7 @@ import time
 from contextlib import contextmanager
 
 from asgiref.sync import sync_to_async
-from django.db import close_old_connections, connection
+from django.db import connection
 
 from scheduler_core.objects import Node, ParseError, Pod
 
@@ -38,6 +38,7 @@ log = logging.getLogger("dashboard.k8sapi")
 
 _guard = threading.Lock()
 _stores = {}    # cluster name -> (signature, ApiCluster)
+_followers = []  # the threads that follow the store for the caches (``_follow``)
 _lookups = {}   # cluster name -> (monotonic expiry, (pk, signature) or None)
 
 
@@ -188,14 +189,16 @@ def _lookup_sync(name: str):
         held = _stores.get(name)
     if held is not None and held[0] == sig and not held[1].stale:
         return held[1], sig[0]
-    close_old_connections()
     api = _load(name, sig[0])
     with _guard:
         current = _stores.get(name)
         if current is not None and current[0] == sig:
             return current[1], sig[0]
         _stores[name] = (sig, api)
-    threading.Thread(target=_follow, args=(name, api, sig[0]), name=f"k8s-follow-{name}", daemon=True).start()
+    follower = threading.Thread(target=_follow, args=(name, api, sig[0]), name=f"k8s-follow-{name}", daemon=True)
+    follower.start()
+    with _guard:
+        _followers[:] = [t for t in _followers if t.is_alive()] + [follower]
     if held is not None:
         held[1].close()
     return api, sig[0]
@@ -224,5 +227,8 @@ def forget() -> None:
         stores = list(_stores.values())
         _stores.clear()
         _lookups.clear()
+        followers, _followers[:] = list(_followers), []
     for _sig, api in stores:
         api.close()
+    for t in followers:   # they close their database connections as they end
+        t.join(2 * FOLLOW_SECONDS + 1)

@@ -21,6 +21,7 @@ from django.utils import timezone
 from scheduler_core.documents import safe_yaml_load
 
 from .. import crypto
+from ..access import EDITOR, at_least, cluster_role
 from ..models import Cluster, ClusterToken
 from ..profiles.models import AuditLog
 
@@ -273,13 +274,19 @@ def _api_token_deleted(sender, instance, **kwargs) -> None:
     audit(None, "apitoken.delete", None, owner=instance.user.get_username(), prefix=instance.token_key[:8])
 
 
+def _user_deleted(sender, instance, **kwargs) -> None:
+    revoke_tokens_of(instance)
+
+
 def audit_api_tokens() -> None:
     """Audit the creation and deletion of REST API tokens (knox AuthToken), wherever they happen (admin,
-    ``manage.py apitoken``): their owner and first characters."""
-    from django.db.models.signals import post_delete, post_save
+    ``manage.py apitoken``): their owner and first characters; a deleted user's cluster tokens are revoked."""
+    from django.contrib.auth import get_user_model
+    from django.db.models.signals import post_delete, post_save, pre_delete
     from knox.models import AuthToken
     post_save.connect(_api_token_saved, sender=AuthToken, dispatch_uid="schedscope-api-token-saved")
     post_delete.connect(_api_token_deleted, sender=AuthToken, dispatch_uid="schedscope-api-token-deleted")
+    pre_delete.connect(_user_deleted, sender=get_user_model(), dispatch_uid="schedscope-user-tokens-revoked")
 
 
 # -- API tokens of simulated clusters ----------------------------------------------------------------------
@@ -308,6 +315,19 @@ def revoke_token(row: ClusterToken, user=None) -> None:
     audit(user, "clustertoken.revoke", row.cluster, token=row.name, prefix=row.prefix)
 
 
+def _creator_may_edit(row: ClusterToken) -> bool:
+    """A token follows its creator: it works while the user who made it is active and an editor of its cluster
+    (a token made by an operator's command, with no creator, is the operator's)."""
+    user = row.created_by
+    return user is None or at_least(cluster_role(user, row.cluster), EDITOR)
+
+
+def revoke_tokens_of(user) -> None:
+    """A user is deleted: the cluster tokens they made are revoked first (the row would lose its creator)."""
+    for row in ClusterToken.objects.filter(created_by=user, revoked__isnull=True).select_related("cluster"):
+        revoke_token(row)
+
+
 def token_recently_valid(cluster_id: int, token: str) -> bool:
     """True when ``token`` was checked valid for the cluster less than TOKEN_CACHE_SECONDS ago (no database)."""
     with _cache_guard:
@@ -316,15 +336,20 @@ def token_recently_valid(cluster_id: int, token: str) -> bool:
 
 
 def authenticate_token(cluster_id: int, token: str) -> bool:
-    """Whether ``token`` is a live (unrevoked) token of the cluster; digests compared in constant time. Marks
-    the token's last use (at most once a minute)."""
+    """Whether ``token`` is a live (unrevoked) token of the cluster whose creator may still edit the cluster
+    (``_creator_may_edit``); digests compared in constant time. Marks the token's last use (at most once a
+    minute)."""
     if len(token) != 2 * TOKEN_BYTES:
         return False
     digest = _digest(token)
-    candidates = ClusterToken.objects.filter(cluster_id=cluster_id, prefix=token[:PREFIX_CHARS],
-                                             revoked__isnull=True).only("pk", "digest", "last_used")
+    candidates = (ClusterToken.objects.filter(cluster_id=cluster_id, prefix=token[:PREFIX_CHARS],
+                                              revoked__isnull=True)
+                  .select_related("cluster", "created_by").only("pk", "digest", "last_used", "cluster",
+                                                                 "created_by"))
     for row in candidates:
         if hmac.compare_digest(row.digest, digest):
+            if not _creator_may_edit(row):
+                return False
             now = timezone.now()
             if row.last_used is None or now - row.last_used >= LAST_USED_RESOLUTION:
                 ClusterToken.objects.filter(pk=row.pk).update(last_used=now)

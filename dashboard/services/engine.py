@@ -83,7 +83,25 @@ class JournaledBindings:
 
 
 class RecordedCluster(JournaledBindings, SimulatedCluster):
-    """A SimulatedCluster whose writes are also journaled for the recorder (and not kept in memory)."""
+    """A SimulatedCluster whose writes are also journaled for the recorder, which stores them: bindings,
+    evictions, events, the pod status patches of failed attempts (PodScheduled, nominatedNodeName) and the
+    objects VolumeBinding and the PV controller change. ``Engine.follow`` applies the store's changes with the
+    base class's methods, which journal nothing."""
+
+    def _replace_pod(self, old, new) -> None:
+        super()._replace_pod(old, new)
+        if not new.node_name and old.raw.get("status") != new.raw.get("status"):
+            self.journal.append(("status", new, ""))
+
+    def add_object(self, kind: str, raw: dict) -> dict:
+        stored = super().add_object(kind, raw)
+        self.journal.append(("object", stored, kind))
+        return stored
+
+    def update_object(self, kind: str, raw: dict) -> dict:
+        stored = super().update_object(kind, raw)
+        self.journal.append(("object", stored, kind))
+        return stored
 
     def evict(self, pod, preemptor_uid: str, node_name: str, scheduler_name: str = "default-scheduler"):
         err = super().evict(pod, preemptor_uid, node_name, scheduler_name)
@@ -146,6 +164,10 @@ class RecordingEngine:
                 rec.record_deletion(uid)
                 self._recorded_queue.pop(uid, None)
                 self._explained.pop(uid, None)
+            elif kind == "status":
+                rec.record_pod_status(uid, obj.raw.get("status") or {})
+            elif kind == "object":
+                rec.record_object(arg, obj)
             else:
                 event_type, reason, message = arg
                 pod = obj if isinstance(obj, CorePod) else None
@@ -333,9 +355,13 @@ class Engine(RecordingEngine):
         back: the loop rebuilds); returns how many were read. Changes the engine made itself (its bindings and
         deletions, the workload's pods) come back too and change nothing."""
         changes = objectstore.changes_since(self.cluster_id, self.store_rv)
-        for rv, kind, type_, key, raw in changes:
-            self._apply_change(kind, type_, key, raw)
-            self.store_rv = rv
+        pv_controller, self.cluster.pv_controller = self.cluster.pv_controller, False   # the writer's ran
+        try:
+            for rv, kind, type_, key, raw in changes:
+                self._apply_change(kind, type_, key, raw)
+                self.store_rv = rv
+        finally:
+            self.cluster.pv_controller = pv_controller
         if changes:
             self._flush()
         return len(changes)
@@ -358,7 +384,8 @@ class Engine(RecordingEngine):
             elif pod.node_name and not cur.node_name:
                 SimulatedCluster.bind(cluster, cur, pod.node_name)   # someone else's binding: not journaled
             elif _scheduling_view(cur.raw) != _scheduling_view(pod.raw):
-                cluster.update_pod(pod)
+                cluster.pods[key] = cluster._stamped_pod(pod)
+                SimulatedCluster._replace_pod(cluster, cur, cluster.pods[key])
         elif kind == "nodes":
             if type_ == objectstore.DELETED:
                 if key in cluster.nodes:
@@ -375,7 +402,7 @@ class Engine(RecordingEngine):
                 if held is not None:
                     cluster.delete_object(kind, raw)
             elif held is None or _scheduling_view(held) != _scheduling_view(raw):
-                cluster.add_object(kind, raw)
+                SimulatedCluster.add_object(cluster, kind, raw)
         elif kind == "Namespace":   # namespace selectors of affinity terms read their labels
             name = (raw.get("metadata") or {}).get("name", "")
             if type_ == objectstore.DELETED:

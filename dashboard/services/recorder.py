@@ -38,6 +38,7 @@ log = logging.getLogger("dashboard.recorder")
 HOLD_FOR_BINDING_SECONDS = 0.5
 
 CYCLE, EVENT, BIND, DELETE, SNAPSHOT, SHADOW = "cycle", "event", "bind", "delete", "snapshot", "shadow"
+STATUS, OBJECT = "status", "object"
 ACTIONS = {"Scheduled": "Binding", "FailedScheduling": "Scheduling", "Preempted": "Preempting",
            "ManualBinding": "Binding"}   # the event's action, as kube's scheduler names it
 BOUNDED = (CYCLE, EVENT, SHADOW)
@@ -198,6 +199,16 @@ class Recorder(TraceSink):
             self._states.pop(uid, None)
             self._append(DELETE, uid)
 
+    def record_pod_status(self, uid: str, status: dict) -> None:
+        """A pending pod's status as the scheduler patched it (conditions, nominatedNodeName)."""
+        with self._lock:
+            self._append(STATUS, (uid, status))
+
+    def record_object(self, kind: str, raw: dict) -> None:
+        """An object the scheduler's plugins or the PV controller wrote (a PV, a PVC)."""
+        with self._lock:
+            self._append(OBJECT, (kind, raw))
+
     def record_pod_state(self, uid: str, **fields) -> None:
         """Latest queue, attempts, reason, plugins, last_cycle of a pending pod (coalesced)."""
         with self._lock:
@@ -345,6 +356,7 @@ class Recorder(TraceSink):
                 raise Deposed()
             cycles, events, snaps, shadows, deleted = [], [], [], [], []
             bindings = {}   # pod uid -> (node, cycle seq, attempts, bound at): what its bindings leave
+            statuses, objects = {}, []
             for kind, payload, _t in batch:
                 if kind == CYCLE:
                     cycles.append(dict(payload.encode(), cluster_id=cid, seq=payload.seq))
@@ -360,6 +372,10 @@ class Recorder(TraceSink):
                     if attempts is None and earlier is not None:   # keeps what the earlier binding decided
                         seq, attempts = earlier[1], earlier[2]
                     bindings[uid] = (node, seq, attempts, when)
+                elif kind == STATUS:
+                    statuses[payload[0]] = payload[1]
+                elif kind == OBJECT:
+                    objects.append(payload)
                 else:
                     deleted.append(payload)
             # One transaction: nobody sees the order of the statements inside it, so the cycle rows are
@@ -377,6 +393,10 @@ class Recorder(TraceSink):
                 QueueSnapshot.objects.bulk_create(snaps)
             if shadows:
                 ShadowDecision.objects.bulk_create(shadows)
+            if statuses:
+                update_statuses(w, statuses)
+            for kind, raw in objects:
+                objectstore.put_object(w, kind, raw)
             if bindings:
                 update_bindings(w, bindings, self.kubelet)
             if deleted:
@@ -385,6 +405,16 @@ class Recorder(TraceSink):
                 gone.delete()
             for uid, fields in states.items():
                 Pod.objects.filter(cluster_id=cid, uid=uid, node_name="").update(**fields)
+
+
+def update_statuses(w, statuses: dict) -> None:
+    """The status patches of pending pods (pod uid -> status), stored and logged (a pod bound or deleted
+    meanwhile keeps what its binding or deletion left)."""
+    for uid, raw in Pod.objects.filter(cluster_id=w.cluster_id, uid__in=list(statuses), node_name="") \
+            .values_list("uid", "raw"):
+        new = dict(raw, status=statuses[uid])
+        rv = w.log("pods", objectstore.MODIFIED, new)
+        Pod.objects.filter(cluster_id=w.cluster_id, uid=uid).update(raw=objectstore.with_rv(new, rv), rv=rv)
 
 
 def update_bindings(w, bindings: dict, kubelet: bool = True) -> None:

@@ -94,6 +94,7 @@ def test_kubectl_pods_are_scheduled_by_the_dashboards_loop_and_every_process_see
     wait_for(lambda: described("web", "Successfully assigned default/web to"), 10, what="Scheduled in describe")
     wait_for(lambda: described("big", "0/2 nodes are available: 2 Insufficient cpu."), 10,
              what="FailedScheduling in describe")
+    wait_for(lambda: described("big", "PodScheduled   False"), 10, what="the scheduler's condition in describe")
     _s, evs = rest(one, "GET", "truth/events/?page_size=100")
     assert any(e["reason"] == "FailedScheduling" and e["pod_name"] == "big" and
                e["message"].startswith("0/2 nodes are available: 2 Insufficient cpu.") for e in evs["results"])
