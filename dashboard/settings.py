@@ -188,6 +188,8 @@ SCHEDSCOPE = {
     "MAX_BODY_BYTES": int(os.environ.get("SCHEDSCOPE_MAX_BODY_MB", "64")) * 1024 * 1024,
     "MAX_NODES": int(os.environ.get("SCHEDSCOPE_MAX_NODES", "10000")),
     "MAX_PODS": int(os.environ.get("SCHEDSCOPE_MAX_PODS", "200000")),
+    "MAX_EVENTS": int(os.environ.get("SCHEDSCOPE_MAX_EVENTS", "100000")),   # API-created, within kube's 1 h TTL
+    "MAX_STORE_BYTES": int(os.environ.get("SCHEDSCOPE_MAX_STORE_MB", "2048")) * 1024 * 1024,
     # What-if questions: at most this many copies placed by a capacity question, nodes added (and searched).
     "WHATIF_MAX_COPIES": int(os.environ.get("SCHEDSCOPE_WHATIF_MAX_COPIES", "10000")),
     "WHATIF_MAX_NODES_ADDED": int(os.environ.get("SCHEDSCOPE_WHATIF_MAX_NODES_ADDED", "1000")),

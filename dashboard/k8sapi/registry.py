@@ -19,6 +19,7 @@ import time
 from contextlib import contextmanager
 
 from asgiref.sync import sync_to_async
+from django.conf import settings
 from django.db import connection
 
 from scheduler_core.objects import Node, ParseError, Pod
@@ -98,11 +99,18 @@ def _load(name: str, pk: int) -> ApiCluster:
         extra += [("Event", _event_raw(row)) for row in SchedulingEvent.objects.filter(cluster_id=pk, time__gte=since)
                   .order_by("time", "id")]
         api = ApiCluster(name, nodes, pods, objectstore.scenario_objects(pk), window=WATCH_WINDOW,
-                         start_rv=w.start_rv + 1, extra=extra)
+                         start_rv=w.start_rv + 1, extra=extra, quota=quota())
         for kind, raw in api.created:
             objectstore.store_change(w, kind, objectstore.ADDED, raw, int(raw["metadata"]["resourceVersion"]))
         w.rv = api.rv
     return api
+
+
+def quota() -> dict:
+    """What one simulated cluster may hold (the same limits as the REST API's, ``clusters.check_size``)."""
+    conf = settings.SCHEDSCOPE
+    return {"pods": conf["MAX_PODS"], "nodes": conf["MAX_NODES"], "Event": conf["MAX_EVENTS"],
+            "bytes": conf["MAX_STORE_BYTES"]}
 
 
 def catch_up(api: ApiCluster, pk: int) -> None:

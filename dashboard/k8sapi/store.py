@@ -19,8 +19,9 @@ import random
 import threading
 import uuid
 from collections import OrderedDict
-
 from contextlib import contextmanager
+
+import orjson
 
 from scheduler_core.cluster.simulated import OBJECT_KINDS, ClusterError, SimulatedCluster
 from scheduler_core.framework.preemption import PDB
@@ -37,6 +38,8 @@ INITIAL_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease"
 EVENT_TTL_SECONDS = 3600.0
 GENERATE_NAME_CHARS = "bcdfghjklmnpqrstvwxz2456789"
 MAX_DISRUPTED_PODS = 2000   # the eviction REST's MaxDisruptedPodSize
+QUOTA_NAME = "schedscope-cluster-quota"
+QUOTA_RESOURCES = {"pods": "pods", "nodes": "count/nodes", "Event": "count/events"}   # ResourceQuota's names
 
 
 def rfc3339(t: float) -> str:
@@ -58,6 +61,11 @@ def _with_rv(obj: dict, rv: int) -> dict:
 
 def _rv_of(obj: dict) -> int:
     return int((obj.get("metadata") or {}).get("resourceVersion") or 0)
+
+
+def _size(obj: dict) -> int:
+    """An object's size as stored (its JSON), for the cluster's bytes quota."""
+    return len(orjson.dumps(obj))
 
 
 def _created_at(raw: dict) -> float:
@@ -143,10 +151,12 @@ class ApiCluster(SimulatedCluster):
     """
 
     def __init__(self, name: str, nodes=(), pods=(), objects: dict | None = None, clock=None,
-                 window: int = 10000, start_rv: int = 1, extra=()):
+                 window: int = 10000, start_rv: int = 1, extra=(), quota: dict | None = None):
         """``extra``: stored (kind, raw) of EXTRA_KINDS; objects that keep their resourceVersion. The initial
-        namespaces and the system PriorityClasses that are missing are made (``created``: to be stored)."""
+        namespaces and the system PriorityClasses that are missing are made (``created``: to be stored).
+        ``quota``: the most pods, nodes and events, and ``bytes`` of every object, the cluster may hold."""
         self.name = name
+        self.quota = quota or {}
         self.lock = threading.RLock()
         self.rv = start_rv - 1
         self.extra = {kind: {} for kind in EXTRA_KINDS}
@@ -187,6 +197,8 @@ class ApiCluster(SimulatedCluster):
         self.created = [(kind, raw) for kind in ("Namespace", "PriorityClass") for raw in self.extra[kind].values()
                         if _rv_of(raw) > before]
         self.base_rv = self.rv          # nothing before the state was built can be watched
+        self.bytes = sum(_size(o) for res in BY_STORE.values() if res.group != "events.k8s.io"
+                         for o in self.items(res.store))
         self.compacted = {}             # store -> resourceVersion of its newest change dropped from the log
         self._handlers.append(_Recorder(self))
 
@@ -208,6 +220,7 @@ class ApiCluster(SimulatedCluster):
         """Record a change and wake the watchers; drops the oldest changes beyond the window."""
         with self.lock:
             change = Change(_rv_of(obj), store, type_, obj, old)
+            self.bytes += (_size(obj) if type_ != "DELETED" else 0) - (_size(old) if old is not None else 0)
             self._log_rvs.append(change.rv)
             self._log.append(change)
             if self._pending is not None:
@@ -426,7 +439,23 @@ class ApiCluster(SimulatedCluster):
             key = meta_key(obj, res.namespaced)
             if self.get(res.store, key) is not None:
                 raise ApiError.already_exists(res, obj["metadata"]["name"])
+            self._check_quota(res, obj)
             return obj if dry_run else self._put(res, obj, None)
+
+    def _check_quota(self, res, obj: dict) -> None:
+        """403 as kube-apiserver answers an exceeded ResourceQuota: the cluster's object counts and bytes."""
+        name = obj["metadata"]["name"]
+        limit = self.quota.get(res.store)
+        if limit is not None and res.store in QUOTA_RESOURCES:
+            used = len(self.items(res.store))
+            if used + 1 > limit:
+                what = QUOTA_RESOURCES[res.store]
+                raise ApiError.forbidden(res, name, f"exceeded quota: {QUOTA_NAME}, requested: {what}=1, used: "
+                                                    f"{what}={used}, limited: {what}={limit}")
+        limit = self.quota.get("bytes")
+        if limit is not None and self.bytes + _size(obj) > limit:
+            raise ApiError.forbidden(res, name, f"exceeded quota: {QUOTA_NAME}, requested: storage={_size(obj)}, "
+                                                f"used: storage={self.bytes}, limited: storage={limit}")
 
     def _new_object(self, res, namespace: str, body: dict) -> dict:
         if not isinstance(body, dict):

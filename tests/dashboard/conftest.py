@@ -38,10 +38,12 @@ def services(django_db_setup, django_db_blocker):
 @pytest.fixture(autouse=True)
 def fresh_k8s_api_registry():
     """Each test starts with the simulated Kubernetes API's process caches empty: tests reuse cluster names for new
-    rows within the caches' one-second lifetime."""
+    rows within the caches' one-second lifetime; and ends with them gone (their followers' database connections
+    closed)."""
     from dashboard.k8sapi import registry
     registry.forget()
     yield
+    registry.forget()
 
 
 def wait_for(predicate, timeout: float = 30.0, interval: float = 0.05, what: str = "condition"):

@@ -1,0 +1,120 @@
+"""The store of simulated clusters (issue 14), in one process: quotas answered as kube-apiserver answers them,
+the migration of existing clusters into the store, and the scheduler loop following what the Kubernetes API
+stores."""
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import time
+
+import pytest
+from django.conf import settings
+from django.db import connection
+from django.db.migrations.executor import MigrationExecutor
+from django.test import AsyncClient, override_settings
+
+from dashboard.models import Cluster, Pod, SchedulingCycle, StoreChange, StoredObject
+from dashboard.services import control, credentials, objectstore
+from dashboard.services.runner import Runner
+from tests.k8s_api_server import pod
+
+from .conftest import load_cluster, small_scenario, wait_for
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def k8s(cluster, token, method: str, path: str, body=None):
+    """(status, JSON) of a request to the cluster's Kubernetes API (the real view)."""
+    client = AsyncClient()
+    call = getattr(client, method.lower())
+    kw = {"headers": {"Authorization": f"Bearer {token}"}}
+    if body is not None:
+        kw.update(data=json.dumps(body), content_type="application/json")
+    resp = asyncio.run(call(f"/clusters/{cluster.name}/k8s{path}", **kw))
+    return resp.status_code, json.loads(resp.content or b"{}")
+
+
+@pytest.fixture
+def small(api):
+    cluster = load_cluster(api, small_scenario(pending_web=2))
+    return cluster, credentials.create_token(cluster, "tests", None)[1]
+
+
+def test_an_exceeded_quota_is_a_403_naming_it(small):
+    cluster, token = small
+    held = Pod.objects.filter(cluster=cluster).count()
+    with override_settings(SCHEDSCOPE={**settings.SCHEDSCOPE, "MAX_PODS": held + 1}):
+        assert k8s(cluster, token, "POST", "/api/v1/namespaces/default/pods", pod("one-more"))[0] == 201
+        status, body = k8s(cluster, token, "POST", "/api/v1/namespaces/default/pods", pod("too-many"))
+    assert status == 403 and body["reason"] == "Forbidden"
+    assert body["message"] == (f'pods "too-many" is forbidden: exceeded quota: schedscope-cluster-quota, requested: '
+                               f'pods=1, used: pods={held + 1}, limited: pods={held + 1}')
+    assert not Pod.objects.filter(cluster=cluster, name="too-many").exists()
+
+
+def test_the_bytes_quota(small):
+    cluster, token = small
+    with override_settings(SCHEDSCOPE={**settings.SCHEDSCOPE, "MAX_STORE_BYTES": 1}):
+        status, body = k8s(cluster, token, "POST", "/api/v1/namespaces/default/pods", pod("any"))
+    assert status == 403 and "exceeded quota: schedscope-cluster-quota, requested: storage=" in body["message"]
+
+
+def test_the_loop_schedules_what_the_kubernetes_api_stores_and_the_api_sees_its_bindings(small):
+    cluster, token = small
+    assert Runner(cluster.id, steps=20).run()
+    status, _ = k8s(cluster, token, "POST", "/api/v1/namespaces/default/pods", pod("from-kubectl", cpu="100m"))
+    assert status == 201
+    row = Pod.objects.get(cluster=cluster, name="from-kubectl")
+    assert row.node_name == "" and row.rv == StoreChange.objects.filter(cluster=cluster).latest("rv").rv
+    assert Runner(cluster.id, steps=4).run()   # a new loop lists the store (four pending pods)
+    assert SchedulingCycle.objects.filter(cluster=cluster, pod_name="from-kubectl").exists()
+    # a running loop follows the store: a pod written through the API meanwhile is scheduled within a second
+    Cluster.objects.filter(pk=cluster.pk).update(desired_state=Cluster.RUNNING)
+    loop = threading.Thread(target=Runner(cluster.id).run, daemon=True)
+    loop.start()
+    try:
+        wait_for(lambda: control.is_driven(cluster.id), 10, what="the loop to start")
+        status, _ = k8s(cluster, token, "POST", "/api/v1/namespaces/default/pods", pod("while-running", cpu="100m"))
+        assert status == 201
+        start = time.monotonic()
+        wait_for(lambda: Pod.objects.filter(cluster=cluster, name="while-running").exclude(node_name="").exists(), 10,
+                 what="the running loop to bind the API's pod")
+        assert time.monotonic() - start < 1.0
+    finally:
+        Cluster.objects.filter(pk=cluster.pk).update(desired_state=Cluster.STOPPED)
+        control.send(cluster.id, "state")
+        loop.join(10)
+    _s, served = k8s(cluster, token, "GET", "/api/v1/namespaces/default/pods/from-kubectl")
+    assert served["spec"]["nodeName"] and served["status"]["phase"] == "Running"
+    assert served["status"]["podIP"] and served["status"]["hostIP"]
+    assert int(served["metadata"]["resourceVersion"]) == Pod.objects.get(pk=row.pk).rv
+    _s, events = k8s(cluster, token, "GET",
+                     "/api/v1/namespaces/default/events?fieldSelector=involvedObject.name%3Dfrom-kubectl")
+    assert [e["reason"] for e in events["items"]] == ["Scheduled"]
+    # a pod that cannot fit: the scheduler's PodScheduled=False reaches the API
+    _s, too_big = k8s(cluster, token, "GET", "/api/v1/namespaces/default/pods/too-big")
+    cond = {c["type"]: c for c in too_big["status"].get("conditions") or ()}
+    assert cond["PodScheduled"]["status"] == "False" and cond["PodScheduled"]["reason"] == "Unschedulable"
+
+
+def test_existing_clusters_move_into_the_store():
+    executor = MigrationExecutor(connection)
+    before = [("dashboard", "0008_whatif")]
+    after = executor.loader.graph.leaf_nodes("dashboard")
+    executor.migrate(before)
+    old = MigrationExecutor(connection).loader.project_state(before).apps
+    cluster = old.get_model("dashboard", "Cluster").objects.create(name="old-one")
+    old.get_model("dashboard", "Node").objects.create(cluster=cluster, name="n1", raw={"metadata": {"name": "n1"}})
+    old.get_model("dashboard", "ClusterState").objects.create(cluster=cluster, resources={
+        "services": [{"metadata": {"name": "svc", "namespace": "web"}}],
+        "persistentvolumes": [{"metadata": {"name": "pv-1"}}]})
+    executor = MigrationExecutor(connection)
+    executor.loader.build_graph()
+    executor.migrate(after)
+    moved = {(o.kind, o.key): o.rv for o in StoredObject.objects.filter(cluster_id=cluster.pk)}
+    assert set(moved) == {("Service", "web/svc"), ("PersistentVolume", "pv-1")}
+    row = Cluster.objects.get(pk=cluster.pk)
+    assert row.resource_version == 3 and sorted(moved.values()) == [2, 3]
+    assert objectstore.scenario_objects(cluster.pk) == {"services": [{"metadata": {"name": "svc", "namespace": "web"}}],
+                                                        "persistentvolumes": [{"metadata": {"name": "pv-1"}}]}
