@@ -138,3 +138,49 @@ def test_kubectl_pods_are_scheduled_by_the_dashboards_loop_and_every_process_see
     assert json.loads(ns_before)["metadata"]["creationTimestamp"] == \
         json.loads(ns_after)["metadata"]["creationTimestamp"]
     assert described("web", "Successfully assigned default/web to")
+
+
+def test_an_outside_scheduler_and_the_dashboards_loop_share_a_cluster(servers, tmp_path):
+    """kuberun's scheduler (profile ``outside``) through process two, the dashboard's loop in process one: each
+    binds the pods of its schedulerName, once, and neither binds a pod the other bound."""
+    from scheduler_core.cluster.kube import KubeCluster
+    from scheduler_core.config import load_config
+    from scheduler_core.kuberun import KubeSchedulerRunner
+    from scheduler_core.plugins.registry import in_tree_registry
+    from scheduler_core.scheduler import Scheduler
+
+    one, two = servers
+    one.create_cluster("shared", {"nodes": [node("n1"), node("n2")], "pods": [], "pending": []})
+    rest(one, "POST", "shared/start/")
+    kc = two.kubeconfig("shared", "kuberun")
+    kube = KubeCluster(kubeconfig=str(kc), qps=0)
+    kube.start()
+    config = load_config({"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+                          "profiles": [{"schedulerName": "outside"}]}, in_tree_registry())
+    runner = KubeSchedulerRunner(kube, Scheduler(kube, config=config, tie_break="name"))
+    stop = threading.Event()
+    loop = threading.Thread(target=runner.run, args=(stop,), daemon=True)
+    loop.start()
+    core = kclient.CoreV1Api(kconfig.new_client_from_config(config_file=str(kc)))
+    try:
+        for i in range(4):
+            core.create_namespaced_pod("default", pod(f"mine-{i}", cpu="100m"))
+            core.create_namespaced_pod("default", pod(f"theirs-{i}", cpu="100m", scheduler="outside"))
+
+        def all_bound():
+            return all(p.spec.node_name for p in core.list_namespaced_pod("default").items)
+        wait_for(all_bound, 20, what="every pod bound")
+        assert kube.events.flush(10)
+        time.sleep(1.0)
+        events = core.list_namespaced_event("default").items
+        scheduled = sorted((e.involved_object.name, e.reporting_component) for e in events
+                           if e.reason == "Scheduled")
+        assert scheduled == sorted([(f"mine-{i}", "default-scheduler") for i in range(4)] +
+                                   [(f"theirs-{i}", "outside") for i in range(4)])
+        _s, cycles = rest(one, "GET", "shared/cycles/?page_size=100")
+        assert sorted(c["pod"] for c in cycles["results"]) == [f"default/mine-{i}" for i in range(4)]
+    finally:
+        stop.set()
+        loop.join(10)
+        kube.close()
+        rest(one, "POST", "shared/stop/")
