@@ -29,7 +29,7 @@ def _watchdog():
     from django.db import connection
 
     from dashboard.models import Cluster
-    from dashboard.services import control
+    from dashboard.services import control, loops
     log = logging.getLogger("dashboard.watchdog")
     interval = settings.SCHEDSCOPE["LOCK_TTL_SECONDS"]
     while True:
@@ -37,7 +37,7 @@ def _watchdog():
         try:
             for cid in Cluster.objects.exclude(desired_state=Cluster.STOPPED).values_list("id", flat=True):
                 if not control.is_driven(cid):
-                    control.ensure_runner(cid)
+                    loops.ensure_runner(cid)
         except Exception as err:  # database or Redis away: try again next time
             log.warning("watchdog: %s", err)
         finally:

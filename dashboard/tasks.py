@@ -8,7 +8,7 @@ from celery import shared_task
 from django.conf import settings
 
 from .models import Cluster
-from .services import control, locks
+from .services import locks, loops
 from .services.runner import Runner
 
 log = logging.getLogger("dashboard.tasks")
@@ -36,7 +36,7 @@ def run_cluster(self, cluster_id: int):
 def resume_all():
     """Start (or stand by for) every cluster whose desired state is running or paused."""
     for cid in Cluster.objects.exclude(desired_state=Cluster.STOPPED).values_list("id", flat=True):
-        control.ensure_runner(cid)
+        loops.ensure_runner(cid)
 
 
 @shared_task

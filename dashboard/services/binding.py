@@ -10,7 +10,7 @@ from __future__ import annotations
 from redis.exceptions import RedisError
 
 from ..models import Cluster, Node
-from . import clusters, control
+from . import clusters, control, loops
 
 BIND_TIMEOUT_SECONDS = 15.0
 
@@ -42,7 +42,7 @@ def bind_pod(cluster: Cluster, pod, node_name: str, user, uid: str = "", dry_run
     if not Node.objects.filter(cluster=cluster, name=node_name).exists():
         raise BindFailed(400, f'nodes "{node_name}" not found', "target.name")
     try:
-        answer = control.request(cluster.id, "bind", BIND_TIMEOUT_SECONDS, key=pod.key, uid=pod.uid,
+        answer = loops.request(cluster.id, "bind", BIND_TIMEOUT_SECONDS, key=pod.key, uid=pod.uid,
                                  node=node_name, by=user.get_username(), dry_run=dry_run)
     except (control.NoAnswer, RedisError):
         raise BindFailed(503, "the cluster's scheduler loop did not answer in time; nothing was bound, try "

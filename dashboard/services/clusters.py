@@ -8,16 +8,11 @@ from __future__ import annotations
 
 import time
 
-from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import F
 
 from scheduler_core.config import ConfigError, load_config
 from scheduler_core.framework.profile import FrameworkError
-from scheduler_core.objects import Node as CoreNode
-from scheduler_core.objects import ParseError
-from scheduler_core.objects import Pod as CorePod
-from scheduler_core.objects.validation import ValidationError, validate_object
 from scheduler_core.plugins.registry import in_tree_registry
 from scheduler_core.scenario import ScenarioError, scenario_from_data
 
@@ -25,16 +20,9 @@ from ..models import Cluster, ClusterState, Node, Pod
 from ..profiles import services as profiles
 from ..profiles.models import AuditLog
 from ..profiles.validate import extender_problems
-from . import control, objectstore
+from . import control, loops, objectstore
+from .objectstore import ValidationFailed, check_size, checked, insert_pods, node_row, pod_row
 
-
-
-class ValidationFailed(ValueError):
-    """Bad input: ``errors`` maps a field path to messages (DRF's 400 shape)."""
-
-    def __init__(self, errors: dict):
-        super().__init__("; ".join(f"{k}: {' '.join(v)}" for k, v in errors.items()))
-        self.errors = errors
 
 
 def require_simulated(cluster, change: str) -> None:
@@ -42,38 +30,6 @@ def require_simulated(cluster, change: str) -> None:
     if cluster.kind != Cluster.SIMULATED:
         raise ValidationFailed({"kind": [f"cluster {cluster.name} is a real cluster: {change} is for simulated "
                                          f"clusters; change a real cluster through its API server (kubectl)"]})
-
-
-def check_size(cluster, nodes: int = 0, pods: int = 0, replace: bool = False) -> None:
-    """Refuse growing a simulated cluster past SCHEDSCOPE MAX_NODES / MAX_PODS (adds ``nodes`` and ``pods``
-    to what it holds, or replaces it when ``replace``)."""
-    limits = settings.SCHEDSCOPE
-    errors = {}
-    for field, adding, model, limit in (("nodes", nodes, Node, limits["MAX_NODES"]),
-                                        ("pods", pods, Pod, limits["MAX_PODS"])):
-        if not adding:
-            continue
-        total = adding if replace else adding + model.objects.filter(cluster=cluster).count()
-        if total > limit:
-            errors[field] = [f"a simulated cluster holds at most {limit} {field}; this would make {total}"]
-    if errors:
-        raise ValidationFailed(errors)
-
-
-def node_row(cluster, node: CoreNode, now: float | None = None) -> Node:
-    """The row of a node; its ``raw`` as the store keeps it (``objectstore.stored_node``)."""
-    return Node(cluster=cluster, raw=objectstore.stored_node(cluster.name, node.raw, time.time() if now is None else now),
-                **objectstore.node_columns(node))
-
-
-def pod_row(cluster, pod: CorePod, now: float | None = None) -> Pod:
-    """The row of a pod; its ``raw`` as the store keeps it (``objectstore.stored_pod``: the uid of the row)."""
-    if pod.node_name:
-        queue = Pod.BOUND
-    else:
-        queue = Pod.GATED if pod.scheduling_gates else Pod.ACTIVE
-    raw = objectstore.stored_pod(cluster.name, pod.raw, time.time() if now is None else now)
-    return Pod(cluster=cluster, queue=queue, raw=raw, **dict(objectstore.pod_columns(pod), uid=raw["metadata"]["uid"]))
 
 
 def validate_config(doc, user=None) -> None:
@@ -88,36 +44,6 @@ def validate_config(doc, user=None) -> None:
     problems = extender_problems(doc, user)
     if problems:
         raise ValidationFailed({"config": [p.message for p in problems]})
-
-
-def checked(kind: str, raw):
-    """A v1.Node or v1.Pod validated as kube-apiserver does (``scheduler_core.objects.validation``) and parsed;
-    ValidationFailed maps each field path to its messages."""
-    try:
-        validate_object(kind, raw)
-        return (CoreNode if kind == "Node" else CorePod)(raw)
-    except ValidationError as err:
-        errors = {}
-        for cause in err.causes:
-            errors.setdefault(cause.path, []).append(cause.body())
-        raise ValidationFailed(errors) from None
-    except ParseError as err:
-        raise ValidationFailed({err.path or kind.lower(): [err.message]}) from None
-
-
-def insert_pods(cluster, raws) -> list:
-    """Create pod rows from v1.Pod dicts (validated first: none is stored unless all are valid); raises
-    ValidationFailed on invalid pods and duplicate names."""
-    check_size(cluster, pods=len(raws))
-    rows = [pod_row(cluster, checked("Pod", raw)) for raw in raws]
-    try:
-        with objectstore.writing(cluster.pk) as w:
-            for row in rows:
-                objectstore.put_pod(w, row)
-            Pod.objects.bulk_create(rows)
-    except IntegrityError:
-        raise ValidationFailed({"metadata.name": ["a pod with this name or uid already exists"]}) from None
-    return rows
 
 
 def audit(user, action: str, cluster: Cluster, **detail) -> None:
@@ -226,13 +152,13 @@ def set_state(cluster: Cluster, state: str) -> None:
     cluster.desired_state = state
     control.send(cluster.id, "state")
     if state != Cluster.STOPPED:
-        control.ensure_runner(cluster.id)
+        loops.ensure_runner(cluster.id)
 
 
 def step(cluster: Cluster, n: int = 1) -> None:
     """Run n cycles: by the running loop if there is one, else by a short-lived one."""
     control.send(cluster.id, "step", n=n)
-    control.ensure_runner(cluster.id)
+    loops.ensure_runner(cluster.id)
 
 
 def notify(cluster: Cluster, op: str, **args) -> None:

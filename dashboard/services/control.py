@@ -1,14 +1,14 @@
-"""Commands to a cluster's scheduler loop, and starting the loop where it belongs.
+"""Commands to a cluster's scheduler loop (``loops`` starts the loop where it belongs).
 
 Embedded mode: the loop is a thread of this process and commands go through an in-process queue.
 Celery mode: the loop runs in a worker (task ``run_cluster``) and commands go through a Redis list.
-The database is written first by the caller; a command only tells a running loop to apply the change.
-A few commands are requests instead (``request``): the loop decides and writes, and answers through a reply
-queue (a Redis list, or an in-process queue), e.g. a manual binding, which must not race the loop's own.
+Changes of a cluster's objects are not commands: the loop follows the store (``objectstore``). Commands change
+its state (start, pause, step, reload); a few are requests (``request``): the loop decides and writes, and
+answers through a reply queue (a Redis list, or an in-process queue), e.g. a manual binding, which must not race
+the loop's own.
 """
 from __future__ import annotations
 
-import atexit
 import json
 import queue
 import threading
@@ -21,7 +21,6 @@ from . import locks
 
 _queues = {}
 _queues_guard = threading.Lock()
-_threads = {}
 _replies = {}   # request id -> queue.Queue of its answer (embedded mode)
 REPLY_GRACE_SECONDS = 5.0
 BLOCK_SECONDS = 3   # longest single blocking Redis read (below the client's socket timeout)
@@ -55,9 +54,10 @@ def send(cluster_id: int, op: str, **args) -> None:
         _local_queue(cluster_id).put(cmd)
 
 
-def request(cluster_id: int, op: str, timeout: float, **args) -> dict:
-    """Send a command the loop answers (``reply``), starting a loop if none drives the cluster, and wait for
-    the answer. The loop ignores the request once ``timeout`` seconds have passed; NoAnswer if none came."""
+def request(cluster_id: int, op: str, timeout: float, start=None, **args) -> dict:
+    """Send a command the loop answers (``reply``), calling ``start(cluster_id)`` if no loop drives the cluster
+    (``loops.request``), and wait for the answer. The loop ignores the request once ``timeout`` seconds have
+    passed; NoAnswer if none came."""
     rid = uuid.uuid4().hex
     args.update(reply=rid, expires=time.time() + timeout)
     wait = timeout + REPLY_GRACE_SECONDS
@@ -68,8 +68,8 @@ def request(cluster_id: int, op: str, timeout: float, **args) -> dict:
             _replies[rid] = local
     try:
         send(cluster_id, op, **args)
-        if not is_driven(cluster_id):
-            ensure_runner(cluster_id)
+        if start is not None and not is_driven(cluster_id):
+            start(cluster_id)
         if local is not None:
             return local.get(timeout=wait)
         deadline = time.monotonic() + wait
@@ -146,21 +146,3 @@ def waiting(cluster_id: int, ops) -> bool:
 def is_driven(cluster_id: int) -> bool:
     """Whether some loop holds the cluster's lock right now."""
     return locks.cluster_lock(cluster_id).holder() is not None
-
-
-def ensure_runner(cluster_id: int) -> None:
-    """Make sure a loop drives the cluster (no-op if one does)."""
-    if _celery():
-        from ..tasks import run_cluster
-        run_cluster.delay(cluster_id)
-        return
-    with _queues_guard:
-        t = _threads.get(cluster_id)
-        if t is not None and t.is_alive():
-            return
-        from .runner import Runner, stop_all
-        t = threading.Thread(target=Runner(cluster_id).run, name=f"scheduler-{cluster_id}", daemon=True)
-        if not _threads:
-            atexit.register(stop_all)  # at exit the loops stop and their recorders flush
-        _threads[cluster_id] = t
-        t.start()

@@ -18,7 +18,7 @@ def autostart() -> None:
 
     def start():
         from ..models import Cluster
-        from . import control
+        from . import loops
         try:
             ids = list(Cluster.objects.exclude(desired_state=Cluster.STOPPED).values_list("id", flat=True))
         except DatabaseError as err:
@@ -27,6 +27,6 @@ def autostart() -> None:
         finally:
             connection.close()
         for cid in ids:
-            control.ensure_runner(cid)
+            loops.ensure_runner(cid)
 
     threading.Thread(target=start, name="autostart", daemon=True).start()

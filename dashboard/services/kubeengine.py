@@ -43,7 +43,7 @@ from ..models import Node as NodeRow
 from ..models import Pod as PodRow
 from ..profiles.services import engine_profile
 from . import credentials, extenders
-from .clusters import node_row, pod_row
+from .objectstore import node_row, pod_row
 from .engine import JournaledBindings, RecordingEngine
 from .rowlock import cluster_writes
 

@@ -14,14 +14,18 @@ from __future__ import annotations
 
 import datetime
 import hashlib
+import time
 import uuid
 
-from django.db import transaction
+from django.conf import settings
+from django.db import IntegrityError, transaction
 from django.db.models import Min
 
 from scheduler_core.cluster.simulated import OBJECT_KINDS, SCENARIO_ARRAYS
 from scheduler_core.objects import Node as CoreNode
+from scheduler_core.objects import ParseError
 from scheduler_core.objects import Pod as CorePod
+from scheduler_core.objects.validation import ValidationError, validate_object
 
 from ..models import Cluster, Node, Pod, SchedulingEvent, StoreChange, StoredObject
 
@@ -316,6 +320,77 @@ def store_change(w: Write, kind: str, type_: str, raw: dict, rv: int) -> None:
         StoredObject.objects.filter(cluster_id=cid, kind=kind, key=key).delete()
     else:
         StoredObject.objects.update_or_create(cluster_id=cid, kind=kind, key=key, defaults={"rv": rv, "raw": raw})
+
+
+# -- the dashboard's validated writes of nodes and pods (pages, REST API, scenarios, workload) ------------
+class ValidationFailed(ValueError):
+    """Bad input: ``errors`` maps a field path to messages (DRF's 400 shape)."""
+
+    def __init__(self, errors: dict):
+        super().__init__("; ".join(f"{k}: {' '.join(v)}" for k, v in errors.items()))
+        self.errors = errors
+
+
+def check_size(cluster, nodes: int = 0, pods: int = 0, replace: bool = False) -> None:
+    """Refuse growing a simulated cluster past SCHEDSCOPE MAX_NODES / MAX_PODS (adds ``nodes`` and ``pods``
+    to what it holds, or replaces it when ``replace``)."""
+    limits = settings.SCHEDSCOPE
+    errors = {}
+    for field, adding, model, limit in (("nodes", nodes, Node, limits["MAX_NODES"]),
+                                        ("pods", pods, Pod, limits["MAX_PODS"])):
+        if not adding:
+            continue
+        total = adding if replace else adding + model.objects.filter(cluster=cluster).count()
+        if total > limit:
+            errors[field] = [f"a simulated cluster holds at most {limit} {field}; this would make {total}"]
+    if errors:
+        raise ValidationFailed(errors)
+
+
+def node_row(cluster, node: CoreNode, now: float | None = None) -> Node:
+    """The row of a node; its ``raw`` as the store keeps it (``stored_node``)."""
+    return Node(cluster=cluster, raw=stored_node(cluster.name, node.raw, time.time() if now is None else now),
+                **node_columns(node))
+
+
+def pod_row(cluster, pod: CorePod, now: float | None = None) -> Pod:
+    """The row of a pod; its ``raw`` as the store keeps it (``stored_pod``: the uid of the row)."""
+    if pod.node_name:
+        queue = Pod.BOUND
+    else:
+        queue = Pod.GATED if pod.scheduling_gates else Pod.ACTIVE
+    raw = stored_pod(cluster.name, pod.raw, time.time() if now is None else now)
+    return Pod(cluster=cluster, queue=queue, raw=raw, **dict(pod_columns(pod), uid=raw["metadata"]["uid"]))
+
+
+def checked(kind: str, raw):
+    """A v1.Node or v1.Pod validated as kube-apiserver does (``scheduler_core.objects.validation``) and parsed;
+    ValidationFailed maps each field path to its messages."""
+    try:
+        validate_object(kind, raw)
+        return (CoreNode if kind == "Node" else CorePod)(raw)
+    except ValidationError as err:
+        errors = {}
+        for cause in err.causes:
+            errors.setdefault(cause.path, []).append(cause.body())
+        raise ValidationFailed(errors) from None
+    except ParseError as err:
+        raise ValidationFailed({err.path or kind.lower(): [err.message]}) from None
+
+
+def insert_pods(cluster, raws) -> list:
+    """Create pod rows from v1.Pod dicts (validated first: none is stored unless all are valid); raises
+    ValidationFailed on invalid pods and duplicate names."""
+    check_size(cluster, pods=len(raws))
+    rows = [pod_row(cluster, checked("Pod", raw)) for raw in raws]
+    try:
+        with writing(cluster.pk) as w:
+            for row in rows:
+                put_pod(w, row)
+            Pod.objects.bulk_create(rows)
+    except IntegrityError:
+        raise ValidationFailed({"metadata.name": ["a pod with this name or uid already exists"]}) from None
+    return rows
 
 
 # -- reading --------------------------------------------------------------------------------------------

@@ -31,7 +31,7 @@ from redis.exceptions import RedisError
 from ..models import Cluster, SchedulingCycle
 from . import control, locks, metrics, objectstore, retention
 from .broadcast import Broadcaster
-from .clusters import ValidationFailed, insert_pods
+from .objectstore import ValidationFailed, insert_pods
 from .engine import BindRefused, Engine
 from .kubeengine import ClusterUnavailable, KubeEngine
 from .recorder import Recorder
