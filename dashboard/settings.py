@@ -3,7 +3,8 @@
 DATABASE_URL  default: a SQLite file beside the project (the embedded default)
 REDIS_URL     set: Channels' Redis layer, Celery broker, scheduler loop in Celery workers;
               unset: in-memory channel layer and an in-process scheduler thread
-SECRET_KEY    default: a random key generated once into schedscope.secret beside the project (never a fixed one)
+SECRET_KEY    default: a random key generated once into SCHEDSCOPE_SECRET_FILE (default: schedscope.secret beside the
+              project), never a fixed one; processes that share the file share the key
 ALLOWED_HOSTS (comma separated), DEBUG (1/0)
 HTTPS=1       behind TLS: secure cookies, HSTS, redirect to https (each also settable, see README)
 SCHEDSCOPE_ENCRYPTION_KEYS  comma-separated Fernet keys for stored kubeconfigs (dashboard.crypto)
@@ -24,12 +25,12 @@ def _env_bool(name: str, default: bool) -> bool:
 
 
 def _secret_key() -> str:
-    """SECRET_KEY from the environment, else a random one created once (mode 0600) beside the project."""
+    """SECRET_KEY from the environment, else a random one created once (mode 0600) in SCHEDSCOPE_SECRET_FILE."""
     if os.environ.get("SECRET_KEY"):
         return os.environ["SECRET_KEY"]
-    path = BASE_DIR / "schedscope.secret"
+    path = Path(os.environ.get("SCHEDSCOPE_SECRET_FILE") or BASE_DIR / "schedscope.secret")
     if not path.exists():  # written aside and linked into place: concurrent first starts agree on one key
-        tmp = path.with_name(f".schedscope.secret.{os.getpid()}")
+        tmp = path.with_name(f".{path.name}.{os.getpid()}")
         with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as f:
             f.write(secrets.token_urlsafe(50))
         try:

@@ -228,9 +228,20 @@ class PodSerializer(ModelSerializer):
 
 
 class ObjectSerializer(serializers.Serializer):
-    """A v1.Node or v1.Pod manifest to create."""
+    """A v1.Node or v1.Pod to create: the object itself (a body with ``apiVersion``, ``kind`` or ``metadata`` at the
+    top, as kubectl sends it) or wrapped, ``{"manifest": {...}}``. Either is validated by the same
+    ``dashboard.services.clusters.checked`` (a wrong ``kind`` or ``apiVersion`` included)."""
 
-    manifest = serializers.DictField()
+    OBJECT_KEYS = ("apiVersion", "kind", "metadata")
+
+    manifest = serializers.DictField(error_messages={
+        "required": 'give the object itself (with "apiVersion", "kind" and "metadata" at the top) or '
+                    '{{"manifest": {{...}}}}'})   # a format string
+
+    def to_internal_value(self, data):
+        if isinstance(data, dict) and any(key in data for key in self.OBJECT_KEYS):
+            data = {"manifest": data}
+        return super().to_internal_value(data)
 
 
 class ScenarioSerializer(serializers.Serializer):

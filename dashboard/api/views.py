@@ -23,6 +23,7 @@ from ..services.queries import filter_cycles
 from . import serializers as s
 from .parsers import JSONParser
 from .permissions import ClusterRolePermission
+from .schema import object_request
 
 
 def _raise_400(err):
@@ -277,7 +278,7 @@ class ClusterTokenViewSet(ClusterChildMixin, mixins.ListModelMixin, mixins.Destr
 
 class NodeViewSet(ClusterChildMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.DestroyModelMixin,
                   viewsets.GenericViewSet):
-    """Nodes of a cluster; POST a v1.Node manifest to add one."""
+    """Nodes of a cluster; POST a v1.Node (bare or in ``{"manifest": ...}``) to add one."""
 
     serializer_class = s.NodeSerializer
     lookup_field = "name"
@@ -290,7 +291,7 @@ class NodeViewSet(ClusterChildMixin, mixins.ListModelMixin, mixins.RetrieveModel
     def get_queryset(self):
         return Node.objects.filter(cluster=self.cluster(), **self.filters(s.NodeFilterSerializer)).order_by("id")
 
-    @extend_schema(request=s.ObjectSerializer, responses=s.NodeSerializer)
+    @extend_schema(request=object_request("Node"), responses=s.NodeSerializer)
     def create(self, request, cluster_name=None):
         ser = s.ObjectSerializer(data=request.data)
         ser.is_valid(raise_exception=True)
@@ -311,7 +312,8 @@ class NodeViewSet(ClusterChildMixin, mixins.ListModelMixin, mixins.RetrieveModel
 
 
 class PodViewSet(ClusterChildMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
-    """Pods with their queue state; filters: queue, node, namespace, q (name search), plugin."""
+    """Pods with their queue state; filters: queue, node, namespace, q (name search), plugin. POST a v1.Pod (bare or
+    in ``{"manifest": ...}``) to add one."""
 
     serializer_class = s.PodSerializer
     # pods/<namespace>/<name>/: two path parameters (dashboard.api.urls.ChildRouter), as a path parameter holding
@@ -341,7 +343,7 @@ class PodViewSet(ClusterChildMixin, mixins.ListModelMixin, mixins.RetrieveModelM
         return get_object_or_404(Pod, cluster=self.cluster(), namespace=self.kwargs["namespace"],
                                  name=self.kwargs["name"])
 
-    @extend_schema(request=s.ObjectSerializer, responses=s.PodSerializer)
+    @extend_schema(request=object_request("Pod"), responses=s.PodSerializer)
     def create(self, request, cluster_name=None):
         ser = s.ObjectSerializer(data=request.data)
         ser.is_valid(raise_exception=True)

@@ -365,7 +365,15 @@ def pod_row(cluster, pod: CorePod, now: float | None = None) -> Pod:
 
 def checked(kind: str, raw):
     """A v1.Node or v1.Pod validated as kube-apiserver does (``scheduler_core.objects.validation``) and parsed;
-    ValidationFailed maps each field path to its messages."""
+    ValidationFailed maps each field path to its messages. An ``apiVersion`` or ``kind`` that is given must be
+    ``v1`` and ``kind``, as kube-apiserver decodes a create's body (its messages)."""
+    if isinstance(raw, dict):
+        version, given = raw.get("apiVersion"), raw.get("kind")
+        if version not in (None, "", "v1"):
+            raise ValidationFailed({"apiVersion": [
+                f"the API version in the data ({version}) does not match the expected API version (v1)"]})
+        if given not in (None, "", kind):
+            raise ValidationFailed({"kind": [f'{given} in version "v1" cannot be handled as a {kind}']})
     try:
         validate_object(kind, raw)
         return (CoreNode if kind == "Node" else CorePod)(raw)

@@ -84,6 +84,53 @@ def test_nodes_and_pods_crud_with_field_errors(api, loaded):
     assert log[("pod.delete", "admin")]["pod"] == "ops/late"
 
 
+def test_creates_take_the_bare_object_or_the_manifest_wrapper_through_one_validator(api, loaded):
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "bare", "namespace": "ops"},
+           "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "100m"}}}]}}
+    r = api.post("/api/clusters/small/pods/", pod, format="json")
+    assert r.status_code == 201, r.content
+    assert r.json()["name"] == "bare" and r.json()["namespace"] == "ops" and r.json()["queue"] == "active"
+    # metadata alone at the top is an object too (kind and apiVersion default as kube-apiserver defaults them)
+    r = api.post("/api/clusters/small/pods/", {"metadata": {"name": "only-meta"}, "spec": {"containers": []}},
+                 format="json")
+    assert r.status_code == 201 and r.json()["namespace"] == "default"
+    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n-bare"},
+            "status": {"allocatable": {"cpu": "8", "memory": "8Gi", "pods": "10"}}}
+    assert api.post("/api/clusters/small/nodes/", node, format="json").status_code == 201
+    assert Node.objects.filter(cluster=loaded, name="n-bare").exists()
+    # the same field errors bare and wrapped; a wrong kind or apiVersion is refused in both forms
+    wrong_kind = {"kind": ['Node in version "v1" cannot be handled as a Pod']}
+    cases = [
+        ("pods", dict(pod, metadata={"name": "p2"}, spec={"priority": "high"}), {"spec.priority": ["expected integer"]}),
+        ("pods", dict(node, metadata={"name": "p3"}), wrong_kind),
+        ("pods", dict(pod, metadata={"name": "p4"}, apiVersion="apps/v1"),
+         {"apiVersion": ["the API version in the data (apps/v1) does not match the expected API version (v1)"]}),
+        ("nodes", dict(pod, metadata={"name": "n-p"}), {"kind": ['Pod in version "v1" cannot be handled as a Node']}),
+        ("nodes", dict(node, metadata={"name": "n-bad"}, spec={"taints": [{"effect": "NoSchedule"}]}),
+         {"spec.taints[0].key": ["required value"]}),
+    ]
+    for kind, body, errors in cases:
+        for form in (body, {"manifest": body}):
+            r = api.post(f"/api/clusters/small/{kind}/", form, format="json")
+            assert r.status_code == 400 and r.json() == errors, (form, r.content)
+    assert not Pod.objects.filter(cluster=loaded, name__in=["p2", "p3", "p4"]).exists()
+    assert not Node.objects.filter(cluster=loaded, name__in=["n-p", "n-bad"]).exists()
+    # a body that is neither says what is expected
+    r = api.post("/api/clusters/small/pods/", {"spec": {"containers": []}}, format="json")
+    assert r.status_code == 400
+    assert r.json() == {"manifest": ['give the object itself (with "apiVersion", "kind" and "metadata" at the top) '
+                                     'or {"manifest": {...}}']}
+    # the schema shows both forms, with an example of each
+    paths = json.loads(api.get("/api/schema/", HTTP_ACCEPT="application/json").content)["paths"]
+    for path, kind in (("/api/clusters/{cluster_name}/pods/", "Pod"), ("/api/clusters/{cluster_name}/nodes/", "Node")):
+        body = paths[path]["post"]["requestBody"]["content"]["application/json"]
+        bare, wrapped = body["schema"]["anyOf"]
+        assert bare["required"] == ["metadata"] and bare["properties"]["kind"]["enum"] == [kind, "", None]
+        assert wrapped["required"] == ["manifest"] and wrapped["properties"]["manifest"] == bare
+        examples = [e["value"] for e in body["examples"].values()]
+        assert examples[0]["kind"] == kind and examples[1] == {"manifest": examples[0]}
+
+
 def test_pods_cycles_events_filters_and_pagination(api, loaded):
     pods = api.get("/api/clusters/small/pods/?queue=unschedulable").json()
     assert sorted(p["name"] for p in pods["results"]) == ["also-big", "too-big", "wants-ssd"]
