@@ -25,7 +25,7 @@ SETS = tuple(SET_POINTS)          # the per-point plugin sets of a v1 profile, i
 WEIGHTED = "score"
 API = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration"}
 ZERO_WEIGHT_NOTE = "kube runs a weight of 0 as 1"
-NEGATIVE_WEIGHT_NOTE = "negative: this plugin's scores lower a node's total"
+NEGATIVE_WEIGHT_NOTE = "negative: kube's overflow check refuses it unless no Score plugin is weighed after it"
 
 
 def defaulted_raw(doc: dict) -> dict:
@@ -160,7 +160,7 @@ def describe(doc: dict) -> list:
             shown = {r.name for r in rows}
             addable = sorted(n for n, sets in points_of.items() if s in sets and n not in shown)
             kept = [n for n in lists[s] if n in k_lists[s]]
-            order_changed = kept != [n for n in k_lists[s] if n in kept]
+            order_changed = s != WEIGHTED and kept != [n for n in k_lists[s] if n in kept]   # Score: a sum
             points.append(Point(s, rows, addable, order_changed))
         running = {n for s in SETS for n in lists[s]}
         args = {name: (prof.plugin_args.get(name) or {}, default) for name, default in sorted(k_args.items())

@@ -45,8 +45,21 @@ FRAMEWORK_POINTS = ((re.compile(r"queue sort plugin"), "queueSort"), (re.compile
 _PLUGIN_IFACE = re.compile(r'(\w+)Plugin "|extend (\w+)Plugin plugin|already registered as "(\w+)Plugin"')
 
 
+FIRST_KEYS = ("apiVersion", "kind", "schedulerName", "name")   # as kube's documents are written (jsonb reorders)
+
+
+def _ordered(value):
+    if isinstance(value, dict):
+        keys = [k for k in FIRST_KEYS if k in value] + [k for k in value if k not in FIRST_KEYS]
+        return {k: _ordered(value[k]) for k in keys}
+    if isinstance(value, list):
+        return [_ordered(v) for v in value]
+    return value
+
+
 def dump_yaml(doc) -> str:
-    return yaml.safe_dump(doc, sort_keys=False, default_flow_style=False, allow_unicode=True)
+    """A document as YAML, its identifying keys first."""
+    return yaml.safe_dump(_ordered(doc), sort_keys=False, default_flow_style=False, allow_unicode=True)
 
 
 def dump_flow(value) -> str:
@@ -85,8 +98,8 @@ def _arg_field(path, kind):
     if kind == "bool":
         return forms.BooleanField(required=False, label=label)
     if kind == "list":
-        return YamlField(required=False, label=label, widget=forms.TextInput(attrs={"class": "flow",
-                                                                                    "spellcheck": "false"}))
+        return YamlField(required=False, label=label, widget=forms.Textarea(attrs={"class": "flow", "rows": 2,
+                                                                                   "spellcheck": "false"}))
     if kind == "yaml":
         return YamlField(required=False, label=label, widget=forms.Textarea(attrs={"rows": 4, "class": "yaml",
                                                                                    "spellcheck": "false"}))
@@ -96,7 +109,7 @@ def _arg_field(path, kind):
 def _shown(field, value):
     """A document value as the field shows it."""
     if isinstance(field, YamlField):
-        return dump_flow(value) if isinstance(field.widget, forms.TextInput) else (
+        return dump_flow(value) if "flow" in field.widget.attrs.get("class", "") else (
             dump_yaml(value) if value is not None else "")
     if isinstance(field, forms.ChoiceField):
         return value or ""
@@ -406,7 +419,7 @@ class ProfileEditorForm(forms.Form):
         profiles = {}
         for unit in self.units:
             if isinstance(unit, Scalar) and unit.name.startswith("g."):
-                out["scalars"].append({"bf": self[unit.name], "default": unit.default,
+                out["scalars"].append({"bf": self[unit.name], "default": _default_text(unit.default),
                                        "changed": self.start[unit.name] != unit.default})
             elif isinstance(unit, ExtendersUnit):
                 out["extenders"] = {"headers": [k for k, _kind in EXTENDER_COLUMNS],
@@ -414,12 +427,15 @@ class ProfileEditorForm(forms.Form):
                                              for r in range(unit.count)]}
             elif isinstance(unit, Scalar):
                 index = int(unit.name[1:].split(".")[0])
-                prof = profiles.setdefault(index, {"index": index, "fields": [], "points": [], "args": []})
+                prof = profiles.setdefault(index, {"index": index, "fields": [], "points": [], "score": None,
+                                                   "args": []})
                 prof["fields"].append(self[unit.name])
+            elif isinstance(unit, PointUnit) and unit.point.weighted:
+                profiles[unit.view.index]["score"] = self._point_layout(unit)
             elif isinstance(unit, PointUnit):
                 profiles[unit.view.index]["points"].append(self._point_layout(unit))
             elif isinstance(unit, ArgsUnit):
-                fields = [{"bf": self[name], "default": _shown(unit.fields[name], unit.default(name)),
+                fields = [{"bf": self[name], "default": _default_text(unit.default(name)),
                            "changed": self.start[name] != _cleaned(unit.fields[name], unit.default(name))}
                           for name in unit.fields]
                 profiles[unit.index]["args"].append({"plugin": unit.plugin, "fields": fields,
@@ -441,6 +457,15 @@ class ProfileEditorForm(forms.Form):
         return {"set": point.set_name, "point": SET_POINTS[point.set_name], "weighted": point.weighted,
                 "rows": rows, "moved": self[f"{p}.moved"], "add": self[f"{p}.add"] if point.addable else None,
                 "order_changed": point.order_changed, "changed": point.order_changed or any(r.changed for r in point.rows)}
+
+
+def _default_text(value) -> str:
+    """kube's default of a field as the page prints it."""
+    if value is None:
+        return "(none)"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return dump_flow(value) if isinstance(value, (list, dict)) else str(value)
 
 
 def _as_int(value):

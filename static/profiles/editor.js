@@ -28,7 +28,7 @@
       const out = await resp.json();
       if (!resp.ok) { alert(Object.values(out.errors || {}).flat().join("\n") || "cannot convert"); return false; }
       yamlBox.value = out.yaml;
-      if (from === "yaml" || rebuildForm) { formView.innerHTML = out.html; baseDoc.value = out.base_doc; }
+      if (from === "yaml" || rebuildForm) { formView.innerHTML = out.html; baseDoc.value = out.base_doc; markAll(); }
       return true;
     }
     form.querySelectorAll(".tab").forEach(t => t.addEventListener("click", async () => {
@@ -44,7 +44,7 @@
       tr.classList.toggle("off", !on);
       tr.classList.toggle("changed", changed);
       if (weight) {
-        const notes = tr.closest(".points").dataset;
+        const notes = tr.closest(".points-layout").dataset;
         const w = weight.value === "" ? null : Number(weight.value);
         tr.querySelector(".note").textContent = w === 0 ? notes.zeroNote : (w !== null && w < 0 ? notes.negativeNote : "");
       }
@@ -52,11 +52,13 @@
       point.classList.toggle("changed", point.querySelector("tr.changed") !== null
                                         || point.querySelector(".chip.warn") !== null);
     }
+    function markAll() { formView.querySelectorAll(".point tr[data-plugin]").forEach(mark); }
     function move(tr, dir) {
-      const other = dir < 0 ? tr.previousElementSibling : tr.nextElementSibling;
+      let other = dir < 0 ? tr.previousElementSibling : tr.nextElementSibling;
+      while (other && !other.dataset.plugin) other = dir < 0 ? other.previousElementSibling : other.nextElementSibling;
       if (!other) return;
       if (dir < 0) tr.parentNode.insertBefore(tr, other); else tr.parentNode.insertBefore(other, tr);
-      tr.parentNode.querySelectorAll("tr").forEach((row, k) => { row.querySelector('input[name$=".pos"]').value = k + 1; });
+      tr.parentNode.querySelectorAll("tr[data-plugin]").forEach((row, k) => { row.querySelector('input[name$=".pos"]').value = k + 1; });
       const point = tr.closest(".point");
       point.querySelector('input[name$=".moved"]').value = "True";
       point.classList.add("changed");
@@ -72,6 +74,7 @@
     formView.addEventListener("change", e => {
       if (e.target.matches('select[name$=".add"]') && e.target.value) sync("form", true);
     });
+    markAll();   // a form sent back with errors shows the values sent
     show(source.value === "yaml" ? "yaml" : "form");
   }
 
