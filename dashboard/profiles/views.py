@@ -25,6 +25,8 @@ from .models import AuditLog, DryRun, ProfileVersion
 
 
 class HttpResponsePermanentRedirectKeepingMethod(HttpResponsePermanentRedirect):
+    """308: the client sends the same method and body to the new address."""
+
     status_code = 308
 
 
