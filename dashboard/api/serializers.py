@@ -49,9 +49,14 @@ class ProfileSerializer(ModelSerializer):
 
 
 def document_errors(err: profile_svc.Invalid) -> dict:
-    """A profile document the core's loader refused, as a 400 body (dashboard.profiles.validate)."""
-    return {"document": [f"{p.path}: {p.message}" if p.path and not p.message.startswith(p.path) else p.message
-                         for p in err.problems]}
+    """A profile document the core's loader refused (or a name refused), as a 400 body
+    (dashboard.profiles.validate)."""
+    out = {}
+    for p in err.problems:
+        key = "name" if p.stage == "name" else "document"
+        out.setdefault(key, []).append(f"{p.path}: {p.message}" if p.path and not p.message.startswith(p.path)
+                                       else p.message)
+    return out
 
 
 class VersionSerializer(ModelSerializer):

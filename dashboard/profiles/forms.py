@@ -1,352 +1,77 @@
-"""The profile editor: a Django form over a KubeSchedulerConfiguration v1 document.
+"""The profile editor: a Django form over the effective configuration of a KubeSchedulerConfiguration v1 document.
 
-Fields are grouped in units (a scalar, a list edited as table rows, one plugin set, one plugin's args).
-A submitted form changes the document it started from only in the units whose values changed, so
-everything the form does not show (comments aside) survives an edit unchanged. After the core's loader
-has checked the result, each kube error is attached to the field whose document path it names (or the
-nearest section).
+The fields show what kube-scheduler runs (effective.describe): per profile and extension point each plugin with
+an on/off switch, its place and, at Score, its weight; the args of the plugins that have an args kind, defaulted;
+the scheduler-wide settings and the extenders. Fields are grouped in units (Scalar, PointUnit, ArgsUnit,
+ExtendersUnit: ``fields``, ``start`` values, ``write(doc, values)``, ``paths(doc)`` for errors) written back
+together; a submitted
+form rewrites only the units whose values changed, as kube users write them (effective.write_point,
+effective.write_args, a setting equal to kube's default left out), so whatever the form does not show survives
+an edit unchanged. kube's errors (validate.check) are attached to the field whose document path they name.
 """
 from __future__ import annotations
 
 import copy
+import re
 
 import yaml
 from django import forms
 
-from scheduler_core.config import (
-    ConfigError,
-    build_frameworks,
-    default_config,
-    load_config,
-)
-from scheduler_core.framework.handle import Handle
-from scheduler_core.framework.profile import FrameworkError
+from scheduler_core.config import SET_POINTS, ConfigError
 from scheduler_core.documents import safe_yaml_load
+from scheduler_core.framework.profile import FrameworkError
 
-from . import validate
+from . import effective, validate
 
-SETS = ("multiPoint", "preEnqueue", "queueSort", "preFilter", "filter", "postFilter", "preScore", "score",
-        "reserve", "permit", "preBind", "bind", "postBind")
-WEIGHTED_SETS = ("multiPoint", "score")
-EFFECTIVE = {"preFilter": "prefilter", "filter": "filter", "postFilter": "postfilter", "preScore": "prescore",
-             "score": "score"}
 STRATEGIES = ("LeastAllocated", "MostAllocated", "RequestedToCapacityRatio")
-BLANK_ROWS = 1
-TABLE_TITLES = {"ext": "extenders", "fit.res": "NodeResourcesFit scoringStrategy.resources",
-                "fit.shape": "NodeResourcesFit requestedToCapacityRatio.shape (RequestedToCapacityRatio)",
-                "pts.c": "PodTopologySpread defaultConstraints"}
+# The v1 args fields the form edits, per plugin with an args kind: (dotted path, kind); a kind is "int", "bool",
+# "list" (one line of YAML flow), "yaml" (a YAML block) or the tuple of allowed values.
+ARGS_FIELDS = {
+    "DefaultPreemption": (("minCandidateNodesPercentage", "int"), ("minCandidateNodesAbsolute", "int")),
+    "InterPodAffinity": (("hardPodAffinityWeight", "int"), ("ignorePreferredTermsOfExistingPods", "bool")),
+    "NodeAffinity": (("addedAffinity", "yaml"),),
+    "NodeResourcesBalancedAllocation": (("resources", "list"),),
+    "NodeResourcesFit": (("scoringStrategy.type", STRATEGIES), ("scoringStrategy.resources", "list"),
+                         ("scoringStrategy.requestedToCapacityRatio.shape", "list"), ("ignoredResources", "list"),
+                         ("ignoredResourceGroups", "list")),
+    "PodTopologySpread": (("defaultingType", ("System", "List")), ("defaultConstraints", "list")),
+    "VolumeBinding": (("bindTimeoutSeconds", "int"),),
+}
+SCALARS = ("percentageOfNodesToScore", "podInitialBackoffSeconds", "podMaxBackoffSeconds")
+SET_OF_POINT = {point: s for s, point in SET_POINTS.items()}
+# Framework errors name no field; these tell which extension point they are about (NewFramework's texts).
+FRAMEWORK_POINTS = ((re.compile(r"queue sort plugin"), "queueSort"), (re.compile(r"bind plugin is needed"), "bind"),
+                    (re.compile(r"total score of Score plugins"), "score"))
+_PLUGIN_IFACE = re.compile(r'(\w+)Plugin "|extend (\w+)Plugin plugin|already registered as "(\w+)Plugin"')
+
+
+FIRST_KEYS = ("apiVersion", "kind", "schedulerName", "name")   # as kube's documents are written (jsonb reorders)
+
+
+def _ordered(value):
+    if isinstance(value, dict):
+        keys = [k for k in FIRST_KEYS if k in value] + [k for k in value if k not in FIRST_KEYS]
+        return {k: _ordered(value[k]) for k in keys}
+    if isinstance(value, list):
+        return [_ordered(v) for v in value]
+    return value
 
 
 def dump_yaml(doc) -> str:
-    return yaml.safe_dump(doc, sort_keys=False, default_flow_style=False, allow_unicode=True)
+    """A document as YAML, its identifying keys first."""
+    return yaml.safe_dump(_ordered(doc), sort_keys=False, default_flow_style=False, allow_unicode=True)
 
 
-def _int(label, **kw):
-    return forms.IntegerField(required=False, label=label, **kw)
-
-
-def _str(label, **kw):
-    return forms.CharField(required=False, label=label, **kw)
-
-
-def _choice(label, choices):
-    return forms.ChoiceField(required=False, label=label, choices=[("", "(default)")] + [(c, c) for c in choices])
-
-
-def _val(v, field):
-    """A document value as the field's cleaned value (for change detection)."""
-    if isinstance(field, forms.BooleanField):
-        return bool(v)
-    if isinstance(field, forms.IntegerField):
-        return v
-    if v is None:
+def dump_flow(value) -> str:
+    """A value as one line of YAML flow style ("" for None)."""
+    if value is None:
         return ""
-    return v if isinstance(v, str) else str(v)
-
-
-def _set_or_pop(d: dict, key, value):
-    if value is None or value == "":
-        d.pop(key, None)
-    else:
-        d[key] = value
-
-
-class Unit:
-    """Fields that are written back together. ``read(doc)`` gives {suffix: value}; ``write(doc, values)``."""
-
-    def __init__(self, prefix, fields, read, write, paths=None):
-        self.prefix, self.fields, self.read, self.write = prefix, fields, read, write
-        self.paths = paths or (lambda doc: {})
-
-    def name(self, suffix):
-        return f"{self.prefix}.{suffix}" if suffix else self.prefix
-
-
-# -- document helpers ------------------------------------------------------------------------------
-def _profiles(doc):
-    profs = doc.get("profiles")
-    return profs if isinstance(profs, list) and profs else [{}]
-
-
-def _profile(doc, i, create=False):
-    profs = doc.get("profiles")
-    if not isinstance(profs, list) or not profs:
-        if not create:
-            return {}
-        profs = doc["profiles"] = [{}]
-    return profs[i] if i < len(profs) and isinstance(profs[i], dict) else {}
-
-
-def _pc_index(prof, plugin):
-    for k, pc in enumerate(prof.get("pluginConfig") or []):
-        if isinstance(pc, dict) and pc.get("name") == plugin:
-            return k
-    return None
-
-
-def _args(doc, i, plugin) -> dict:
-    prof = _profile(doc, i)
-    k = _pc_index(prof, plugin)
-    if k is None:
-        return {}
-    args = prof["pluginConfig"][k].get("args")
-    return args if isinstance(args, dict) else {}
-
-
-def _write_args(doc, i, plugin, update):
-    """Apply update(args) to the plugin's args in profile i (creating the pluginConfig entry if needed)."""
-    prof = _profile(doc, i, create=True)
-    k = _pc_index(prof, plugin)
-    if k is None:
-        prof.setdefault("pluginConfig", []).append({"name": plugin, "args": {}})
-        k = len(prof["pluginConfig"]) - 1
-    entry = prof["pluginConfig"][k]
-    args = copy.deepcopy(entry.get("args")) if isinstance(entry.get("args"), dict) else {}
-    update(args)
-    entry["args"] = args
-
-
-def _rows(items, n_extra=BLANK_ROWS):
-    items = items if isinstance(items, list) else []
-    return len(items) + n_extra
-
-
-# -- units --------------------------------------------------------------------------------------------
-def _scalar(prefix, field, getter, setter, path):
-    return Unit(prefix, {"": field}, lambda doc: {"": getter(doc)},
-                lambda doc, v: setter(doc, v[""]), lambda doc: {"": path(doc)})
-
-
-def _top_scalar(key, field):
-    return _scalar(f"g.{key}", field, lambda doc: doc.get(key), lambda doc, v: _set_or_pop(doc, key, v),
-                   lambda doc: key)
-
-
-def _profile_scalar(i, key, field):
-    return _scalar(f"p{i}.{key}", field, lambda doc: _profile(doc, i).get(key),
-                   lambda doc, v: _set_or_pop(_profile(doc, i, create=True), key, v),
-                   lambda doc: f"profiles[{i}].{key}")
-
-
-def _table(prefix, columns, count, get_list, set_list, path):
-    """Rows of a list of objects: each row's values override the same keys of the existing item."""
-    fields = {f"{r}.{key}": field for r in range(count) for key, field in columns.items()}
-
-    def read(doc):
-        items = get_list(doc)
-        out = {}
-        for r in range(count):
-            item = items[r] if r < len(items) and isinstance(items[r], dict) else {}
-            for key in columns:
-                out[f"{r}.{key}"] = item.get(key)
-        return out
-
-    def write(doc, values):
-        items = get_list(doc)
-        new = []
-        for r in range(count):
-            row = {key: values[f"{r}.{key}"] for key in columns}
-            if all(v in (None, "", False) for v in row.values()):
-                continue
-            item = copy.deepcopy(items[r]) if r < len(items) and isinstance(items[r], dict) else {}
-            for key, v in row.items():
-                if isinstance(columns[key], forms.BooleanField) and not v:
-                    item.pop(key, None)
-                else:
-                    _set_or_pop(item, key, v)
-            new.append(item)
-        set_list(doc, new)
-
-    def paths(doc):
-        base = path(doc)
-        return {f"{r}.{key}": f"{base}[{r}].{key}" for r in range(count) for key in columns}
-    unit = Unit(prefix, fields, read, write, paths)
-    unit.columns, unit.count = columns, count
-    return unit
-
-
-def _extenders(doc):
-    exts = doc.get("extenders") if isinstance(doc.get("extenders"), list) else []
-
-    def set_list(d, new):
-        if new:
-            d["extenders"] = new
-        else:
-            d.pop("extenders", None)
-    cols = {"urlPrefix": _str("urlPrefix"), "filterVerb": _str("filterVerb"), "prioritizeVerb": _str("prioritizeVerb"),
-            "preemptVerb": _str("preemptVerb"), "bindVerb": _str("bindVerb"), "weight": _int("weight"),
-            "httpTimeout": _str("httpTimeout"), "nodeCacheCapable": forms.BooleanField(required=False),
-            "ignorable": forms.BooleanField(required=False), "enableHTTPS": forms.BooleanField(required=False)}
-    return _table("ext", cols, _rows(exts), lambda d: d.get("extenders") if isinstance(d.get("extenders"), list)
-                  else [], set_list, lambda d: "extenders")
-
-
-def _plugin_set(i, set_name, doc):
-    ps = ((_profile(doc, i).get("plugins") or {}).get(set_name) or {})
-    enabled = ps.get("enabled") if isinstance(ps.get("enabled"), list) else []
-    count = len(enabled) + BLANK_ROWS
-    weighted = set_name in WEIGHTED_SETS
-    fields = {}
-    for r in range(count):
-        fields[f"{r}.name"] = _str("plugin")
-        if weighted:
-            fields[f"{r}.weight"] = _int("weight")
-        fields[f"{r}.pos"] = _int("order", min_value=1)
-    fields["disabled"] = _str("disabled", help_text="comma separated; * disables every default")
-
-    def get_set(d):
-        s = ((_profile(d, i).get("plugins") or {}).get(set_name) or {})
-        return s if isinstance(s, dict) else {}
-
-    def read(d):
-        s = get_set(d)
-        en = s.get("enabled") if isinstance(s.get("enabled"), list) else []
-        out = {}
-        for r in range(count):
-            p = en[r] if r < len(en) and isinstance(en[r], dict) else {}
-            out[f"{r}.name"] = p.get("name")
-            if weighted:
-                out[f"{r}.weight"] = p.get("weight")
-            out[f"{r}.pos"] = r + 1 if p else None
-        dis = s.get("disabled") if isinstance(s.get("disabled"), list) else []
-        out["disabled"] = ", ".join(str(p.get("name", "")) for p in dis if isinstance(p, dict))
-        return out
-
-    def write(d, v):
-        rows = []
-        for r in range(count):
-            name = (v[f"{r}.name"] or "").strip()
-            if not name:
-                continue
-            entry = {"name": name}
-            if weighted and v[f"{r}.weight"] is not None:
-                entry["weight"] = v[f"{r}.weight"]
-            rows.append((v[f"{r}.pos"] if v[f"{r}.pos"] is not None else 10 ** 6 + r, r, entry))
-        rows.sort(key=lambda t: (t[0], t[1]))
-        disabled = [{"name": n.strip()} for n in (v["disabled"] or "").split(",") if n.strip()]
-        prof = _profile(d, i, create=True)
-        plugins = prof.setdefault("plugins", {})
-        s = plugins.get(set_name) if isinstance(plugins.get(set_name), dict) else {}
-        _set_or_pop(s, "enabled", [e for _p, _r, e in rows] or None)
-        _set_or_pop(s, "disabled", disabled or None)
-        if s:
-            plugins[set_name] = s
-        else:
-            plugins.pop(set_name, None)
-        if not plugins:
-            prof.pop("plugins", None)
-
-    def paths(d):
-        base = f"profiles[{i}].plugins.{set_name}"
-        out = {f"{r}.name": f"{base}.enabled[{r}]" for r in range(count)}
-        out["disabled"] = f"{base}.disabled"
-        return out
-    unit = Unit(f"p{i}.{set_name}", fields, read, write, paths)
-    unit.count, unit.weighted, unit.set_name = count, weighted, set_name
-    return unit
-
-
-def _args_path(i, plugin):
-    def path(doc):
-        k = _pc_index(_profile(doc, i), plugin)
-        return f"profiles[{i}].pluginConfig[{k if k is not None else '?'}].args"
-    return path
-
-
-def _args_scalar(i, plugin, key, field, prefix):
-    p = _args_path(i, plugin)
-    return _scalar(f"p{i}.{prefix}.{key}", field, lambda doc: _args(doc, i, plugin).get(key),
-                   lambda doc, v: _write_args(doc, i, plugin, lambda a: _set_or_pop(a, key, v)),
-                   lambda doc: f"{p(doc)}.{key}")
-
-
-def _fit_units(i, doc):
-    plugin, p = "NodeResourcesFit", _args_path(i, "NodeResourcesFit")
-
-    def strategy(d):
-        s = _args(d, i, plugin).get("scoringStrategy")
-        return s if isinstance(s, dict) else {}
-
-    def update_strategy(d, fn):
-        def upd(a):
-            s = copy.deepcopy(a.get("scoringStrategy")) if isinstance(a.get("scoringStrategy"), dict) else {}
-            fn(s)
-            _set_or_pop(a, "scoringStrategy", s or None)
-        _write_args(d, i, plugin, upd)
-
-    typ = _scalar(f"p{i}.fit.type", _choice("NodeResourcesFit scoringStrategy.type", STRATEGIES),
-                  lambda d: strategy(d).get("type"),
-                  lambda d, v: update_strategy(d, lambda s: _set_or_pop(s, "type", v)),
-                  lambda d: f"{p(d)}.scoringStrategy.type")
-
-    def res_list(d):
-        r = strategy(d).get("resources")
-        return r if isinstance(r, list) else []
-
-    def set_res(d, new):
-        update_strategy(d, lambda s: _set_or_pop(s, "resources", new or None))
-    res = _table(f"p{i}.fit.res", {"name": _str("resource"), "weight": _int("weight")},
-                 _rows(res_list(doc)), res_list, set_res, lambda d: f"{p(d)}.scoringStrategy.resources")
-
-    def shape_list(d):
-        r = strategy(d).get("requestedToCapacityRatio")
-        s = r.get("shape") if isinstance(r, dict) else None
-        return s if isinstance(s, list) else []
-
-    def set_shape(d, new):
-        def fn(s):
-            r = copy.deepcopy(s.get("requestedToCapacityRatio")) if isinstance(s.get("requestedToCapacityRatio"),
-                                                                                dict) else {}
-            _set_or_pop(r, "shape", new or None)
-            _set_or_pop(s, "requestedToCapacityRatio", r or None)
-        update_strategy(d, fn)
-    shape = _table(f"p{i}.fit.shape", {"utilization": _int("utilization %"), "score": _int("score (0-10)")},
-                   _rows(shape_list(doc), 2), shape_list, set_shape,
-                   lambda d: f"{p(d)}.scoringStrategy.requestedToCapacityRatio.shape")
-    return [typ, res, shape]
-
-
-def _pts_units(i, doc):
-    plugin, p = "PodTopologySpread", _args_path(i, "PodTopologySpread")
-    dtype = _args_scalar(i, plugin, "defaultingType", _choice("PodTopologySpread defaultingType", ("System", "List")), "pts")
-
-    def lst(d):
-        c = _args(d, i, plugin).get("defaultConstraints")
-        return c if isinstance(c, list) else []
-
-    def set_list(d, new):
-        _write_args(d, i, plugin, lambda a: _set_or_pop(a, "defaultConstraints", new or None))
-    cons = _table(f"p{i}.pts.c", {"maxSkew": _int("maxSkew"), "topologyKey": _str("topologyKey"),
-                                  "whenUnsatisfiable": _choice("whenUnsatisfiable",
-                                                               ("DoNotSchedule", "ScheduleAnyway"))},
-                  _rows(lst(doc)), lst, set_list, lambda d: f"{p(d)}.defaultConstraints")
-    return [dtype, cons]
+    return yaml.safe_dump(value, sort_keys=False, default_flow_style=True, width=10**6,
+                          allow_unicode=True).strip().removesuffix("...").strip()
 
 
 class YamlField(forms.CharField):
-    """A YAML value in a textarea (empty: absent)."""
-
-    widget = forms.Textarea(attrs={"rows": 6, "class": "yaml"})
+    """A YAML value (empty: absent)."""
 
     def to_python(self, value):
         text = super().to_python(value)
@@ -358,55 +83,224 @@ class YamlField(forms.CharField):
             raise forms.ValidationError(f"not valid YAML: {err}") from None
 
 
-def _na_unit(i):
-    p = _args_path(i, "NodeAffinity")
-    return _scalar(f"p{i}.na.addedAffinity", YamlField(required=False, label="NodeAffinity addedAffinity (YAML)"),
-                   lambda d: _args(d, i, "NodeAffinity").get("addedAffinity"),
-                   lambda d, v: _write_args(d, i, "NodeAffinity", lambda a: _set_or_pop(a, "addedAffinity", v)),
-                   lambda d: f"{p(d)}.addedAffinity")
+def _int(label, **kw):
+    return forms.IntegerField(required=False, label=label, **kw)
 
 
-def build_units(doc) -> list:
-    """Every unit of the editor for this document, in page order, with its section."""
-    units = [("Scheduler", "", _top_scalar("percentageOfNodesToScore", _int("percentageOfNodesToScore"))),
-             ("Scheduler", "", _top_scalar("podInitialBackoffSeconds", _int("podInitialBackoffSeconds"))),
-             ("Scheduler", "", _top_scalar("podMaxBackoffSeconds", _int("podMaxBackoffSeconds"))),
-             ("Extenders", "extenders", _extenders(doc))]
-    for i, _prof in enumerate(_profiles(doc)):
-        sec = f"profiles[{i}]"
-        units.append((sec, sec, _profile_scalar(i, "schedulerName", _str("schedulerName"))))
-        units.append((sec, sec, _profile_scalar(i, "percentageOfNodesToScore", _int("percentageOfNodesToScore"))))
-        for s in SETS:
-            units.append((f"{sec}.plugins", f"{sec}.plugins", _plugin_set(i, s, doc)))
-        args_sec = f"{sec}.pluginConfig"
-        for u in _fit_units(i, doc) + _pts_units(i, doc):
-            units.append((args_sec, args_sec, u))
-        units.append((args_sec, args_sec, _args_scalar(i, "InterPodAffinity", "hardPodAffinityWeight",
-                                                       _int("InterPodAffinity hardPodAffinityWeight"), "ipa")))
-        units.append((args_sec, args_sec, _na_unit(i)))
-        units.append((args_sec, args_sec, _args_scalar(i, "DefaultPreemption", "minCandidateNodesPercentage",
-                                                       _int("DefaultPreemption minCandidateNodesPercentage"), "dp")))
-        units.append((args_sec, args_sec, _args_scalar(i, "DefaultPreemption", "minCandidateNodesAbsolute",
-                                                       _int("DefaultPreemption minCandidateNodesAbsolute"), "dp")))
+def _hidden_int():
+    return forms.IntegerField(required=False, widget=forms.HiddenInput)
+
+
+def _arg_field(path, kind):
+    label = path.rsplit(".", 1)[-1]
+    if kind == "int":
+        return _int(label)
+    if kind == "bool":
+        return forms.BooleanField(required=False, label=label)
+    if kind == "list":
+        return YamlField(required=False, label=label, widget=forms.Textarea(attrs={"class": "flow", "rows": 2,
+                                                                                   "spellcheck": "false"}))
+    if kind == "yaml":
+        return YamlField(required=False, label=label, widget=forms.Textarea(attrs={"rows": 4, "class": "yaml",
+                                                                                   "spellcheck": "false"}))
+    return forms.ChoiceField(required=False, label=label, choices=[("", "(unset)")] + [(c, c) for c in kind])
+
+
+def _shown(field, value):
+    """A document value as the field shows it."""
+    if isinstance(field, YamlField):
+        return dump_flow(value) if "flow" in field.widget.attrs.get("class", "") else (
+            dump_yaml(value) if value is not None else "")
+    if isinstance(field, forms.ChoiceField):
+        return value or ""
+    return value
+
+
+def _cleaned(field, value):
+    """A document value as the field's cleaned value (for change detection)."""
+    if isinstance(field, forms.BooleanField):
+        return bool(value)
+    if isinstance(field, forms.ChoiceField):
+        return value or ""
+    if isinstance(field, forms.CharField) and not isinstance(field, YamlField):
+        return "" if value is None else str(value)
+    return value
+
+
+class Scalar:
+    """A setting at ``path`` of the document (top level, or a profile's); left out when it equals ``default``."""
+
+    def __init__(self, name, field, path, put, value, default=None):
+        self.name, self.path, self._put, self.default = name, path, put, default
+        self.fields, self.start = {name: field}, {name: value}
+
+    def write(self, doc, values):
+        value = values[self.name]
+        self._put(doc, None if value == self.default else value)
+
+    def paths(self, doc):
+        return {self.path: self.name}
+
+
+def _top(key, value, default):
+    def put(doc, v):
+        if v is None or v == "":
+            doc.pop(key, None)
+        else:
+            doc[key] = v
+    return Scalar(f"g.{key}", _int(key), key, put, value, default)
+
+
+def _profile_scalar(i, key, field, value):
+    def put(doc, v):
+        prof = effective.profile_of(doc, i)
+        if v is None or v == "":
+            prof.pop(key, None)
+        else:
+            prof[key] = v
+    return Scalar(f"p{i}.{key}", field, f"profiles[{i}].{key}", put, value)
+
+
+class PointUnit:
+    """One extension point of a profile: per plugin a switch, a hidden place (the move buttons change it) and at
+    Score a weight; ``moved`` (set by the buttons) and ``add`` (a registered plugin to run there too)."""
+
+    def __init__(self, view, point):
+        self.view, self.point = view, point
+        self.prefix = f"p{view.index}.{point.set_name}"
+        self.fields, self.start = {}, {}
+        for k, row in enumerate(point.rows):
+            self._add(f"{self.prefix}.{row.name}.on", forms.BooleanField(
+                required=False, label=row.name, widget=forms.CheckboxInput(attrs={"class": "switch"})), row.on)
+            self._add(f"{self.prefix}.{row.name}.pos", _hidden_int(), k + 1)
+            if point.weighted:
+                self._add(f"{self.prefix}.{row.name}.weight",
+                          _int("weight"), row.weight)
+        self._add(f"{self.prefix}.moved", forms.BooleanField(required=False, widget=forms.HiddenInput), False)
+        self._add(f"{self.prefix}.add", forms.ChoiceField(
+            required=False, label="add", choices=[("", "add a plugin…")] + [(n, n) for n in point.addable]), "")
+
+    def _add(self, name, field, value):
+        self.fields[name], self.start[name] = field, value
+
+    def write(self, doc, values):
+        rows = sorted(enumerate(self.point.rows),
+                      key=lambda t: (values[f"{self.prefix}.{t[1].name}.pos"] or 10**6 + t[0], t[0]))
+        chosen = [r.name for _k, r in rows if values[f"{self.prefix}.{r.name}.on"]]
+        if values[f"{self.prefix}.add"]:
+            chosen.append(values[f"{self.prefix}.add"])
+        weights = {r.name: values[f"{self.prefix}.{r.name}.weight"] for r in self.point.rows} \
+            if self.point.weighted else {}
+        keep_order = not self.point.weighted or bool(values[f"{self.prefix}.moved"])
+        effective.write_point(doc, self.view, self.point.set_name, chosen, weights, keep_order)
+
+    def paths(self, doc):
+        base = f"profiles[{self.view.index}].plugins.{self.point.set_name}"
+        out = {base: f"{self.prefix}.moved"}
+        entries = ((effective.profile_of(copy.deepcopy(doc), self.view.index).get("plugins") or {})
+                   .get(self.point.set_name) or {}).get("enabled") or []
+        for j, entry in enumerate(entries):
+            name = entry.get("name") if isinstance(entry, dict) else None
+            field = f"{self.prefix}.{name}.{'weight' if self.point.weighted else 'on'}"
+            out[f"{base}.enabled[{j}]"] = field if field in self.fields else f"{self.prefix}.moved"
+        return out
+
+
+class ArgsUnit:
+    """The args of one plugin of a profile (ARGS_FIELDS), showing the defaulted values."""
+
+    def __init__(self, view, plugin):
+        self.index, self.plugin = view.index, plugin
+        args, self.defaults = view.args[plugin]
+        self.prefix = f"p{view.index}.args.{plugin}"
+        self.fields, self.start, self.paths_of = {}, {}, {}
+        for path, kind in ARGS_FIELDS[plugin]:
+            name = f"{self.prefix}.{path}"
+            self.fields[name] = _arg_field(path, kind)
+            self.start[name] = effective.arg_value(args, path)
+            self.paths_of[name] = path
+
+    def default(self, name):
+        return effective.arg_value(self.defaults, self.paths_of[name])
+
+    def write(self, doc, values):
+        effective.write_args(doc, self.index, self.plugin, {self.paths_of[n]: v for n, v in values.items()})
+
+    def paths(self, doc):
+        configs = effective.profile_of(copy.deepcopy(doc), self.index).get("pluginConfig") or []
+        k = next((j for j, pc in enumerate(configs) if isinstance(pc, dict) and pc.get("name") == self.plugin), None)
+        if k is None:
+            return {}
+        base = f"profiles[{self.index}].pluginConfig[{k}]"
+        out = {base: next(iter(self.fields))}
+        out.update({f"{base}.args.{path}": name for name, path in self.paths_of.items()})
+        return out
+
+
+EXTENDER_COLUMNS = (("urlPrefix", "str"), ("filterVerb", "str"), ("prioritizeVerb", "str"), ("preemptVerb", "str"),
+                    ("bindVerb", "str"), ("weight", "int"), ("httpTimeout", "str"), ("nodeCacheCapable", "bool"),
+                    ("ignorable", "bool"), ("enableHTTPS", "bool"))
+
+
+class ExtendersUnit:
+    """The extenders as table rows (one blank row to add one); a row's values override the same keys of the
+    existing extender, so keys the table does not show (managedResources, tlsConfig) are kept."""
+
+    def __init__(self, doc):
+        items = doc.get("extenders") if isinstance(doc.get("extenders"), list) else []
+        self.count = len(items) + 1
+        self.fields, self.start = {}, {}
+        for r in range(self.count):
+            item = items[r] if r < len(items) and isinstance(items[r], dict) else {}
+            for key, kind in EXTENDER_COLUMNS:
+                field = _int(key) if kind == "int" else forms.BooleanField(required=False, label=key) \
+                    if kind == "bool" else forms.CharField(required=False, label=key)
+                name = f"ext.{r}.{key}"
+                self.fields[name], self.start[name] = field, _cleaned(field, item.get(key))
+
+    def write(self, doc, values):
+        items = doc.get("extenders") if isinstance(doc.get("extenders"), list) else []
+        new = []
+        for r in range(self.count):
+            row = {key: values[f"ext.{r}.{key}"] for key, _kind in EXTENDER_COLUMNS}
+            if all(v in (None, "", False) for v in row.values()):
+                continue
+            item = copy.deepcopy(items[r]) if r < len(items) and isinstance(items[r], dict) else {}
+            for key, v in row.items():
+                if v in (None, "", False):
+                    item.pop(key, None)
+                else:
+                    item[key] = v
+            new.append(item)
+        if new:
+            doc["extenders"] = new
+        else:
+            doc.pop("extenders", None)
+
+    def paths(self, doc):
+        return {f"extenders[{r}].{key}": f"ext.{r}.{key}" for r in range(self.count) for key, _k in EXTENDER_COLUMNS}
+
+
+def build_units(doc, views) -> list:
+    """Every unit of the editor for ``doc`` (described as ``views``), in page order."""
+    raw = effective.defaulted_raw(doc)
+    kube = effective.defaulted_raw(effective.API)
+    units = [_top(key, raw[key], kube[key]) for key in SCALARS]
+    units.append(ExtendersUnit(doc))
+    for view in views:
+        units.append(_profile_scalar(view.index, "schedulerName", forms.CharField(required=False,
+                                                                                 label="schedulerName"),
+                                     view.scheduler_name))
+        units.append(_profile_scalar(view.index, "percentageOfNodesToScore",
+                                     _int("percentageOfNodesToScore"), view.percentage))
+        units.extend(PointUnit(view, point) for point in view.points)
+        units.extend(ArgsUnit(view, plugin) for plugin in view.args if plugin in ARGS_FIELDS)
     return units
 
 
-def effective_plugins(doc) -> dict:
-    """{profile index: {set: [plugin names the framework runs there]}} for a valid document, else {}."""
-    try:
-        config = load_config(doc, validate.registry()) if doc else default_config(validate.registry())
-        fwks = build_frameworks(config, validate.registry(), lambda: Handle(snapshot=None))
-    except (ConfigError, FrameworkError):  # an invalid document has no effective lists
-        return {}
-    out = {}
-    for i, prof in enumerate(config.profiles):
-        lists = fwks[prof.scheduler_name].list_plugins()
-        out[i] = {s: [x["name"] if isinstance(x, dict) else x for x in lists[k]] for s, k in EFFECTIVE.items()}
-    return out
-
-
 class ProfileEditorForm(forms.Form):
-    """The editor. ``base`` is the document the edit started from; ``document`` the result after clean()."""
+    """The editor. ``base`` is the document the edit started from; ``document`` the result after clean().
+    ``load_error``: why ``base`` has no effective configuration (only the YAML can be edited then)."""
 
     source = forms.ChoiceField(choices=[("form", "form"), ("yaml", "yaml")], initial="form",
                                widget=forms.HiddenInput)
@@ -415,33 +309,47 @@ class ProfileEditorForm(forms.Form):
     yaml = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 30, "spellcheck": "false"}))
     comment = forms.CharField(required=False, max_length=500)
 
-    def __init__(self, base: dict, *args, base_version=None, **kw):
+    def __init__(self, base: dict, *args, base_version=None, read_only=False, **kw):
         super().__init__(*args, **kw)
         self.base = copy.deepcopy(base or {})
-        self.units = build_units(self.base)
-        self.initial_values = {}
-        for _sec, _path, unit in self.units:
-            values = unit.read(self.base)
-            for suffix, field in unit.fields.items():
-                name = unit.name(suffix)
-                init = _val(values.get(suffix), field)
-                if isinstance(field, YamlField):
-                    init = dump_yaml(values[suffix]) if values.get(suffix) is not None else ""
+        self.load_error = ""
+        try:
+            self.views = effective.describe(self.base or effective.API)
+        except (ConfigError, FrameworkError) as err:
+            self.views, self.load_error = [], str(err)
+        self.units = build_units(self.base or effective.API, self.views) if self.views else []
+        self.start = {}
+        for unit in self.units:
+            for name, field in unit.fields.items():
                 self.fields[name] = field
-                self.initial_values[name] = values.get(suffix) if isinstance(field, YamlField) else init
-                self.initial[name] = init
+                self.start[name] = _cleaned(field, unit.start[name])
+                self.initial[name] = _shown(field, unit.start[name])
         self.initial.setdefault("yaml", dump_yaml(self.base) if self.base else "")
         self.initial.setdefault("base_version", base_version)
+        if read_only:
+            for field in self.fields.values():
+                field.disabled = True
         self.document = None
         self.problems = []
         self.section_errors = {}
 
+    def data_of_initial(self) -> dict:
+        """POST data equal to the form's initial values (a form bound to them changes nothing)."""
+        data = {}
+        for name, field in self.fields.items():
+            value = self.initial.get(name)
+            if value is None or value is False or value == "":
+                continue
+            data[name] = "on" if value is True and isinstance(field, forms.BooleanField) \
+                and not isinstance(field.widget, forms.HiddenInput) else value
+        return data
+
     # -- building the document ----------------------------------------------------------------------
     def _from_fields(self, cd) -> dict:
         doc = copy.deepcopy(self.base)
-        for _sec, _path, unit in self.units:
-            values = {suffix: cd.get(unit.name(suffix)) for suffix in unit.fields}
-            if any(values[s] != self.initial_values[unit.name(s)] for s in unit.fields):
+        for unit in self.units:
+            values = {name: cd.get(name) for name in unit.fields}
+            if any(values[n] != self.start[n] for n in unit.fields):
                 unit.write(doc, values)
         return doc
 
@@ -449,7 +357,7 @@ class ProfileEditorForm(forms.Form):
         cd = super().clean()
         if self.errors:
             return cd
-        if cd.get("source") == "yaml":
+        if cd.get("source") == "yaml" or not self.units:
             try:
                 doc = safe_yaml_load(cd.get("yaml") or "") or {}
             except yaml.YAMLError as err:
@@ -467,58 +375,101 @@ class ProfileEditorForm(forms.Form):
         return cd
 
     def _attach(self, problems):
-        """Each problem next to the field its path names, else the nearest section, else the form."""
+        """Each problem next to the field its path names (a plugin-set error at its extension point), else in
+        its section and at the top of the form."""
         field_paths = {}
-        for _sec, _path, unit in build_units(self.document):
-            for suffix, path in unit.paths(self.document).items():
-                field_paths.setdefault(path, unit.name(suffix))
-        sections = sorted({p for _s, p, _u in self.units if p}, key=len, reverse=True)
+        for unit in self.units:
+            for path, name in unit.paths(self.document).items():
+                field_paths.setdefault(path, name)
+        ordered = sorted(field_paths, key=len, reverse=True)
         for pr in problems:
-            target = None
-            if pr.path:
-                for path in sorted(field_paths, key=len, reverse=True):
-                    if pr.path == path or pr.path.startswith(path + ".") or pr.path.startswith(path + "["):
-                        target = field_paths[path]
-                        break
+            target = next((field_paths[p] for p in ordered if pr.path == p or pr.path.startswith(p + ".")
+                           or pr.path.startswith(p + "[")), None) if pr.path else None
+            if target is None:
+                target = self._point_of_framework_error(pr)
             if target is not None and target in self.fields:
                 self.add_error(target, pr.message)
                 continue
-            sec = next((s for s in sections if pr.path == s or pr.path.startswith(s + ".")
-                        or pr.path.startswith(s + "[")), None)
-            if sec is not None:
-                self.section_errors.setdefault(sec, []).append(pr.message)
+            section = re.match(r"profiles\[\d+\]|extenders", pr.path or "")
+            if section is not None:
+                self.section_errors.setdefault(section.group(0), []).append(pr.message)
             self.add_error(None, f"{pr.stage}: {pr.message}")
 
+    def _point_of_framework_error(self, pr):
+        m = re.match(r"profiles\[(\d+)\]\.plugins$", pr.path or "")
+        if pr.stage != "framework" or m is None:
+            return None
+        set_name = next((s for rx, s in FRAMEWORK_POINTS if rx.search(pr.message)), None)
+        iface = _PLUGIN_IFACE.search(pr.message)
+        if set_name is None and iface is not None:
+            set_name = SET_OF_POINT.get(next(g for g in iface.groups() if g))
+        if set_name == effective.WEIGHTED:   # kube's overflow check fails after a negative weight (int64 wraps)
+            negative = next((n for n in self.fields if n.startswith(f"p{m.group(1)}.score.") and n.endswith(".weight")
+                             and (self.cleaned_data.get(n) or 0) < 0), None)
+            if negative is not None:
+                return negative
+        return f"p{m.group(1)}.{set_name}.moved" if set_name else None
+
     # -- layout for the template ---------------------------------------------------------------------
-    def layout(self, effective=None) -> list:
-        """[{title, path, errors, groups: [{title, kind, headers, rows: [[BoundField]], fields, effective}]}]."""
-        effective = effective or {}
-        out, by_title = [], {}
-        for sec, path, unit in self.units:
-            if sec not in by_title:
-                by_title[sec] = {"title": sec, "path": path, "errors": self.section_errors.get(path, []),
-                                 "groups": []}
-                out.append(by_title[sec])
-            section = by_title[sec]
-            if hasattr(unit, "set_name"):
-                cols = ["name"] + (["weight"] if unit.weighted else []) + ["pos"]
-                i = int(unit.prefix[1:].split(".")[0])
-                section["groups"].append({
-                    "title": unit.set_name, "kind": "plugins", "headers": ["plugin"] + (
-                        ["weight"] if unit.weighted else []) + ["order"],
-                    "rows": [[self[unit.name(f"{r}.{c}")] for c in cols] for r in range(unit.count)],
-                    "fields": [self[unit.name("disabled")]],
-                    "effective": effective.get(i, {}).get(unit.set_name)})
-            elif hasattr(unit, "columns"):
-                section["groups"].append({
-                    "title": TABLE_TITLES.get(unit.prefix.split(".", 1)[-1], unit.prefix),
-                    "kind": "table", "headers": [f.label or k for k, f in unit.columns.items()],
-                    "rows": [[self[unit.name(f"{r}.{k}")] for k in unit.columns] for r in range(unit.count)]})
-            else:
-                group = section["groups"][-1] if section["groups"] and section["groups"][-1]["kind"] == "fields" \
-                    else None
-                if group is None:
-                    group = {"title": "", "kind": "fields", "fields": []}
-                    section["groups"].append(group)
-                group["fields"].append(self[unit.name("")])
+    def layout(self) -> dict:
+        """{scalars, extenders, profiles: [{index, fields, points: [...], args: [...]}]} of bound fields, with
+        kube's defaults and what differs from them."""
+        out = {"scalars": [], "extenders": None, "profiles": [],
+               "notes": {"zero": effective.ZERO_WEIGHT_NOTE, "negative": effective.NEGATIVE_WEIGHT_NOTE}}
+        profiles = {}
+        for unit in self.units:
+            if isinstance(unit, Scalar) and unit.name.startswith("g."):
+                out["scalars"].append({"bf": self[unit.name], "default": _default_text(unit.default),
+                                       "changed": self.start[unit.name] != unit.default})
+            elif isinstance(unit, ExtendersUnit):
+                out["extenders"] = {"headers": [k for k, _kind in EXTENDER_COLUMNS],
+                                    "rows": [[self[f"ext.{r}.{k}"] for k, _kind in EXTENDER_COLUMNS]
+                                             for r in range(unit.count)]}
+            elif isinstance(unit, Scalar):
+                index = int(unit.name[1:].split(".")[0])
+                prof = profiles.setdefault(index, {"index": index, "fields": [], "points": [], "score": None,
+                                                   "args": []})
+                prof["fields"].append(self[unit.name])
+            elif isinstance(unit, PointUnit) and unit.point.weighted:
+                profiles[unit.view.index]["score"] = self._point_layout(unit)
+            elif isinstance(unit, PointUnit):
+                profiles[unit.view.index]["points"].append(self._point_layout(unit))
+            elif isinstance(unit, ArgsUnit):
+                fields = [{"bf": self[name], "default": _default_text(unit.default(name)),
+                           "changed": self.start[name] != _cleaned(unit.fields[name], unit.default(name))}
+                          for name in unit.fields]
+                profiles[unit.index]["args"].append({"plugin": unit.plugin, "fields": fields,
+                                                     "changed": any(f["changed"] for f in fields)})
+        out["profiles"] = [profiles[i] for i in sorted(profiles)]
+        for prof in out["profiles"]:
+            prof["name"] = self.views[prof["index"]].scheduler_name
+            prof["errors"] = self.section_errors.get(f"profiles[{prof['index']}]", [])
         return out
+
+    def _point_layout(self, unit) -> dict:
+        point, p = unit.point, unit.prefix
+        rows = []
+        for row in point.rows:
+            weight = self[f"{p}.{row.name}.weight"] if point.weighted else None
+            shown = weight.value() if weight is not None else None
+            rows.append({"row": row, "on": self[f"{p}.{row.name}.on"], "pos": self[f"{p}.{row.name}.pos"],
+                         "weight": weight, "note": effective.weight_note(_as_int(shown)) if point.weighted else ""})
+        return {"set": point.set_name, "point": SET_POINTS[point.set_name], "weighted": point.weighted,
+                "rows": rows, "moved": self[f"{p}.moved"], "add": self[f"{p}.add"] if point.addable else None,
+                "order_changed": point.order_changed, "changed": point.order_changed or any(r.changed for r in point.rows)}
+
+
+def _default_text(value) -> str:
+    """kube's default of a field as the page prints it."""
+    if value is None:
+        return "(none)"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return dump_flow(value) if isinstance(value, (list, dict)) else str(value)
+
+
+def _as_int(value):
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None

@@ -17,9 +17,14 @@ from ..models import Cluster, SchedulerProfile
 from ..services import control
 from .forms import dump_yaml
 from .models import ActiveVersion, AuditLog, ProfileVersion, VersionSpan
-from .validate import check, permission_problems
+from .validate import Problem, check, permission_problems
 
 EDITOR_GROUP = access.EDITOR_GROUP
+BUILTIN_NAME, BUILTIN_LABEL = "v1.30-default", "v1.30 default"
+# kube-scheduler with no configuration file: the built-in profile every new profile starts from.
+BUILTIN_DOCUMENT = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+                    "profiles": [{"schedulerName": "default-scheduler"}]}
+RESERVED_NAMES = frozenset({BUILTIN_NAME, "login", "logout", "dry-runs"})   # paths of the profile pages
 
 
 class Invalid(ValueError):
@@ -82,11 +87,24 @@ def _check_document(doc, user) -> None:
         raise Invalid(problems)
 
 
+def name_problem(name: str) -> str:
+    """Why ``name`` cannot name a new profile ("" when it can): profiles are addressed by name
+    (/profiles/<name>/)."""
+    if not name.strip():
+        return "a profile needs a name"
+    if name in RESERVED_NAMES:
+        return f'"{name}" is the address of another page; choose another name'
+    return ""
+
+
 def create(name: str, doc: dict, user, comment: str = "created") -> SchedulerProfile:
     """A new profile (no cluster uses it yet) with ``doc`` as its version 1, active; audited. ``user`` None: a
-    command."""
+    command. Invalid when the name is not allowed (``name_problem``) or the document is refused."""
     if user is not None and not is_editor(user):
         raise PermissionDenied("only editors can create scheduler profiles")
+    problem = name_problem(name)
+    if problem:
+        raise Invalid([Problem(f"name: {problem}", "name", "name")])
     _check_document(doc, user)
     with transaction.atomic():
         profile = SchedulerProfile.objects.create(name=name, document=doc)

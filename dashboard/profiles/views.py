@@ -1,15 +1,16 @@
-"""Pages of the profile editor: list, edit (form and YAML), versions and diff, dry runs, apply."""
+"""Pages of the profile editor: the list (the built-in default included), edit (form and YAML), copy, versions and
+diff, dry runs, apply. Profiles are addressed by name; the old numeric addresses redirect."""
 from __future__ import annotations
 
 import json
 from functools import wraps
-
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.db.models import Q
-from django.http import JsonResponse
+from django.http import Http404, HttpResponsePermanentRedirect, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
+from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from scheduler_core.documents import load_json
@@ -19,11 +20,14 @@ from ..models import SchedulerProfile
 from ..queryforms import VersionQuery, query_form
 from . import services
 from .dryrun import start as start_dry_run
-from .forms import ProfileEditorForm, dump_yaml, effective_plugins
+from .forms import ProfileEditorForm, dump_yaml
 from .models import AuditLog, DryRun, ProfileVersion
 
-NEW_DOCUMENT = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
-                "profiles": [{"schedulerName": "default-scheduler"}]}
+
+class HttpResponsePermanentRedirectKeepingMethod(HttpResponsePermanentRedirect):
+    """308: the client sends the same method and body to the new address."""
+
+    status_code = 308
 
 
 def editor_required(view):
@@ -35,40 +39,91 @@ def editor_required(view):
     return wrapper
 
 
+def by_name(view):
+    """The view gets the profile named in the URL; an old numeric address (/profiles/<id>/...) of a profile
+    redirects to its name (308 for writes, so a form posted there still arrives)."""
+    @wraps(view)
+    def wrapper(request, name, *args, **kw):
+        profile = SchedulerProfile.objects.filter(name=name).first()
+        if profile is not None:
+            return view(request, profile, *args, **kw)
+        old = SchedulerProfile.objects.filter(pk=int(name)).first() if name.isdigit() and len(name) < 19 else None
+        if old is None:
+            raise Http404(f"no profile named {name!r}")
+        match = request.resolver_match
+        target = reverse(f"{match.namespace}:{match.url_name}", kwargs={**match.kwargs, "name": old.name})
+        if request.META.get("QUERY_STRING"):
+            target += "?" + request.META["QUERY_STRING"]
+        if request.method in ("GET", "HEAD"):
+            return HttpResponsePermanentRedirect(target)
+        return HttpResponsePermanentRedirectKeepingMethod(target)
+    return wrapper
+
+
+def _schedulers(doc) -> list:
+    profiles = doc.get("profiles") if isinstance(doc, dict) and isinstance(doc.get("profiles"), list) else []
+    names = [p.get("schedulerName") for p in profiles if isinstance(p, dict)]
+    return [n for n in names if isinstance(n, str)] or ["default-scheduler"]
+
+
 def profile_list(request):
     if request.method == "POST":
-        if not services.is_editor(request.user):
-            raise PermissionDenied("only editors can create scheduler profiles")
-        name = (request.POST.get("name") or "").strip()
-        if name and not SchedulerProfile.objects.filter(name=name).exists():
-            profile = services.create(name, NEW_DOCUMENT, request.user)
-            return redirect("profiles:edit", pk=profile.pk)
-        messages.error(request, "a new profile needs a name that is not taken")
-    rows = [{"profile": p, "active": services.active_version(p),
-             "clusters": list(visible_clusters(request.user, p.cluster_set.all()))}
-            for p in SchedulerProfile.objects.order_by("name")]
+        return _copy(request, services.BUILTIN_DOCUMENT, services.BUILTIN_LABEL)
+    visible = visible_clusters(request.user)
+    rows = [{"name": services.BUILTIN_LABEL, "url_name": services.BUILTIN_NAME, "builtin": True,
+             "schedulers": _schedulers(services.BUILTIN_DOCUMENT),
+             "clusters": list(visible.filter(profile=None).order_by("name"))}]
+    for p in SchedulerProfile.objects.order_by("name"):
+        rows.append({"name": p.name, "url_name": p.name, "profile": p, "active": services.active_version(p),
+                     "schedulers": _schedulers(p.document),
+                     "clusters": list(visible.filter(profile=p).order_by("name"))})
     return render(request, "profiles/list.html", {"rows": rows, "editor": services.is_editor(request.user)})
 
 
-def _context(request, profile, form, saved=None):
-    latest = profile.versions.order_by("-number").first()
-    doc = form.document if form.is_bound and form.document is not None else form.base
+def _copy(request, document, source):
+    """A new profile named by the form, starting from ``document``."""
+    if not services.is_editor(request.user):
+        raise PermissionDenied("only editors can create scheduler profiles")
+    name = (request.POST.get("name") or "").strip()
+    if SchedulerProfile.objects.filter(name=name).exists():
+        messages.error(request, f"there is a profile named {name} already")
+        return redirect("profiles:list")
+    try:
+        profile = services.create(name, document, request.user, f"copied from {source}")
+    except services.Invalid as err:
+        messages.error(request, "; ".join(p.message for p in err.problems))
+        return redirect("profiles:list")
+    messages.success(request, f"{name} created from {source}")
+    return redirect("profiles:edit", name=profile.name)
+
+
+def builtin(request):
+    """kube-scheduler's built-in configuration, read-only: the starting point one copies."""
+    form = ProfileEditorForm(services.BUILTIN_DOCUMENT, read_only=True)
+    visible = visible_clusters(request.user)
+    return render(request, "profiles/edit.html", {
+        "builtin": True, "title": services.BUILTIN_LABEL, "form": form, "layout": form.layout(),
+        "editor": services.is_editor(request.user), "can_change": False,
+        "using": list(visible.filter(profile=None).order_by("name"))})
+
+
+def _context(request, profile, form):
     visible = visible_clusters(request.user)
     clusters = list(visible.order_by("name"))
-    return {"profile": profile, "form": form, "sections": form.layout(effective_plugins(doc)),
+    using = [c for c in clusters if c.profile_id == profile.pk]
+    return {"profile": profile, "title": profile.name, "form": form, "layout": form.layout(),
             "versions": profile.versions.select_related("author").order_by("-number")[:50],
-            "latest": latest, "active": services.active_version(profile), "editor": services.is_editor(request.user),
-            "can_change": services.can_change(request.user, profile),
-            "clusters": clusters, "spans": {c.name: services.spans(c, 5) for c in clusters if c.profile_id == profile.pk},
+            "latest": profile.versions.order_by("-number").first(), "active": services.active_version(profile),
+            "editor": services.is_editor(request.user), "can_change": services.can_change(request.user, profile),
+            "clusters": clusters, "using": using, "spans": {c.name: services.spans(c, 5) for c in using},
             "dry_runs": DryRun.objects.filter(version__profile=profile, cluster__in=visible)
                                       .select_related("version", "cluster")[:10],
             "audit": AuditLog.objects.filter(Q(cluster=None) | Q(cluster__in=visible), profile=profile)
-                                     .select_related("user", "version", "cluster")[:10],
-            "saved": saved}
+                                     .select_related("user", "version", "cluster")[:10]}
 
 
-def edit(request, pk):
-    profile = get_object_or_404(SchedulerProfile, pk=pk)
+@by_name
+def edit(request, profile):
     latest = services.ensure_versions(profile)
     if request.method == "POST":
         if not services.is_editor(request.user):
@@ -83,18 +138,27 @@ def edit(request, pk):
                 refused = err.problems
             else:
                 messages.success(request, f"saved as version {version.number}")
-                return redirect("profiles:edit", pk=profile.pk)
+                return redirect("profiles:edit", name=profile.name)
         if form.cleaned_data.get("source") == "yaml" and form.document is not None:
             form = _rebound(form.document, request.POST.get("yaml", ""), base.number)
         for problem in refused:
             form.add_error(None, problem.message)
         return render(request, "profiles/edit.html", _context(request, profile, form), status=400)
-    form = ProfileEditorForm(latest.document, base_version=latest.number)
+    form = ProfileEditorForm(latest.document, base_version=latest.number,
+                             read_only=not services.can_change(request.user, profile))
     return render(request, "profiles/edit.html", _context(request, profile, form))
 
 
+@require_POST
+@by_name
+def copy(request, profile):
+    """A new profile starting from this one's latest version."""
+    latest = services.ensure_versions(profile)
+    return _copy(request, latest.document, f"{profile.name} v{latest.number}")
+
+
 class _Base:
-    """A document the editor started from that is not a version (the YAML view's last sync)."""
+    """A document the editor started from that is not a version (the form's last sync with the YAML)."""
 
     def __init__(self, document, number):
         self.document, self.number = document, number
@@ -115,81 +179,89 @@ def _base(profile, number, latest, base_doc=""):
 
 
 def _rebound(doc, yaml_text, base_number):
-    """A YAML edit that failed: the form shows the new document, with the errors at its fields."""
+    """The form of ``doc`` (a YAML edit), bound to its own values so that kube's errors show at their fields."""
     probe = ProfileEditorForm(doc, base_version=base_number)
-    data = {}
-    for name, field in probe.fields.items():
-        value = probe.initial.get(name)
-        if value is None or value is False:
-            continue
-        data[name] = value
-    data.update(source="form", yaml=yaml_text, base_version=base_number)
+    data = probe.data_of_initial()
+    data.update(source="form", yaml=yaml_text, base_version=base_number, base_doc=json.dumps(doc))
     form = ProfileEditorForm(doc, data, base_version=base_number)
     form.is_valid()
+    if form.load_error:
+        form.add_error("yaml", form.load_error)
     return form
 
 
 @require_POST
-def convert(request, pk):
-    """The JS editor's two-way sync: form fields -> YAML, or YAML -> the form fields (HTML)."""
-    profile = get_object_or_404(SchedulerProfile, pk=pk)
+@by_name
+def convert(request, profile):
+    """The page's two-way sync: the form's fields -> the document (its YAML, and the form of it: a plugin added
+    gets its row), or the YAML -> the form."""
     latest = services.ensure_versions(profile)
     base = _base(profile, request.POST.get("base_version"), latest, request.POST.get("base_doc", ""))
     form = ProfileEditorForm(base.document, request.POST, base_version=base.number)
     form.is_valid()
     if form.document is None:
         return JsonResponse({"errors": {k: [str(e) for e in v] for k, v in form.errors.items()}}, status=400)
-    if request.POST.get("source") == "form":
-        return JsonResponse({"yaml": dump_yaml(form.document), "valid": not form.problems})
-    shown = _rebound(form.document, request.POST.get("yaml", ""), base.number)
-    html = render_to_string("profiles/_fields.html",
-                            {"sections": shown.layout(effective_plugins(form.document)), "form": shown}, request)
-    return JsonResponse({"html": html, "base_doc": json.dumps(form.document), "valid": not form.problems})
+    shown = _rebound(form.document, dump_yaml(form.document), base.number)
+    html = render_to_string("profiles/_fields.html", {"layout": shown.layout(), "form": shown}, request)
+    return JsonResponse({"yaml": dump_yaml(form.document), "html": html, "base_doc": json.dumps(form.document),
+                         "valid": not form.problems})
 
 
 @query_form(VersionQuery)
-def version_view(request, pk, number, query):
-    profile = get_object_or_404(SchedulerProfile, pk=pk)
+@by_name
+def version_view(request, profile, number, query):
     version = get_object_or_404(ProfileVersion, profile=profile, number=number)
     others = profile.versions.order_by("-number")
     a = query.get("against")
     against = others.filter(number=a).first() if a else others.filter(number__lt=number).first()
     return render(request, "profiles/version.html", {
         "profile": profile, "version": version, "yaml": dump_yaml(version.document), "against": against,
-        "diff": services.diff(against, version) if against else "", "others": others,
+        "diff_lines": _diff_lines(services.diff(against, version)) if against else [], "others": others,
         "editor": services.is_editor(request.user), "active": services.active_version(profile),
         "clusters": visible_clusters(request.user).order_by("name")})
 
 
+def _diff_lines(text: str) -> list:
+    """A unified diff's lines with their kind (add, del, head) for colouring."""
+    def kind(line):
+        if line.startswith(("---", "+++", "@@")):
+            return "head"
+        return {"+": "add", "-": "del"}.get(line[:1], "")
+    return [{"kind": kind(line), "text": line} for line in text.splitlines()]
+
+
 @require_POST
 @editor_required
-def rollback(request, pk, number):
-    version = get_object_or_404(ProfileVersion, profile_id=pk, number=number)
+@by_name
+def rollback(request, profile, number):
+    version = get_object_or_404(ProfileVersion, profile=profile, number=number)
     new = services.rollback(version, request.user)
     messages.success(request, f"version {version.number} restored as version {new.number} (not applied yet)")
-    return redirect("profiles:edit", pk=pk)
+    return redirect("profiles:edit", name=profile.name)
 
 
 @require_POST
 @editor_required
-def apply(request, pk, number):
-    version = get_object_or_404(ProfileVersion, profile_id=pk, number=number)
+@by_name
+def apply(request, profile, number):
+    version = get_object_or_404(ProfileVersion, profile=profile, number=number)
     name = request.POST.get("cluster") or ""
     cluster = get_cluster(request.user, name, EDITOR)[0] if name else None
     try:
         targets = services.apply(version, request.user, cluster)
     except services.Invalid as err:
         messages.error(request, f"not applied: {err}")
-        return redirect("profiles:edit", pk=pk)
+        return redirect("profiles:edit", name=profile.name)
     messages.success(request, f"version {version.number} applied"
                      + (f" to {', '.join(c.name for c in targets)}" if targets else ""))
-    return redirect("profiles:edit", pk=pk)
+    return redirect("profiles:edit", name=profile.name)
 
 
 @require_POST
 @editor_required
-def dry_run(request, pk, number):
-    version = get_object_or_404(ProfileVersion, profile_id=pk, number=number)
+@by_name
+def dry_run(request, profile, number):
+    version = get_object_or_404(ProfileVersion, profile=profile, number=number)
     cluster = get_cluster(request.user, request.POST.get("cluster") or "")[0]
     source = request.POST.get("source") if request.POST.get("source") in (DryRun.PENDING, DryRun.WINDOW) \
         else DryRun.PENDING

@@ -23,8 +23,8 @@ _EXTENDER_ZERO = {"urlPrefix": "", "filterVerb": "", "preemptVerb": "", "priorit
                   "bindVerb": "", "enableHTTPS": False, "tlsConfig": None, "httpTimeout": 0,
                   "nodeCacheCapable": False, "managedResources": [], "ignorable": False}
 
-__all__ = ["ConfigError", "ProfileConfig", "SchedulerConfig", "load_config", "default_config", "build_frameworks",
-           "DEFAULT_SCHEDULER_NAME"]
+__all__ = ["ConfigError", "ProfileConfig", "SchedulerConfig", "load_config", "defaulted_config", "default_config",
+           "build_frameworks", "DEFAULT_SCHEDULER_NAME"]
 
 
 class ConfigError(ValueError):
@@ -101,16 +101,26 @@ def default_config(registry) -> SchedulerConfig:
     return _scheduler_config(set_defaults({}, registry))
 
 
+def _decoded_defaulted(doc, registry) -> dict:
+    try:
+        cfg = decode(copy.deepcopy(doc))
+    except DecodeError as err:
+        raise ConfigError(str(err), "decode") from None
+    return set_defaults(cfg, registry)
+
+
+def defaulted_config(doc, registry) -> SchedulerConfig:
+    """A document decoded (strictly) and defaulted but not validated: what an editor shows of a document kube
+    may still reject. Raises ConfigError(text, "decode")."""
+    return _scheduler_config(_decoded_defaulted(doc, registry))
+
+
 def load_config(doc, registry) -> SchedulerConfig:
     """Decode (strictly), default and validate a KubeSchedulerConfiguration v1 document (a dict).
 
     Raises ConfigError(text, "decode" | "validation") with kube-scheduler's text.
     """
-    try:
-        cfg = decode(copy.deepcopy(doc))
-    except DecodeError as err:
-        raise ConfigError(str(err), "decode") from None
-    set_defaults(cfg, registry)
+    cfg = _decoded_defaulted(doc, registry)
     errs = validate_configuration(cfg)
     if errs:
         raise ConfigError(aggregate(errs), "validation")

@@ -1,5 +1,6 @@
-// Profile editor: Form/YAML tabs kept in sync through the server (convert/), row reordering, and the
-// dry-run progress bar. Without JavaScript both views are shown and each has its own Save button.
+// Profile editor: Form/YAML tabs kept in sync through the server (convert/), switches and weights marked where
+// they differ from kube's default, ↑ ↓ reordering, a plugin added from the registered ones; the dry-run progress
+// bar. Without JavaScript both views are shown and each has its own Save button.
 (function () {
   "use strict";
   const form = document.getElementById("profile-form");
@@ -18,45 +19,62 @@
       form.querySelectorAll(".tab").forEach(t => t.classList.toggle("active", t.dataset.tab === m));
       form.querySelectorAll("#save-form,#save-yaml").forEach(b => { b.hidden = b.value !== m; });
     }
-    async function sync(from) {
+    // from "form": the document (YAML) and the form rebuilt from it; from "yaml": the form read from the YAML
+    async function sync(from, rebuildForm) {
+      if (!form.dataset.convert) return true;   // the built-in profile: nothing to convert
       const data = new FormData(form);
       data.set("source", from);
       const resp = await fetch(form.dataset.convert, {method: "POST", body: data});
       const out = await resp.json();
       if (!resp.ok) { alert(Object.values(out.errors || {}).flat().join("\n") || "cannot convert"); return false; }
-      if (from === "form") yamlBox.value = out.yaml;
-      else { formView.innerHTML = out.html; baseDoc.value = out.base_doc; addMovers(); }
+      yamlBox.value = out.yaml;
+      if (from === "yaml" || rebuildForm) { formView.innerHTML = out.html; baseDoc.value = out.base_doc; markAll(); }
       return true;
     }
     form.querySelectorAll(".tab").forEach(t => t.addEventListener("click", async () => {
-      if (t.dataset.tab !== mode && await sync(mode)) show(t.dataset.tab);
+      if (t.dataset.tab !== mode && await sync(mode, false)) show(t.dataset.tab);
     }));
-    function addMovers() {
-      formView.querySelectorAll(".group.plugins tbody tr").forEach(tr => {
-        if (tr.querySelector(".mover")) return;
-        const td = document.createElement("td");
-        td.className = "mover";
-        for (const [label, dir] of [["↑", -1], ["↓", 1]]) {
-          const b = document.createElement("button");
-          b.type = "button"; b.textContent = label; b.title = dir < 0 ? "run earlier" : "run later";
-          b.addEventListener("click", () => move(tr, dir));
-          td.appendChild(b);
-        }
-        tr.appendChild(td);
-      });
+
+    function mark(tr) {
+      const on = tr.querySelector("input.switch").checked;
+      const weight = tr.querySelector('input[name$=".weight"]');
+      const dflt = tr.dataset.defaultWeight;
+      let changed = on !== (tr.dataset.defaultOn === "1");
+      if (weight && on && dflt !== "" && weight.value !== "" && Number(weight.value) !== Number(dflt)) changed = true;
+      tr.classList.toggle("off", !on);
+      tr.classList.toggle("changed", changed);
+      if (weight) {
+        const notes = tr.closest(".points-layout").dataset;
+        const w = weight.value === "" ? null : Number(weight.value);
+        tr.querySelector(".note").textContent = w === 0 ? notes.zeroNote : (w !== null && w < 0 ? notes.negativeNote : "");
+      }
+      const point = tr.closest(".point");
+      point.classList.toggle("changed", point.querySelector("tr.changed") !== null
+                                        || point.querySelector(".chip.warn") !== null);
     }
+    function markAll() { formView.querySelectorAll(".point tr[data-plugin]").forEach(mark); }
     function move(tr, dir) {
-      const other = dir < 0 ? tr.previousElementSibling : tr.nextElementSibling;
+      let other = dir < 0 ? tr.previousElementSibling : tr.nextElementSibling;
+      while (other && !other.dataset.plugin) other = dir < 0 ? other.previousElementSibling : other.nextElementSibling;
       if (!other) return;
       if (dir < 0) tr.parentNode.insertBefore(tr, other); else tr.parentNode.insertBefore(other, tr);
-      let n = 1;
-      tr.parentNode.querySelectorAll("tr").forEach(row => {
-        const name = row.querySelector('input[name$=".name"]');
-        const pos = row.querySelector('input[name$=".pos"]');
-        if (pos) pos.value = name && name.value.trim() ? n++ : "";
-      });
+      tr.parentNode.querySelectorAll("tr[data-plugin]").forEach((row, k) => { row.querySelector('input[name$=".pos"]').value = k + 1; });
+      const point = tr.closest(".point");
+      point.querySelector('input[name$=".moved"]').value = "True";
+      point.classList.add("changed");
     }
-    addMovers();
+    formView.addEventListener("click", e => {
+      const b = e.target.closest("button.move");
+      if (b) move(b.closest("tr"), Number(b.dataset.move));
+    });
+    formView.addEventListener("input", e => {
+      const tr = e.target.closest(".point tr[data-plugin]");
+      if (tr) mark(tr);
+    });
+    formView.addEventListener("change", e => {
+      if (e.target.matches('select[name$=".add"]') && e.target.value) sync("form", true);
+    });
+    markAll();   // a form sent back with errors shows the values sent
     show(source.value === "yaml" ? "yaml" : "form");
   }
 

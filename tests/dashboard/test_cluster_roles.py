@@ -69,7 +69,7 @@ def _state(name):
 
 
 def test_restricted_cluster_does_not_exist_for_non_members(world, api):
-    profile = api.post("/api/profiles/", {"name": "p"}, format="json").json()["id"]
+    profile = api.post("/api/profiles/", {"name": "p"}, format="json").json()["name"]
     for name in ("open", "secret"):
         assert api.patch(f"/api/clusters/{name}/", {"profile": "p"}, format="json").status_code == 200
     text = page_client(world["member_viewer"]).get(f"/profiles/{profile}/").content.decode()

@@ -172,8 +172,8 @@ def _candidates(route: str, stored: dict) -> dict:
     """``stored`` adapted to ``route``: which objects its parameters name."""
     values = dict(stored)
     pods = values.pop("pods")
-    if route.startswith("profiles:"):
-        values["pk"] = values["profile_pk"]
+    if route.startswith("profiles:"):   # by name; an old numeric address redirects
+        values["name"] = values["profile_name"] + values["profile_pk"]
     if route.startswith("whatif"):
         values["run_id"] = values["pk"] = values["whatif_run"] + ["99999999999999999999"]
     if route.startswith("k8s-api"):

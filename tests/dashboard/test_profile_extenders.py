@@ -31,7 +31,7 @@ def allow(settings):
 
 def page_save(user, doc):
     profile = SchedulerProfile.objects.get_or_create(name="p", defaults={"document": fit_doc()})[0]
-    return page_client(user).post(f"/profiles/{profile.pk}/", {"source": "yaml", "yaml": yaml_of(doc)}), profile
+    return page_client(user).post(f"/profiles/{profile.name}/", {"source": "yaml", "yaml": yaml_of(doc)}), profile
 
 
 def api_save(user, doc, name="q"):

@@ -50,12 +50,12 @@ def _state(profile):
 
 def _attempts(user, profile):
     """Status code and body of every kind of profile write, by page and API (each with a new document)."""
-    api, pages, pk, name = api_client(user), page_client(user), profile.pk, profile.name
+    api, pages, name = api_client(user), page_client(user), profile.name
     answers = {
-        "page save": pages.post(f"/profiles/{pk}/", {"source": "yaml", "yaml": str(doc("MostAllocated"))}),
-        "page apply": pages.post(f"/profiles/{pk}/v/1/apply/"),
-        "page apply to open": pages.post(f"/profiles/{pk}/v/1/apply/", {"cluster": "open"}),
-        "page rollback": pages.post(f"/profiles/{pk}/v/1/rollback/"),
+        "page save": pages.post(f"/profiles/{name}/", {"source": "yaml", "yaml": str(doc("MostAllocated"))}),
+        "page apply": pages.post(f"/profiles/{name}/v/1/apply/"),
+        "page apply to open": pages.post(f"/profiles/{name}/v/1/apply/", {"cluster": "open"}),
+        "page rollback": pages.post(f"/profiles/{name}/v/1/rollback/"),
         "api version": api.post(f"/api/profiles/{name}/versions/", {"document": EXTENDER}, format="json"),
         "api apply": api.post(f"/api/profiles/{name}/versions/1/apply/", {}, format="json"),
         "api rollback": api.post(f"/api/profiles/{name}/versions/1/rollback/"),
@@ -73,12 +73,12 @@ def test_an_editor_without_membership_changes_no_profile_a_restricted_cluster_us
     assert "needs the editor role on every cluster that uses it" in answers["api version"][1]
     assert _state(profile) == before
     # the editor page offers them no save, apply or rollback, and names only the cluster they see
-    page = page_client(shared["editor"]).get(f"/profiles/{profile.pk}/").content.decode()
+    page = page_client(shared["editor"]).get(f"/profiles/{profile.name}/").content.decode()
     assert "open" in page and HIDDEN not in page
     assert 'id="save-yaml"' not in page and 'class="apply"' not in page and 'class="rollback"' not in page
     assert 'class="dry-run"' in page
     # an admin sees and may do it all
-    assert 'id="save-yaml"' in page_client(shared["admin"]).get(f"/profiles/{profile.pk}/").content.decode()
+    assert 'id="save-yaml"' in page_client(shared["admin"]).get(f"/profiles/{profile.name}/").content.decode()
 
 
 def test_viewers_and_anonymous_users_change_no_profile(shared):
@@ -106,7 +106,7 @@ def test_an_editor_of_every_cluster_using_it_saves_applies_and_is_audited(shared
     assert [v["active"] for v in api.get("/api/profiles/shared/versions/").json()["results"]] == [True, False]
     rolled = api.post("/api/profiles/shared/versions/1/rollback/")
     assert rolled.status_code == 201 and rolled.json()["number"] == 3
-    page = page_client(member).post(f"/profiles/{profile.pk}/v/3/apply/", follow=True).content.decode()
+    page = page_client(member).post(f"/profiles/{profile.name}/v/3/apply/", follow=True).content.decode()
     assert f"version 3 applied to open, {HIDDEN}" in page
     entries = list(AuditLog.objects.filter(profile=profile).order_by("id")
                    .values_list("action", "user__username", "version__number"))

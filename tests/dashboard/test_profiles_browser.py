@@ -1,6 +1,7 @@
-"""The profile editor end to end in headless Chromium (the embedded server of test_browser): an editor
-switches NodeResourcesFit to MostAllocated, sees kube's error for a bad weight at its field, fixes it,
-dry-runs on the demo cluster and sees moved pods, applies, and sees new cycles under the new version."""
+"""The profile editor end to end in headless Chromium (the embedded server of test_browser): the demo cluster runs
+kube's built-in default, listed read-only; an editor copies it, changes it only through switches and weight fields
+(a weight of -5 gets kube's error at the field), saves, reads the diff, applies it to the demo cluster, and the
+next scheduling cycle's Score table carries the new weight. No page is wider than a 1,280 px window."""
 from __future__ import annotations
 
 import os
@@ -22,6 +23,7 @@ ed = User.objects.create_user("ed", password="editor-pw")
 ed.groups.add(Group.objects.get_or_create(name="editor")[0])
 User.objects.create_user("vi", password="viewer-pw")
 """
+WIDTH = 1280
 
 
 def _manage(tmp_path, *args):
@@ -37,68 +39,105 @@ def _login(page, base, user, password):
     page.click("#login")
 
 
-def test_edit_validate_dry_run_apply(server, tmp_path):  # noqa: F811
+def _fits(page):
+    width = page.evaluate("document.documentElement.scrollWidth")
+    assert width <= WIDTH, f"{page.url} is {width} px wide"
+
+
+def test_edit_with_switches_and_weights_save_diff_apply(server, tmp_path):  # noqa: F811
     from playwright.sync_api import expect, sync_playwright
     _manage(tmp_path, "shell", "-c", CREATE_USERS)
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
-        page = server.watch(browser.new_page(viewport={"width": 1440, "height": 1000}))
-        # a viewer sees profiles but cannot create or save
+        page = server.watch(browser.new_page(viewport={"width": WIDTH, "height": 900}))
+        # a viewer sees what the demo runs: kube's default, built in, read-only
         _login(page, server, "vi", "viewer-pw")
-        expect(page.locator("#profile-table")).to_be_visible()
+        builtin = page.locator("#profile-table tr.builtin")
+        expect(builtin).to_contain_text("v1.30 default")
+        expect(builtin).to_contain_text("demo")
         expect(page.locator('input[name="name"]')).to_have_count(0)
+        _fits(page)
         page.click("text=sign out")
 
         _login(page, server, "ed", "editor-pw")
-        page.fill('input[name="name"]', "tuned")
-        page.click("text=Create")
+        page.click("#profile-table tr.builtin >> text=v1.30 default")
+        expect(page.locator('input[name="p0.score.TaintToleration.weight"]')).to_be_disabled()
+        expect(page.locator('input[name="p0.score.TaintToleration.weight"]')).to_have_value("3")
+        expect(page.locator('.point[data-set="score"] tr[data-plugin="TaintToleration"] .default')).to_have_text(
+            "default 3")
+        _fits(page)
+        page.fill('.copy-form input[name="name"]', "tuned")
+        page.click("text=Copy to edit")
+        expect(page).to_have_url(server + "/profiles/tuned/")
         expect(page.locator("#active-version")).to_contain_text("Active version: v1")
-        page.select_option('select[name="p0.fit.type"]', "MostAllocated")
-        page.fill('input[name="p0.fit.res.0.name"]', "cpu")
-        page.fill('input[name="p0.fit.res.0.weight"]', "200")
-        page.fill('input[name="comment"]', "pack nodes")
+
+        score = page.locator('.point[data-set="score"]')
+        fit = score.locator('tr[data-plugin="NodeResourcesFit"]')
+        image = score.locator('tr[data-plugin="ImageLocality"]')
+        page.fill('input[name="p0.score.NodeResourcesFit.weight"]', "-5")
+        expect(fit).to_have_class(re.compile(r"\bchanged\b"))
+        expect(fit.locator(".note")).to_have_text("negative: kube's overflow check refuses it unless no Score plugin is weighed after it")
+        image.locator("input.switch").uncheck()
+        expect(image).to_have_class(re.compile(r"\boff\b.*\bchanged\b"))
+        page.fill('input[name="comment"]', "pack by fit, no image locality")
         page.click("#save-form")
-        err = page.locator('.field-error[data-for="p0.fit.res.0.weight"]')
-        expect(err).to_contain_text("resource weight of cpu not in valid range (0, 100]")
+        err = page.locator('.field-error[data-for="p0.score.NodeResourcesFit.weight"]')
+        expect(err).to_contain_text("total score of Score plugins could overflow")
+        expect(image.locator("input.switch")).not_to_be_checked()
+        _fits(page)
         _shot(page, tmp_path, "profile-error")
 
-        # the YAML view shows the same (unsaved) document
+        page.fill('input[name="p0.score.NodeResourcesFit.weight"]', "0")
+        expect(fit.locator(".note")).to_have_text("kube runs a weight of 0 as 1")
+        page.fill('input[name="p0.score.NodeResourcesFit.weight"]', "5")
+        expect(fit.locator(".note")).to_have_text("")
+        # the YAML tab holds only the differences, as kube users write them
         page.click('button[data-tab="yaml"]')
-        expect(page.locator('textarea[name="yaml"]')).to_have_value(
-            re.compile(r"type: MostAllocated[\s\S]*weight: 200"))
+        expect(page.locator('textarea[name="yaml"]')).to_have_value(re.compile(
+            r"score:\n      enabled:\n      - name: NodeResourcesFit\n        weight: 5\n"
+            r"      disabled:\n      - name: ImageLocality\n"))
         page.click('button[data-tab="form"]')
-        page.fill('input[name="p0.fit.res.0.weight"]', "1")
         page.click("#save-form")
-        expect(page.locator("#versions")).to_contain_text("pack nodes")
+        expect(page.locator("#flash")).to_contain_text("saved as version 2")
         expect(page.locator(".field-error")).to_have_count(0)
+        fit = page.locator('.point[data-set="score"] tr[data-plugin="NodeResourcesFit"]')
+        expect(fit).to_have_class(re.compile(r"\bchanged\b"))
+        expect(page.locator('input[name="p0.score.NodeResourcesFit.weight"]')).to_have_value("5")
+        expect(page.locator('input[name="p0.score.ImageLocality.on"]')).not_to_be_checked()
+        _fits(page)
+        page.screenshot(path=str(tmp_path / "profile-editor.png"))
+        if os.environ.get("SCHEDSCOPE_SCREENSHOTS"):
+            shutil.copy(tmp_path / "profile-editor.png", os.path.join(os.environ["SCHEDSCOPE_SCREENSHOTS"],
+                                                                      "profile-editor.png"))
 
-        # dry run v2 on the demo cluster over its recent cycles
-        row = page.locator("#versions tbody tr").first
-        row.locator('select[name="cluster"]').first.select_option("demo")
-        row.locator('select[name="source"]').select_option("window")
-        row.locator("button.dry-run").click()
-        expect(page.locator("#dry-summary")).to_be_visible(timeout=60000)
-        expect(page.locator("#placement-diff tr.moved").first).to_be_visible()
-        _shot(page, tmp_path, "profile-dry-run")
-
+        # the diff of v2 against v1
+        page.click("#versions >> text=v2")
+        diff = page.locator("#diff")
+        expect(diff).to_contain_text("+      - name: NodeResourcesFit")
+        expect(diff).to_contain_text("+        weight: 5")
+        expect(diff.locator(".add")).to_have_count(7)
+        _fits(page)
         page.go_back()
-        page.reload()
-        row = page.locator("#versions tbody tr").first
-        row.locator("form:has(button.apply) select").select_option("demo")
-        row.locator("button.apply").click()
+
+        # applied to the demo cluster: the next cycle weighs NodeResourcesFit by 5 and runs no ImageLocality
+        actions = page.locator("#versions tr.actions").first
+        actions.locator("form:has(button.apply) select").select_option("demo")
+        actions.locator("button.apply").click()
         expect(page.locator("#active-version")).to_contain_text("Active version: v2")
-        expect(page.locator("#audit")).to_contain_text("ed apply v2 → demo")
+        expect(page.locator("#flash")).to_contain_text("version 2 applied to demo")
         manifest = {"metadata": {"name": "after-apply", "namespace": "default"},
                     "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "100m"}}}]}}
         assert _post_json(server, "/api/clusters/demo/pods/", {"manifest": manifest}) == 201
-        span = page.locator("#active-version .span").first
+        page.goto(server + "/clusters/demo/pods/default/after-apply/")
+        headers = page.locator("#score-matrix thead th")
         for _ in range(60):
-            page.reload()
-            text = span.inner_text()
-            if text.startswith("v2") and not text.endswith("(0 cycles)"):
+            if headers.count():
                 break
             page.wait_for_timeout(500)
-        expect(span).to_contain_text("v2 from cycle #")
-        expect(span).not_to_contain_text("(0 cycles)")
-        _shot(page, tmp_path, "profile-applied")
+            page.reload()
+        expect(headers.filter(has_text="NodeResourcesFit")).to_contain_text("×5")
+        expect(headers.filter(has_text="TaintToleration")).to_contain_text("×3")
+        expect(headers.filter(has_text="ImageLocality")).to_have_count(0)
+        page.click("header nav a:text-is(\"Profile\")")
+        expect(page).to_have_url(server + "/profiles/tuned/")
         browser.close()
