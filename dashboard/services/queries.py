@@ -159,7 +159,7 @@ def pending_pods(cluster: Cluster, q: str = "", queue: str = "", plugin: str = "
     if reason:
         qs = qs.filter(reason=reason)
     if group:
-        qs = qs.filter(**rejections.in_group(cluster, group))
+        qs = qs.filter(rejections.in_group(cluster, group))
     if labels:
         qs = qs.filter(label_filter(labels))
     if attempts is not None:

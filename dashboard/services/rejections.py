@@ -5,17 +5,20 @@ A chip counts the nodes whose final Filter status (the one kube keeps per node: 
 it, or the PreFilter's) carries the reason, under the plugin that returned that status; so the chips of an
 attempt add up to the histogram of kube's FitError message ("0/50 nodes are available: 41 Insufficient cpu,
 ...") with each reason attributed to its plugin. Chips come from the cycle's matrix (``tracecodec``: ``final``
-status per node, ``stopped`` plugin per node). A group's key, the set of (plugin, reason) pairs without
-counts, is read from the cycle's summary columns (``failing_plugins`` and ``failing_reasons``, their key sets),
+status per node, ``stopped`` plugin per node); the stored summary columns alone (``failing_plugins``,
+``failing_reasons``: {plugin: nodes}, {reason: nodes}) do not say which plugin returned which reason. A group's
+key, the set of (plugin, reason) pairs without counts, is read from those summary columns (their key sets),
 which kube's reason strings, each returned by one plugin, determine the pairs of.
 """
 from __future__ import annotations
 
 import json
 import re
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 
-from django.db.models import F, Lookup
+from django.db.models import Count, Max, Q
 
 from ..models import Cluster, Pod, SchedulingCycle
 
@@ -88,66 +91,98 @@ def key_of_pairs(pairs) -> tuple:
     return tuple(sorted({p for p, _ in pairs})), tuple(sorted({r for _, r in pairs}))
 
 
-def pending_cycles(cluster: Cluster | int):
-    """The unschedulable latest cycles of a cluster's pending pods."""
-    latest = Pod.objects.filter(cluster=cluster, node_name="", last_cycle__isnull=False).values("last_cycle")
-    return SchedulingCycle.objects.filter(cluster=cluster, seq__in=latest, result=SchedulingCycle.UNSCHEDULABLE)
+def _buckets(cluster: Cluster | int) -> list:
+    """Pending pods counted per distinct FitError message and rejecting plugins (Pod columns, one GROUP BY):
+    [{"reason", "plugins", "n", "seq" (the latest cycle), "key" (its group key; None unless unschedulable)}]. The
+    message fixes the reasons and their node counts, so pods of one bucket share their key."""
+    buckets = list(Pod.objects.filter(cluster=cluster, node_name="", last_cycle__isnull=False).exclude(reason="")
+                   .values("reason", "plugins").annotate(n=Count("id"), seq=Max("last_cycle")).order_by())
+    keys = {seq: group_key(plugins, reasons) for seq, plugins, reasons in SchedulingCycle.objects.filter(
+        cluster=cluster, seq__in=[b["seq"] for b in buckets], result=SchedulingCycle.UNSCHEDULABLE)
+        .values_list("seq", "failing_plugins", "failing_reasons")}
+    for b in buckets:
+        b["key"] = keys.get(b["seq"])
+    return buckets
 
 
 def pending_groups(cluster: Cluster | int, limit: int = 10) -> dict:
     """Pending pods grouped by the (plugin, reason) pairs of their latest attempt, largest first:
     {"groups": [{"n", "chips" (Chip with nodes=0), "param"}], "total": pods in a group, "more": groups left out}.
 
-    Reads two small JSON columns per pending pod, and one matrix per group shown (its latest cycle's, which pairs
-    the plugins with the reasons).
+    Buckets of pods that differ only in node counts ("36 Insufficient memory", "37 Insufficient memory") share a
+    key, so they fall into one group. The chips of each shown group's latest cycle pair its plugins with its
+    reasons.
     """
     groups: dict[tuple, list] = {}      # key -> [pods, latest seq]
-    for seq, plugins, reasons in pending_cycles(cluster).values_list("seq", "failing_plugins", "failing_reasons"):
-        g = groups.setdefault(group_key(plugins, reasons), [0, seq])
-        g[0] += 1
-        g[1] = max(g[1], seq)
+    for b in _buckets(cluster):
+        if b["key"] is not None:
+            g = groups.setdefault(b["key"], [0, b["seq"]])
+            g[0] += b["n"]
+            g[1] = max(g[1], b["seq"])
     ranked = sorted(groups.items(), key=lambda kv: (-kv[1][0], kv[0]))
     shown = ranked[:limit]
-    matrices = dict(SchedulingCycle.objects.filter(cluster=cluster, seq__in=[g[1] for _, g in shown])
-                    .values_list("seq", "matrix"))
+    latest = chips_of_cycles(cluster, [g[1] for _, g in shown])
     out = []
     for _key, (n, seq) in shown:
-        pairs = [Chip(c.plugin, c.reason, 0) for c in chips(matrices.get(seq) or {})]
+        pairs = [Chip(c.plugin, c.reason, 0) for c in latest.get(seq, ())]
         pairs.sort(key=lambda c: (c.plugin, c.reason))
         out.append({"n": n, "chips": pairs, "param": group_param((c.plugin, c.reason) for c in pairs)})
     return {"groups": out, "total": sum(g[0] for g in groups.values()), "more": len(ranked) - len(shown)}
 
 
-class KeysEqual(Lookup):
-    """A JSON object column whose keys are exactly ``rhs`` (a list of strings), on PostgreSQL and SQLite."""
-
-    lookup_name = "keys_equal"
-    prepare_rhs = False
-
-    def as_postgresql(self, compiler, connection):
-        lhs, lhs_params = self.process_lhs(compiler, connection)
-        keys = sorted(set(self.rhs))
-        return (f"({lhs} ?& %s::text[] AND (SELECT count(*) FROM jsonb_object_keys({lhs})) = %s)",
-                [*lhs_params, keys, *lhs_params, len(keys)])
-
-    def as_sqlite(self, compiler, connection):
-        lhs, lhs_params = self.process_lhs(compiler, connection)
-        keys = sorted(set(self.rhs))
-        return (f"((SELECT count(*) FROM json_each({lhs})) = %s AND (SELECT count(*) FROM json_each({lhs}) "
-                f"WHERE key IN (SELECT value FROM json_each(%s))) = %s)",
-                [*lhs_params, len(keys), *lhs_params, json.dumps(keys), len(keys)])
+def in_group(cluster: Cluster | int, pairs) -> Q:
+    """Pending pods of the group of these (plugin, reason) pairs: those of its buckets, matched by their
+    messages and plugins (two IN lists: one pass over the cluster's pending pods)."""
+    key = key_of_pairs(pairs)
+    members = [b for b in _buckets(cluster) if b["key"] == key]
+    if not members:
+        return Q(pk__in=[])
+    return Q(reason__in={b["reason"] for b in members}, plugins__in={b["plugins"] for b in members})
 
 
-def in_group(cluster: Cluster | int, pairs) -> dict:
-    """Filter keyword for Pod rows of the group of these (plugin, reason) pairs."""
-    plugins, reasons = key_of_pairs(pairs)
-    cycles = pending_cycles(cluster).filter(KeysEqual(F("failing_plugins"), list(plugins)),
-                                            KeysEqual(F("failing_reasons"), list(reasons)))
-    return {"last_cycle__in": cycles.values("seq")}
+class _ChipCache:
+    """Chips of recorded cycles, most recently used kept (a cycle never changes once recorded; its key includes
+    its start time, as a reloaded cluster numbers its cycles again). Decoding a 5,000-node cycle's matrix takes
+    tens of milliseconds, and the pending page shows the same latest cycles at every live refresh."""
+
+    def __init__(self, size: int = 20000):
+        self.size = size
+        self._items: OrderedDict = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key):
+        with self._lock:
+            value = self._items.get(key)
+            if value is not None:
+                self._items.move_to_end(key)
+            return value
+
+    def put(self, key, value) -> None:
+        with self._lock:
+            self._items[key] = value
+            self._items.move_to_end(key)
+            while len(self._items) > self.size:
+                self._items.popitem(last=False)
+
+
+_chip_cache = _ChipCache()
 
 
 def chips_of_cycles(cluster: Cluster | int, seqs) -> dict:
-    """{seq: [Chip]} of these cycles of a cluster (the unschedulable ones; one matrix read each)."""
-    rows = SchedulingCycle.objects.filter(cluster=cluster, seq__in=[s for s in seqs if s is not None],
-                                          result=SchedulingCycle.UNSCHEDULABLE).values_list("seq", "matrix")
-    return {seq: chips(matrix or {}) for seq, matrix in rows}
+    """{seq: [Chip]} of these cycles of a cluster (the unschedulable ones; matrices read only for cycles whose
+    chips are not cached yet)."""
+    cluster_id = getattr(cluster, "pk", cluster)
+    cycles = SchedulingCycle.objects.filter(cluster=cluster, seq__in=[s for s in seqs if s is not None],
+                                            result=SchedulingCycle.UNSCHEDULABLE)
+    out, missing = {}, []
+    for seq, started in cycles.values_list("seq", "started"):
+        found = _chip_cache.get((cluster_id, seq, started))
+        if found is None:
+            missing.append(seq)
+        else:
+            out[seq] = found
+    if missing:
+        for seq, started, matrix in cycles.filter(seq__in=missing).values_list("seq", "started", "matrix"):
+            out[seq] = chips(matrix or {})
+            _chip_cache.put((cluster_id, seq, started), out[seq])
+    return out

@@ -86,7 +86,7 @@ def fit_error_histogram(message: str) -> dict:
 
 
 @pytest.mark.django_db(transaction=True)
-def test_chips_groups_and_the_group_filter_of_a_loaded_cluster(api):
+def test_chips_groups_and_the_group_filter_of_a_loaded_cluster(api, django_assert_num_queries):
     cluster = load_cluster(api, zoned_scenario(), steps=20)
     latest = {c.pod_name: c for c in SchedulingCycle.objects.filter(
         cluster=cluster, seq__in=Pod.objects.filter(cluster=cluster, node_name="").values("last_cycle"))}
@@ -101,6 +101,11 @@ def test_chips_groups_and_the_group_filter_of_a_loaded_cluster(api):
         for chip in chips(c.matrix):
             per_reason[chip.reason] = per_reason.get(chip.reason, 0) + chip.nodes
         assert per_reason == fit_error_histogram(c.message), c.message
+
+    seqs = [c.seq for c in latest.values()]
+    assert rejections.chips_of_cycles(cluster, seqs)[latest["big-in-a"].seq] == a
+    with django_assert_num_queries(1):   # cached: no matrix read again
+        assert rejections.chips_of_cycles(cluster, seqs)[latest["big-in-b"].seq] == b
 
     groups = rejections.pending_groups(cluster)
     assert groups["total"] == 5 and groups["more"] == 0
