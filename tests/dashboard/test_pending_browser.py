@@ -6,7 +6,11 @@ from __future__ import annotations
 import re
 import threading
 
-from .test_browser import ARGS, CHROMIUM, _post_json, _shot, pytestmark, server  # noqa: F401 (fixture, skip mark)
+from . import test_browser
+from .test_browser import ARGS, CHROMIUM, _post_json, _shot
+
+pytestmark = test_browser.pytestmark   # skipped without Chromium
+server = test_browser.server           # the embedded server fixture
 
 PER_PAGE = 50
 STREAMED = 200
