@@ -3,6 +3,7 @@ database and Python's datetime can hold, known choices, no NUL characters), so a
 form's messages instead of failing deeper down. Views get the cleaned values through ``query_form``."""
 from __future__ import annotations
 
+import json
 from datetime import timedelta
 from functools import wraps
 
@@ -43,6 +44,20 @@ def parse_labels(text: str) -> dict:
     return out
 
 
+def parse_group(text: str) -> list:
+    """'[["NodeResourcesFit", "Insufficient cpu"]]' -> [("NodeResourcesFit", "Insufficient cpu")]; ValidationError
+    for anything but a JSON list of [plugin, reason] string pairs."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        raise forms.ValidationError("not JSON: a list of [plugin, reason] pairs") from None
+    if not (isinstance(value, list) and value and all(
+            isinstance(pair, list) and len(pair) == 2 and all(isinstance(s, str) and "\x00" not in s for s in pair)
+            for pair in value)):
+        raise forms.ValidationError("a non-empty list of [plugin, reason] pairs of strings (without NUL)")
+    return [tuple(pair) for pair in value]
+
+
 class QueryForm(forms.Form):
     def values(self) -> dict:
         """The cleaned values that were given (absent and empty ones left out)."""
@@ -60,12 +75,18 @@ class PendingQuery(QueryForm):
     queue = _choice(PENDING_QUEUES)
     plugin = _text()
     reason = _text()
+    group = forms.CharField(required=False, max_length=10000,
+                            help_text='a group of the list: JSON [["plugin", "reason"], ...]')
     sort = _choice(SORTS)
     page = _page()
 
     def clean_labels(self):
         text = self.cleaned_data["labels"]
         return parse_labels(text) if text.strip() else {}
+
+    def clean_group(self):
+        text = self.cleaned_data["group"]
+        return parse_group(text) if text.strip() else None
 
 
 class EventsQuery(QueryForm):

@@ -19,7 +19,7 @@ from .forms import FORMS
 from .models import Cluster, Node, Pod, SchedulingEvent, WhatIfRun
 from .queryforms import EventsQuery, NodesQuery, PendingQuery, PodQuery, ShadowQuery, query_form
 from .services import clusters as svc
-from .services import binding, metrics, podview, queries, shadowview, traceview, whatif
+from .services import binding, metrics, pendingview, podview, queries, rejections, shadowview, traceview, whatif
 
 
 def index(request):
@@ -33,7 +33,7 @@ def index(request):
 def overview(request, cluster):
     return render(request, "dashboard/overview.html", {
         "cluster": cluster, "live": queries.live_state(cluster),
-        "plugins": queries.blocking_plugins(cluster), "reasons": queries.blocking_reasons(cluster),
+        "plugins": queries.blocking_plugins(cluster), "groups": rejections.pending_groups(cluster),
         "nodes": queries.node_usage(cluster, limit=15),
         "events": SchedulingEvent.objects.filter(cluster=cluster).order_by("-time", "-id")[:15],
         "snapshot_data": [{"t": s.time.isoformat(), "active": s.active, "backoff": s.backoff,
@@ -65,16 +65,12 @@ AGES = [("60", "1 min"), ("600", "10 min"), ("3600", "1 h"), ("86400", "1 day")]
 @cluster_view()
 @query_form(PendingQuery)
 def pending(request, cluster, query):
-    p = request.GET
-    page = queries.pending_pods(cluster, **query)
-    params = p.copy()
+    params = request.GET.copy()
     params.pop("page", None)
-    return render(request, "dashboard/pending.html", {
-        "cluster": cluster, "page": page, "params": params.urlencode(), "f": p,
-        "queues": queries.PENDING_QUEUES, "plugins": queries.blocking_plugins(cluster, 30),
-        "reasons": queries.blocking_reasons(cluster, 8), "counts": queries.queue_counts(cluster),
-        "namespaces": queries.pending_namespaces(cluster), "ages": AGES,
-        "filtered": bool(set(query) - {"sort", "page"})})
+    ctx = pendingview.page_context(cluster, query)
+    return render(request, "dashboard/pending.html", dict(
+        ctx, cluster=cluster, params=params.urlencode(), f=request.GET, queues=queries.PENDING_QUEUES, ages=AGES,
+        filtered=bool(set(query) - {"sort", "page"})))
 
 
 @cluster_view()

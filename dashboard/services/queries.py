@@ -12,6 +12,7 @@ from django.db.models.lookups import Exact
 from django.db.models.functions import TruncHour, TruncMinute
 
 from ..models import Cluster, Node, Pod, QueueSnapshot, SchedulingCycle, SchedulingEvent
+from . import rejections
 
 PENDING_QUEUES = (Pod.ACTIVE, Pod.BACKOFF, Pod.UNSCHEDULABLE, Pod.GATED)
 SORTS = {"age": ("created", "id"), "-age": ("-created", "-id"), "priority": ("-priority", "created"),
@@ -29,8 +30,12 @@ def live_counts(cluster: Cluster | int) -> dict:
     """The live numbers of a cluster (or its id): queue counts, the last snapshot's rate, the latest cycle seq."""
     snap = QueueSnapshot.objects.filter(cluster=cluster).order_by("-time").values_list("cycles_per_second",
                                                                                       flat=True).first()
-    last = SchedulingCycle.objects.filter(cluster=cluster).order_by("-seq").values_list("seq", flat=True).first()
-    return {"queue": queue_counts(cluster), "rate": snap or 0.0, "last_cycle": last}
+    return {"queue": queue_counts(cluster), "rate": snap or 0.0, "last_cycle": latest_cycle_seq(cluster)}
+
+
+def latest_cycle_seq(cluster: Cluster | int):
+    """The seq of the cluster's latest recorded cycle (None if none)."""
+    return SchedulingCycle.objects.filter(cluster=cluster).order_by("-seq").values_list("seq", flat=True).first()
 
 
 def live_state(cluster: Cluster) -> dict:
@@ -55,12 +60,6 @@ def blocking_plugins(cluster: Cluster, limit: int = 10) -> list:
             if p:
                 counts[p] = counts.get(p, 0) + 1
     return sorted(counts.items(), key=lambda x: (-x[1], x[0]))[:limit]
-
-
-def blocking_reasons(cluster: Cluster, limit: int = 10) -> list:
-    """[{"reason", "n"}]: pending pods grouped by their latest FitError message."""
-    return list(Pod.objects.filter(cluster=cluster, node_name="").exclude(reason="")
-                .values("reason").annotate(n=Count("id")).order_by("-n", "reason")[:limit])
 
 
 def node_usage(cluster: Cluster, order: str = "util", q: str = "", offset: int = 0, limit=None) -> list:
@@ -139,11 +138,12 @@ def label_filter(selector: dict) -> Q:
 
 def pending_pods(cluster: Cluster, q: str = "", queue: str = "", plugin: str = "", reason: str = "",
                  sort: str = "age", page: int = 1, per_page: int = 50, namespace: str = "", labels=None,
-                 attempts: int | None = None, priority: int | None = None, age: int | None = None):
+                 attempts: int | None = None, priority: int | None = None, age: int | None = None, group=None):
     """A page of pending pods (server-side search, filters and sorting; counts use the indexes).
 
     ``labels``: {key: value} that every pod's labels include; ``attempts``, ``priority``: at least; ``age``:
-    older than this many seconds. The values come checked (dashboard.queryforms.PendingQuery).
+    older than this many seconds; ``group``: (plugin, reason) pairs, the exact set of the pods' latest rejection
+    (services.rejections). The values come checked (dashboard.queryforms.PendingQuery).
     """
     qs = Pod.objects.filter(cluster=cluster, node_name="")
     if q:
@@ -158,6 +158,8 @@ def pending_pods(cluster: Cluster, q: str = "", queue: str = "", plugin: str = "
         qs = qs.filter(plugins__contains=f",{plugin},")
     if reason:
         qs = qs.filter(reason=reason)
+    if group:
+        qs = qs.filter(rejections.in_group(cluster, group))
     if labels:
         qs = qs.filter(label_filter(labels))
     if attempts is not None:

@@ -1,5 +1,9 @@
 """Formatting filters for the pages."""
+from datetime import datetime
+
 from django import template
+from django.utils import timezone
+from django.utils.html import format_html
 
 register = template.Library()
 # Shown for an amount too large for a float: rows stored before quantities were bounded (e.g. cpu "1e309").
@@ -38,6 +42,22 @@ def ms(v):
     return f"{v:.2f}" if v < 10 else f"{v:.0f}"
 
 
+CLOCK_FORMATS = {"time": "%H:%M:%S", "date": "%Y-%m-%d %H:%M:%S"}
+
+
+@register.filter
+def clock(value, style="time"):
+    """A moment as every page shows one: ``<time>`` with ISO 8601 in ``datetime`` and ``title`` and, as text,
+    24-hour time with seconds ("07:50:54"; style "date": "2024-05-01 07:50:54"), here in the server's zone;
+    static/dashboard/clock.js rewrites it in the browser's zone, as it writes live rows' times."""
+    if not isinstance(value, datetime):
+        return ""
+    iso = value.isoformat(timespec="milliseconds")
+    text = timezone.localtime(value).strftime(CLOCK_FORMATS[style]) if timezone.is_aware(value) else \
+        value.strftime(CLOCK_FORMATS[style])
+    return format_html('<time class="clock" datetime="{}" title="{}" data-clock="{}">{}</time>', iso, iso, style, text)
+
+
 @register.filter
 def get(d, key):
     return d.get(key) if hasattr(d, "get") else None
@@ -64,9 +84,12 @@ def make_list_words(text):
     return str(text).split()
 
 
-@register.simple_tag
-def last_cycle(cluster):
+@register.simple_tag(takes_context=True)
+def last_cycle(context, cluster):
     """The cluster's latest recorded cycle seq (0 if none): live.js compares it with the websocket's hello to
-    catch cycles committed between rendering the page and joining the live stream."""
-    from ..models import SchedulingCycle
-    return SchedulingCycle.objects.filter(cluster=cluster).order_by("-seq").values_list("seq", flat=True).first() or 0
+    catch cycles committed between rendering the page and joining the live stream. A page that read its data in
+    one snapshot gives the seq it saw as ``last_cycle_seq``."""
+    if context.get("last_cycle_seq") is not None:
+        return context["last_cycle_seq"]
+    from ..services.queries import latest_cycle_seq
+    return latest_cycle_seq(cluster) or 0

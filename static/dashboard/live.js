@@ -8,7 +8,7 @@
   if (!cluster) return;
   var dot = document.getElementById("live-dot");
   var rendered = Number(document.body.dataset.lastCycle || 0);   // the latest cycle this page shows
-  var delay = 500, chart = null, latency = null, lastSeq = 0, epoch = null, opened = false, resyncs = 0, resyncing = null, sock = null;
+  var delay = 500, chart = null, latency = null, lastSeq = 0, epoch = null, opened = false, resyncs = 0, resyncing = null, again = false, sock = null;
 
   function setLive(on) {
     if (!dot) return;
@@ -27,10 +27,9 @@
     ["active", "backoff", "unschedulable", "gated", "bound"].forEach(function (k) {
       if (q[k] !== undefined) setText("queue." + k, q[k]);
     });
-    setText("pending", (q.active || 0) + (q.backoff || 0) + (q.unschedulable || 0) + (q.gated || 0));
     if (rate !== undefined) setText("rate", Number(rate).toFixed(1));
     if (chart) {
-      var now = new Date().toLocaleTimeString();
+      var now = window.schedscopeClock.text(new Date());
       chart.data.labels.push(now);
       chart.data.datasets[0].data.push(q.active || 0);
       chart.data.datasets[1].data.push(q.backoff || 0);
@@ -43,7 +42,7 @@
       chart.update("none");
     }
     if (latency && q.p50 !== undefined) {
-      latency.data.labels.push(new Date().toLocaleTimeString());
+      latency.data.labels.push(window.schedscopeClock.text(new Date()));
       latency.data.datasets[0].data.push(q.p50);
       latency.data.datasets[1].data.push(q.p99);
       if (latency.data.labels.length > 240) {
@@ -56,56 +55,54 @@
 
   /* Refetch this page and swap in its live regions (after a reconnect or a gap in the update stream). */
   function resync() {
-    if (resyncing) return resyncing;
+    if (resyncing) { again = true; return resyncing; }   // what changed meanwhile may be after its snapshot
     resyncs += 1;
     resyncing = fetch(location.href, { credentials: "same-origin", headers: { "X-Resync": "1" } })
       .then(function (r) { return r.ok ? r.text() : null; })
       .then(function (html) {
         if (!html) return;
         var doc = new DOMParser().parseFromString(html, "text/html");
+        var table = document.getElementById("pending-table"), before = table ? pendingRows(table) : null;
         document.querySelectorAll("[data-resync]").forEach(function (el) {
           var fresh = el.id && doc.getElementById(el.id);
-          if (fresh) el.innerHTML = fresh.innerHTML;
+          if (fresh) { el.innerHTML = fresh.innerHTML; window.schedscopeClock.localize(el); }
         });
+        if (table) markPendingRows(table, before);
       })
       .catch(function () { /* the next reconnect or gap tries again */ })
-      .then(function () { resyncing = null; });
+      .then(function () {
+        resyncing = null;
+        if (again) { again = false; resync(); }
+      });
     return resyncing;
   }
 
-  function cell(tr, cls) { return tr.querySelector("td." + cls); }
+  /* Pending pods page: its count, groups, rows and pager are one response, refetched (at most once a second) after
+     each update, so a new pod arrives complete and where the active sort and page put it, and they always agree. */
+  var pendingTimer = null, pendingLast = 0;
+  function updatePending() {
+    if (!document.getElementById("pending-table") || pendingTimer) return;
+    pendingTimer = setTimeout(function () {
+      pendingTimer = null; pendingLast = Date.now(); resync();
+    }, Math.max(0, pendingLast + 1000 - Date.now()));
+  }
 
-  /* Pending pods page: a failed attempt adds or updates its row, a binding marks it bound. */
-  function updatePending(cycles) {
-    var table = document.getElementById("pending-table");
-    if (!table || !cycles) return;
-    var body = table.tBodies[0], live = table.dataset.liveRows === "1";
-    cycles.forEach(function (c) {
-      var tr = body.querySelector('tr[data-pod="' + CSS.escape(c.pod) + '"]');
-      if (c.result === "scheduled") {
-        if (tr) {
-          tr.classList.add("bound", "fresh");
-          cell(tr, "queue").innerHTML = "";
-          var s = document.createElement("span"); s.className = "q q-bound"; s.textContent = "bound → " + c.node;
-          cell(tr, "queue").appendChild(s);
-        }
-        return;
-      }
-      if (!tr) {
-        if (!live) return;
-        var empty = body.querySelector("tr.empty"); if (empty) empty.remove();
-        tr = document.createElement("tr");
-        tr.dataset.pod = c.pod;
-        tr.innerHTML = '<td><a></a></td><td class="queue"></td><td class="num muted">…</td><td class="num attempts"></td><td class="mono muted">…</td><td></td><td class="reason"></td>';
-        tr.querySelector("a").href = podLink(c.pod); tr.querySelector("a").textContent = c.pod;
-        body.insertBefore(tr, body.firstChild);
-        while (body.rows.length > 50) body.deleteRow(body.rows.length - 1);
-      }
-      tr.classList.remove("fresh"); void tr.offsetWidth; tr.classList.add("fresh");
-      var q = document.createElement("span"); q.className = "q q-" + c.result; q.textContent = c.result;
-      cell(tr, "queue").innerHTML = ""; cell(tr, "queue").appendChild(q);
-      if (c.attempt) cell(tr, "attempts").textContent = c.attempt;
-      cell(tr, "reason").textContent = c.message || "—";
+  /* Before a swap: what the pending table shows (attempts per pod, open messages); after it: the same messages open,
+     new or retried pods marked fresh. */
+  function pendingRows(table) {
+    var rows = {};
+    table.querySelectorAll("tr[data-pod]").forEach(function (tr) {
+      var d = tr.querySelector("details");
+      rows[tr.dataset.pod] = { attempts: tr.dataset.attempts, open: !!(d && d.open) };
+    });
+    return rows;
+  }
+
+  function markPendingRows(table, before) {
+    table.querySelectorAll("tr[data-pod]").forEach(function (tr) {
+      var was = before[tr.dataset.pod], d = tr.querySelector("details");
+      if (!was || was.attempts !== tr.dataset.attempts) tr.classList.add("fresh");
+      if (was && was.open && d) d.open = true;
     });
   }
 
@@ -120,7 +117,7 @@
     events.forEach(function (e) {
       var li = document.createElement("li");
       li.className = "fresh ev-" + (e.type || "normal").toLowerCase();
-      var t = document.createElement("span"); t.className = "t"; t.textContent = new Date(e.time).toLocaleTimeString();
+      var t = document.createElement("span"); t.className = "t"; t.appendChild(window.schedscopeClock.element(e.time));
       var b = document.createElement("b"); b.textContent = e.reason;
       li.appendChild(t); li.appendChild(document.createTextNode(" ")); li.appendChild(b); li.appendChild(document.createTextNode(" "));
       if (e.pod) { var a = document.createElement("a"); a.href = podLink(e.pod); a.textContent = e.pod; li.appendChild(a); li.appendChild(document.createTextNode(" ")); }
@@ -153,7 +150,7 @@
     latency = new window.Chart(canvas, {
       type: "line",
       data: {
-        labels: seed.map(function (s) { return new Date(s.t).toLocaleTimeString(); }),
+        labels: seed.map(function (s) { return window.schedscopeClock.text(new Date(s.t)); }),
         datasets: [
           { label: "p50 ms", data: seed.map(function (s) { return s.p50; }), borderColor: "#2f6fde", pointRadius: 0, tension: .2 },
           { label: "p99 ms", data: seed.map(function (s) { return s.p99; }), borderColor: "#c9372c", pointRadius: 0, tension: .2 }
@@ -175,7 +172,7 @@
     chart = new window.Chart(canvas, {
       type: "line",
       data: {
-        labels: seed.map(function (s) { return new Date(s.t).toLocaleTimeString(); }),
+        labels: seed.map(function (s) { return window.schedscopeClock.text(new Date(s.t)); }),
         datasets: [
           { label: "activeQ", data: seed.map(function (s) { return s.active; }), borderColor: "#2f6fde", pointRadius: 0, tension: .2 },
           { label: "backoffQ", data: seed.map(function (s) { return s.backoff; }), borderColor: "#d69e2e", pointRadius: 0, tension: .2 },
@@ -213,7 +210,7 @@
         if (gap) { resync(); return; }
         addEvents(msg.events);
         notifyPodPage(msg.cycles);
-        updatePending(msg.cycles);
+        updatePending();
       }
     };
     ws.onclose = function () {
