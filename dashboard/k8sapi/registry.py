@@ -16,7 +16,6 @@ import logging
 import os
 import threading
 import time
-from contextlib import contextmanager
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
@@ -100,9 +99,10 @@ def _load(name: str, pk: int) -> ApiCluster:
                   .order_by("time", "id")]
         api = ApiCluster(name, nodes, pods, objectstore.scenario_objects(pk), window=WATCH_WINDOW,
                          start_rv=w.start_rv + 1, extra=extra, quota=quota())
-        for kind, raw in api.created:
-            objectstore.store_change(w, kind, objectstore.ADDED, raw, int(raw["metadata"]["resourceVersion"]))
+        objectstore.store_changes(w, [(kind, objectstore.ADDED, raw, int(raw["metadata"]["resourceVersion"]))
+                                      for kind, raw in api.created])
         w.rv = api.rv
+    api.group_commit = _GroupCommit()
     return api
 
 
@@ -129,18 +129,79 @@ def catch_up(api: ApiCluster, pk: int) -> None:
             return
 
 
-@contextmanager
-def persisting(api: ApiCluster, pk: int):
-    """An API write: the cluster's row locked, the cache caught up, the verb applied to it (the body of the
-    ``with``) and its changes stored in the same transaction."""
-    with api.lock, objectstore.writing(pk) as w:
-        catch_up(api, pk)
-        api.rv = max(api.rv, w.start_rv)
-        with api.collecting() as changes:
-            yield
-            for c in changes:
-                objectstore.store_change(w, c.store, c.type, c.obj, c.rv)
-        w.rv = max(w.rv, api.rv)
+class _Write:
+    """One API write waiting in its cluster's group commit: the verb (``fn``), then its result or error."""
+
+    __slots__ = ("fn", "result", "error", "done", "lead")
+
+    def __init__(self, fn):
+        self.fn, self.result, self.error = fn, None, None
+        self.done, self.lead = threading.Event(), False
+
+
+class _GroupCommit:
+    """The API writes of one cache, committed in groups: a write that finds no commit in progress leads; it
+    takes every write queued meanwhile, applies them one by one to the cache in one transaction of the store
+    (the cluster's row locked, the cache caught up first) and commits their changes together; then the first
+    write queued during that commit leads the next group. Concurrent clients pay one transaction per group
+    instead of one each."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.queue = []
+        self.leading = False
+
+
+def write(api: ApiCluster, pk: int, fn):
+    """Apply an API write (``fn``: the verb, on the cache) and store its changes; returns ``fn``'s result or
+    raises its error. A failure of the store fails every write of the group and leaves the cache stale (the next
+    lookup rebuilds it from the store)."""
+    group = api.group_commit
+    me = _Write(fn)
+    with group.lock:
+        group.queue.append(me)
+        if not group.leading:
+            group.leading = me.lead = True
+    if not me.lead:
+        me.done.wait()
+    if me.lead:   # took the lead, or was handed it by the previous leader
+        with group.lock:
+            batch, group.queue = group.queue, []
+        _commit_group(api, pk, batch)
+        with group.lock:
+            if group.queue:
+                group.queue[0].lead = True
+                group.queue[0].done.set()
+            else:
+                group.leading = False
+    if me.error is not None:
+        raise me.error
+    return me.result
+
+
+def _commit_group(api: ApiCluster, pk: int, batch: list) -> None:
+    try:
+        with api.lock, objectstore.writing(pk) as w:
+            if w.start_rv != api.rv:
+                catch_up(api, pk)
+                api.rv = max(api.rv, w.start_rv)
+            with api.collecting() as changes:
+                for item in batch:
+                    try:
+                        item.result = item.fn()
+                    except Exception as err:   # the verb's answer (an ApiError): what it changed is stored
+                        item.error = err
+                objectstore.store_changes(w, [(c.store, c.type, c.obj, c.rv) for c in changes])
+            w.rv = max(w.rv, api.rv)
+    except Exception as err:
+        api.stale = True
+        log.exception("k8s API of %s: storing %d writes failed; the cache is rebuilt", api.name, len(batch))
+        for item in batch:
+            item.error = ApiError(500, "InternalError", f"Internal error occurred: the write was not stored "
+                                                        f"({type(err).__name__})")
+    finally:
+        for item in batch:
+            item.done.set()
 
 
 def fresh(api: ApiCluster, pk: int) -> None:

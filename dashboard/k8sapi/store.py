@@ -167,7 +167,8 @@ class ApiCluster(SimulatedCluster):
         self.watchers = set()
         self.closed = False
         self.stale = False                    # a write failed after changing the cache: rebuild it
-        self._pending = None                  # changes of the write in progress (``persisting``)
+        self._pending = None                  # changes of the writes in progress (``collecting``)
+        self.group_commit = None              # the registry's group commit of this cache's writes
         self._loading = True
         super().__init__(nodes, pods, objects, clock)
         for kind, raw in extra:

@@ -248,14 +248,13 @@ def _dispatch(request, store, parts: list, pk: int):
     if route is None:
         raise ApiError.page_not_found()
     if request.method in WRITE_METHODS:
-        with registry.persisting(store, pk):
-            return _resource(request, store, route)
+        return registry.write(store, pk, lambda: _resource(request, store, route))
     registry.fresh(store, pk)
     return _resource(request, store, route)
 
 
 def _resource(request, store, route):
-    """A request of a resource: ``store`` is caught up with the cluster's store (writes: inside ``persisting``)."""
+    """A request of a resource: ``store`` is caught up with the cluster's store (a write: in ``registry.write``)."""
     method = request.method
     q = request.GET
     dry_run = q.get("dryRun") == "All"

@@ -278,9 +278,30 @@ def node_columns(node) -> dict:
             "unschedulable": node.unschedulable, "allocatable": node.allocatable}
 
 
+def store_changes(w: Write, changes) -> None:
+    """``store_change`` for each (kind, type, raw, rv), the new pods inserted together."""
+    new_pods = []
+    for kind, type_, raw, rv in changes:
+        if kind == "pods" and type_ == ADDED:
+            w.log(kind, type_, raw, rv)
+            pod = CorePod(raw)
+            queue = Pod.BOUND if pod.node_name else Pod.GATED if pod.scheduling_gates else Pod.ACTIVE
+            new_pods.append(Pod(cluster_id=w.cluster_id, raw=raw, rv=rv, queue=queue, **pod_columns(pod)))
+        else:
+            if new_pods:   # in order: a pod created and then changed in one group
+                Pod.objects.bulk_create(new_pods)
+                new_pods = []
+            store_change(w, kind, type_, raw, rv)
+    if new_pods:
+        Pod.objects.bulk_create(new_pods)
+
+
 def store_change(w: Write, kind: str, type_: str, raw: dict, rv: int) -> None:
     """Store a change the Kubernetes API made (``raw`` as its cache holds it, with resourceVersion ``rv``): the
     object's row written or deleted, and the change logged."""
+    if kind == "pods" and type_ == ADDED:
+        store_changes(w, [(kind, type_, raw, rv)])
+        return
     cid = w.cluster_id
     w.log(kind, type_, raw, rv)
     key = key_of(kind, raw)
@@ -291,10 +312,7 @@ def store_change(w: Write, kind: str, type_: str, raw: dict, rv: int) -> None:
             rows.delete()
             return
         cols = pod_columns(CorePod(raw))
-        if type_ == ADDED:
-            queue = Pod.BOUND if cols["node_name"] else Pod.GATED if CorePod(raw).scheduling_gates else Pod.ACTIVE
-            Pod.objects.create(cluster_id=cid, raw=raw, rv=rv, queue=queue, **cols)
-        elif cols["node_name"] and rows.filter(node_name="").exists():
+        if cols["node_name"] and rows.filter(node_name="").exists():
             rows.update(raw=raw, rv=rv, queue=Pod.BOUND, reason="", plugins="",
                         bound_at=datetime.datetime.now(datetime.timezone.utc), **cols)
         else:

@@ -1,0 +1,132 @@
+"""The simulated clusters' Kubernetes API over the one store: creates, scheduling while pods arrive, and a watch.
+
+The real app under daphne (embedded scheduler thread, PostgreSQL: its own database, created if missing), driven
+with the official ``kubernetes`` client, as kubectl and outside schedulers drive it:
+
+1. ``--creates`` pod creates from ``--threads`` threads into a stopped cluster of ``--nodes`` nodes: creates/s
+   (each create is stored, with its resourceVersion and change log entry, before it is answered);
+2. the cluster running (the dashboard's loop in the web process follows the store) while ``--scheduled`` pods are
+   created the same way: pods/s from the first create to the last binding stored;
+3. a watch of one namespace while ``--events`` pods are created there: the lag from each create's answer
+   (its commit) to the watch event carrying it, p50 / p99 / max.
+
+Prints one JSON object with ``--json``. Not a test: the figures depend on the machine's load.
+
+    python bench/api_bench.py --json
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from kubernetes import client as kclient  # noqa: E402
+from kubernetes import config as kconfig  # noqa: E402
+from kubernetes import watch as kwatch  # noqa: E402
+
+from bench.recorder_bench import ensure_database  # noqa: E402
+from tests.k8s_api_server import ApiServer, _http, node, pod  # noqa: E402
+
+
+def create_pods(core, namespace: str, names, threads: int, stamp: dict | None = None) -> float:
+    """Create pods named ``names`` from ``threads`` threads; seconds taken. ``stamp``: name -> the monotonic time
+    each create was answered."""
+    def one(name):
+        core.create_namespaced_pod(namespace, pod(name, cpu="10m", memory="16Mi", namespace=namespace))
+        if stamp is not None:
+            stamp[name] = time.monotonic()
+    start = time.monotonic()
+    with ThreadPoolExecutor(threads) as pool:
+        for fut in [pool.submit(one, n) for n in names]:
+            fut.result()
+    return time.monotonic() - start
+
+
+def cluster_client(srv: ApiServer, name: str, nodes: int):
+    srv.create_cluster(name, {"nodes": [node(f"n{i:04d}", cpu="64", memory="256Gi") for i in range(nodes)],
+                              "pods": [], "pending": []})
+    api = kconfig.new_client_from_config(config_file=str(srv.kubeconfig(name, "bench")))
+    api.rest_client.pool_manager.connection_pool_kw["maxsize"] = 32
+    core = kclient.CoreV1Api(api)
+    for ns in ("bench", "watched"):
+        core.create_namespace({"metadata": {"name": ns}})
+    return core
+
+
+def bound(core, namespace: str) -> int:
+    return sum(1 for p in core.list_namespaced_pod(namespace).items if p.spec.node_name)
+
+
+def percentile(values, q: float) -> float:
+    values = sorted(values)
+    return values[min(len(values) - 1, int(len(values) * q))] if values else float("nan")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--nodes", type=int, default=500)
+    ap.add_argument("--creates", type=int, default=10000)
+    ap.add_argument("--scheduled", type=int, default=5000)
+    ap.add_argument("--events", type=int, default=100000)
+    ap.add_argument("--threads", type=int, default=8)
+    ap.add_argument("--database", default="postgres://postgres@127.0.0.1:5432/schedscope_api_bench")
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args(argv)
+    ensure_database(args.database)
+    out = {"nodes": args.nodes, "threads": args.threads}
+    srv = ApiServer(Path(tempfile.mkdtemp(prefix="api-bench-")), args.database, migrate=True)
+    try:
+        core = cluster_client(srv, "api-bench", args.nodes)
+        took = create_pods(core, "bench", [f"c-{i:06d}" for i in range(args.creates)], args.threads)
+        out.update(creates=args.creates, creates_per_s=round(args.creates / took, 1))
+
+        _http("POST", f"{srv.url}/api/clusters/api-bench/start/", token=srv._admin_token())
+        deadline = time.monotonic() + 600
+        while bound(core, "bench") < args.creates and time.monotonic() < deadline:
+            time.sleep(1.0)   # the first phase's pods, scheduled before the timed phase
+        start = time.monotonic()
+        create_pods(core, "bench", [f"s-{i:06d}" for i in range(args.scheduled)], args.threads)
+        while bound(core, "bench") < args.creates + args.scheduled and time.monotonic() < deadline:
+            time.sleep(0.2)
+        out.update(scheduled=args.scheduled,
+                   scheduled_pods_per_s=round(args.scheduled / (time.monotonic() - start), 1))
+        _http("POST", f"{srv.url}/api/clusters/api-bench/stop/", token=srv._admin_token())
+
+        seen, answered, ready = {}, {}, threading.Event()
+
+        def watch():
+            w = kwatch.Watch()
+            for ev in w.stream(core.list_namespaced_pod, "watched", timeout_seconds=3600,
+                               _preload_content=True):
+                if ev["type"] == "ADDED":
+                    seen.setdefault(ev["object"].metadata.name, time.monotonic())
+                if len(seen) >= args.events:
+                    w.stop()
+        watcher = threading.Thread(target=watch, daemon=True)
+        watcher.start()
+        time.sleep(1.0)
+        create_pods(core, "watched", [f"w-{i:06d}" for i in range(args.events)], args.threads, answered)
+        watcher.join(300)
+        lags = [max(0.0, seen[n] - t) for n, t in answered.items() if n in seen]
+        out.update(events=args.events, events_received=len(lags),
+                   watch_lag_p50_s=round(statistics.median(lags), 4) if lags else None,
+                   watch_lag_p99_s=round(percentile(lags, 0.99), 4), watch_lag_max_s=round(max(lags, default=0), 4))
+    finally:
+        srv.stop()
+    out["load_average"] = os.getloadavg()[0]
+    print(json.dumps(out) if args.json else "\n".join(f"{k}: {v}" for k, v in out.items()))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
