@@ -214,6 +214,7 @@
         addEvents(msg.events);
         notifyPodPage(msg.cycles);
         updatePending(msg.cycles);
+        document.dispatchEvent(new CustomEvent("schedscope:update", { detail: msg }));   // the event timeline
       }
     };
     ws.onclose = function () {
