@@ -20,8 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from django.db.models import Count, F, Max, Q
-from django.db.models.functions import RowNumber
+from django.db.models import Count, F, Max, Q, Value
+from django.db.models.functions import Least, RowNumber
 from django.db.models.expressions import Window
 from django.utils import timezone
 
@@ -144,10 +144,10 @@ def _keys_q(keys, ns: str, name: str) -> Q:
 
 
 def choose_pods(cluster, params, start: datetime, end: datetime, limit: int) -> list:
-    """The (namespace, name) of at most ``limit`` pods the window shows, the most recently active ones: by their
-    latest attempt, event or creation in the window. Filters: pod, namespace, node (pods attempted on it or with
-    an event naming it), reason (pods with such an event). Without node and reason filters, pods that waited
-    through the window without an attempt in it are candidates too (by their creation)."""
+    """The (namespace, name) of at most ``limit`` pods the window shows, the most recently present ones: by their
+    latest attempt, event or binding in the window, pods still pending at its end first. Filters: pod, namespace,
+    node (pods attempted on it or with an event naming it), reason (pods with such an event); without node and
+    reason filters, pods that waited through the window without an attempt in it are shown too."""
     latest = {}
 
     def note(rows):
@@ -172,10 +172,12 @@ def choose_pods(cluster, params, start: datetime, end: datetime, limit: int) -> 
         note(cycles.values("pod_namespace", "pod_name").annotate(t=Max("started")).order_by("-t")
              .values_list("pod_namespace", "pod_name", "t")[:limit])
     if not (params.get("reason") or params.get("node")):
-        waited = (Pod.objects.filter(cluster=cluster, created__lte=end).filter(_pod_q(params, "namespace", "name"))
-                  .filter(Q(node_name="") | Q(bound_at__gte=start)))
-        note(waited.order_by("-created").values_list("namespace", "name", "created")[:limit])
-    return [k for k, _ in sorted(latest.items(), key=lambda kv: kv[1], reverse=True)[:limit]]
+        waiting = Pod.objects.filter(cluster=cluster, created__lte=end).filter(_pod_q(params, "namespace", "name"))
+        note((ns, name, end) for ns, name in waiting.filter(node_name="").order_by("-created")
+             .values_list("namespace", "name")[:limit])
+        note(waiting.filter(bound_at__gte=start).annotate(t=Least("bound_at", Value(end)))
+             .order_by("-t").values_list("namespace", "name", "t")[:limit])
+    return sorted(latest, key=lambda k: (-latest[k].timestamp(), k))[:limit]
 
 
 def _attempt(row) -> Attempt:

@@ -143,6 +143,7 @@
       "no pod in this window";
     box.dataset.window = data.window;
     box.dataset.buckets = String(data.histogram.buckets.length);
+    box.dataset.bucketSeconds = String(data.bucket_seconds);
   }
 
   /* -- the window: URL, fetch, page regions ---------------------------------------------------------- */
@@ -202,12 +203,15 @@
     fetchWindow().then(refreshList);
   }
 
+  /* The user moves the view: the live ticker leaves it alone until the gesture has settled and been applied. */
   timeline.on("rangechange", function (props) { if (props.byUser) state.interacting = true; });
   timeline.on("rangechanged", function (props) {
     if (!props.byUser) return;
-    state.interacting = false;
     clearTimeout(state.settle);   // one fetch per gesture: a wheel zoom fires this once per notch
-    state.settle = setTimeout(function () { go(props.start.getTime(), props.end.getTime(), true); }, SETTLE_MS);
+    state.settle = setTimeout(function () {
+      state.interacting = false;
+      go(props.start.getTime(), props.end.getTime(), true);
+    }, SETTLE_MS);
   });
   timeline.on("click", function (props) {
     if (props.item == null) return;

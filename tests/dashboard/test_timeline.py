@@ -170,7 +170,8 @@ def test_lanes_of_a_window_from_stored_rows(history):
     assert data["live"] and data["window"] == "1h" and data["bucket_seconds"] == 30
     lanes = {lane["pod"]: lane for lane in data["lanes"]}
     assert set(lanes) == {"shop/web-a", "shop/web-b", "shop/web-c"}   # web-old did nothing in the window
-    assert [lane["pod"] for lane in data["lanes"]][0] == "shop/web-c"   # the most recently active first
+    # pending at the window's end first, then the most recently active
+    assert [lane["pod"] for lane in data["lanes"]] == ["shop/web-a", "shop/web-c", "shop/web-b"]
     a = lanes["shop/web-a"]
     assert a["state"] == "unschedulable"
     assert [(s["kind"], s["open"]) for s in a["segments"]] == [("active", False), ("unschedulable", False),
@@ -194,7 +195,7 @@ def test_the_histogram_has_every_bucket_of_the_window(history):
     assert sum(h["series"]["FailedScheduling"]) == 2 and h["series"]["FailedScheduling"][2] == 1   # 10:01:10
     narrow = timeline.timeline(cluster, {"window": timedelta(minutes=2), "until": at(1260)}, now=now)
     assert narrow["bucket_seconds"] == 1 and len(narrow["histogram"]["buckets"]) == 121
-    assert [lane["pod"] for lane in narrow["lanes"]] == ["shop/web-b", "shop/web-a"]
+    assert [lane["pod"] for lane in narrow["lanes"]] == ["shop/web-a", "shop/web-b"]
     assert narrow["live"] is False
 
 
@@ -208,7 +209,7 @@ def test_filters_choose_the_lanes(history):
     assert pods(reason="Preempted") == ["shop/web-c"]
     assert pods(pod="shop/web-a") == ["shop/web-a"]
     assert sorted(pods(pod="web-")) == ["shop/web-a", "shop/web-b", "shop/web-c"]
-    assert pods(lanes=1) == ["shop/web-c"]
+    assert pods(lanes=1) == ["shop/web-a"]
     assert timeline.timeline(cluster, {"window": hour, "lanes": 1}, now=now)["more"] is True
 
 
@@ -227,7 +228,7 @@ def test_api_and_page_take_the_window(history, api, client):
     assert r.status_code == 200, r.content
     body = r.json()
     assert body["window"] == "15m" and body["start"] == "2030-05-01T10:05:00.000Z" and body["bucket_seconds"] == 10
-    assert [lane["pod"] for lane in body["lanes"]] == ["shop/web-b", "shop/web-a"]
+    assert [lane["pod"] for lane in body["lanes"]] == ["shop/web-a", "shop/web-b"]   # both pending at 10:20
     for bad in ("window=15x", "window=0s", "lanes=0", "until=0001-01-01T00:10:00Z"):
         assert api.get(f"/api/clusters/tl/timeline/?{bad}").status_code == 400, bad
     page = client.get("/clusters/tl/events/?window=15m&until=2030-05-01T10:20:00")
