@@ -3,6 +3,7 @@ of pods link to their pages; a wheel zoom narrows the window (URL, histogram buc
 it, a drag moves it; the page fits a 1,280 px window."""
 from __future__ import annotations
 
+from datetime import datetime, timedelta
 from urllib.parse import parse_qs, urlparse
 
 from dashboard.services.timewindow import parse_window
@@ -91,6 +92,25 @@ def test_swimlanes_zoom_narrows_the_window(tmp_path):
                                timeout=10000)
         moved = _query(page.url)
         assert moved["window"] == q["window"] and moved["until"] < q["until"], (q, moved)
+
+        # a click on a histogram bar zooms to that bucket (at least the smallest window, 5 s)
+        page.wait_for_function("(w) => document.getElementById('pod-timeline').dataset.window === w",
+                               arg=moved["window"])
+        page.goto(server + "/clusters/demo/events/?window=15m")
+        page.wait_for_function("() => document.getElementById('pod-timeline').dataset.window === '15m'")
+        page.locator("#event-chart").scroll_into_view_if_needed()
+        bar = page.evaluate("""() => { const c = window.schedscopeTimeline.chart, r = c.canvas.getBoundingClientRect();
+            for (let d = 0; d < c.data.datasets.length; d++) { const meta = c.getDatasetMeta(d);
+              for (let j = 0; j < meta.data.length; j++) if (c.data.datasets[d].data[j] > 0)
+                return { x: r.x + meta.data[j].x, y: r.y + meta.data[j].y + 1, start: c.data.labels[j] }; }
+            return null; }""")
+        page.mouse.click(bar["x"], bar["y"])
+        page.wait_for_function("() => new URLSearchParams(location.search).get('window') === '10s'", timeout=10000)
+        clicked = _query(page.url)
+        bucket_end = (datetime.strptime(bar["start"], "%H:%M:%S") + timedelta(seconds=10)).strftime("%H:%M:%S")
+        assert clicked["until"][11:19] == bucket_end, (clicked, bar)   # the window is that bar's 10 seconds
+        page.wait_for_function("() => document.getElementById('pod-timeline').dataset.window === '10s'")
+        expect(box).to_have_attribute("data-bucket-seconds", "1")
 
         # the README's picture: the last 90 seconds, live
         page.goto(server + "/clusters/demo/events/?window=90s")
