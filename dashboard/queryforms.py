@@ -4,19 +4,18 @@ form's messages instead of failing deeper down. Views get the cleaned values thr
 from __future__ import annotations
 
 import json
-from datetime import timedelta
 from functools import wraps
 
 from django import forms
 from django.shortcuts import render
 
+from .services import timeline, timewindow
 from .services.queries import PENDING_QUEUES, SORTS
 from .services.traceview import FILTER_SHOWS, FILTER_SORTS
 
 INT32 = (-(1 << 31), (1 << 31) - 1)
 INT64_MAX = (1 << 63) - 1
 YEAR_SECONDS = 366 * 24 * 3600
-MAX_WINDOW_MINUTES = 10 * YEAR_SECONDS // 60   # the events page's window: at most ten years
 MAX_AGE_SECONDS = 10 * YEAR_SECONDS             # the pending page's "older than"
 
 
@@ -89,23 +88,41 @@ class PendingQuery(QueryForm):
         return parse_group(text) if text.strip() else None
 
 
+class WindowField(forms.CharField):
+    """A time window as services.timewindow reads it ("90s", "15m", "1h", "7d"; a bare number is minutes)."""
+
+    def __init__(self, **kw):
+        super().__init__(required=False, help_text='"90s", "15m", "1h", "7d" (a bare number: minutes)',
+                         **kw)
+
+    def to_python(self, value):
+        text = super().to_python(value)
+        if not text:
+            return None
+        try:
+            return timewindow.parse_window(text)
+        except ValueError as err:
+            raise forms.ValidationError(str(err)) from None
+
+
 class EventsQuery(QueryForm):
     pod = _text()
     node = _text()
     namespace = _text()
     reason = _text()
-    window = forms.IntegerField(required=False, min_value=1, max_value=MAX_WINDOW_MINUTES, help_text="minutes")
+    window = WindowField()
     until = forms.DateTimeField(required=False, help_text="the window's end (ISO 8601, UTC unless it says)")
+    lanes = forms.IntegerField(required=False, min_value=1, max_value=timeline.MAX_LANES,
+                               help_text="pods in the swimlanes")
     page = _page()
 
     def clean(self):
         data = super().clean()
-        until, window = data.get("until"), data.get("window") or 60
-        if until is not None:
+        if data.get("until") is not None:
             try:
-                until - timedelta(minutes=window)
-            except OverflowError:
-                self.add_error("until", f"too early: a window of {window} minutes before it starts before year 1")
+                timewindow.bounds(data.get("window") or timewindow.DEFAULT, data["until"], data["until"])
+            except ValueError as err:
+                self.add_error("until", str(err))
         return data
 
 

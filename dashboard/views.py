@@ -1,6 +1,8 @@
 """Server-rendered pages (thin: the data comes from services.queries and services.traceview)."""
 from __future__ import annotations
 
+from datetime import timezone as dt_timezone
+
 from django.conf import settings
 from django.contrib import messages
 from django.db.models import Count
@@ -19,7 +21,8 @@ from .forms import FORMS
 from .models import Cluster, Node, Pod, SchedulingEvent, WhatIfRun
 from .queryforms import EventsQuery, NodesQuery, PendingQuery, PodQuery, ShadowQuery, query_form
 from .services import clusters as svc
-from .services import binding, metrics, pendingview, podview, queries, rejections, shadowview, traceview, whatif
+from .services import (binding, metrics, pendingview, podview, queries, rejections, shadowview, timewindow, traceview,
+                       whatif)
 
 
 def index(request):
@@ -145,12 +148,18 @@ def node(request, cluster, node_name):
 @cluster_view()
 @query_form(EventsQuery)
 def events(request, cluster, query):
+    """The event timeline: swimlanes of pods (drawn from the timeline API) over the histogram and the events."""
     data = queries.events_page(cluster, query)
     params = request.GET.copy()
     params.pop("page", None)
     filtered = bool(set(query) & {"pod", "node", "namespace", "reason", "until"})
-    ctx = dict(data, cluster=cluster, f=request.GET, params=params.urlencode(), windows=queries.EVENT_WINDOWS,
-               filtered=filtered)
+    windows = list(timewindow.CHOICES)
+    if data["window"] not in dict(windows):
+        windows.append((data["window"], data["window"]))
+    until = query.get("until")
+    ctx = dict(data, cluster=cluster, f=request.GET, params=params.urlencode(), windows=windows, filtered=filtered,
+               until_value=until.astimezone(dt_timezone.utc).strftime("%Y-%m-%dT%H:%M:%S") if until else "",
+               timeline_url=reverse("cluster-timeline", args=[cluster.name]))
     return render(request, "dashboard/events.html", ctx)
 
 

@@ -11,7 +11,7 @@ from ..models import (Cluster, ClusterMembership, ClusterToken, Node, Pod, Sched
                       SchedulingEvent, WhatIfRun, WhatIfTrace)
 from ..profiles import services as profile_svc
 from ..profiles.models import ProfileVersion
-from ..services import credentials, workload
+from ..services import credentials, timeline, timewindow, workload
 from .parsers import JSONField
 
 
@@ -454,3 +454,91 @@ class WhatIfTraceSerializer(ModelSerializer):
         model = WhatIfTrace
         fields = ["number", "pod_namespace", "pod_name", "profile", "result", "node", "message", "num_nodes",
                   "num_feasible", "failing_plugins", "preemption", "suggestions", "matrix"]
+
+
+class WindowField(serializers.CharField):
+    """A time window as services.timewindow reads it ("90s", "15m", "1h", "7d"; a bare number is minutes)."""
+
+    def to_internal_value(self, data):
+        text = super().to_internal_value(data)
+        try:
+            return timewindow.parse_window(text)
+        except ValueError as err:
+            raise serializers.ValidationError(str(err)) from None
+
+
+class TimelineQuerySerializer(serializers.Serializer):
+    """The window and filters of the event timeline (as the events page takes them)."""
+
+    window = WindowField(required=False, help_text='"90s", "15m", "1h", "7d" (a bare number: '
+                                                                  "minutes); default 1h")
+    until = serializers.DateTimeField(required=False, help_text="the window's end; default now (a live window)")
+    pod = serializers.CharField(required=False, allow_blank=True, max_length=1000,
+                                help_text="namespace/name prefix, or a name prefix")
+    namespace = serializers.CharField(required=False, allow_blank=True, max_length=1000)
+    node = serializers.CharField(required=False, allow_blank=True, max_length=1000,
+                                 help_text="pods attempted on this node or with an event naming it")
+    reason = serializers.CharField(required=False, allow_blank=True, max_length=1000,
+                                   help_text="pods with an event of this reason in the window")
+    lanes = serializers.IntegerField(required=False, min_value=1, max_value=timeline.MAX_LANES,
+                                     help_text=f"pods shown; default {timeline.DEFAULT_LANES}")
+
+    def validate(self, data):
+        if data.get("until") is not None:
+            try:
+                timewindow.bounds(data.get("window") or timewindow.DEFAULT, data["until"], data["until"])
+            except ValueError as err:
+                raise serializers.ValidationError({"until": [str(err)]}) from None
+        return data
+
+
+class TimelineSegmentSerializer(serializers.Serializer):
+    kind = serializers.ChoiceField(choices=list(timeline.WAITING), help_text="the queue the pod waited in")
+    start = serializers.DateTimeField()
+    end = serializers.DateTimeField()
+    open = serializers.BooleanField(help_text="it waits there now: the bar extends to the present")
+
+
+class TimelineMarkSerializer(serializers.Serializer):
+    kind = serializers.ChoiceField(choices=["attempt", "bound", "deleted"],
+                                   help_text="an attempt, the binding, or the deletion by preemption")
+    time = serializers.DateTimeField()
+    seq = serializers.IntegerField(required=False, help_text="attempt: the cycle's seq")
+    attempt = serializers.IntegerField(required=False, help_text="attempt: the pod's attempt count")
+    result = serializers.ChoiceField(choices=[c for c, _ in SchedulingCycle.RESULTS], required=False)
+    ms = serializers.FloatField(required=False, help_text="attempt: how long the cycle took")
+    reason = serializers.CharField(required=False, help_text="bound, deleted: the event's reason")
+    node = serializers.CharField(allow_blank=True)
+    message = serializers.CharField(allow_blank=True)
+
+
+class TimelineLaneSerializer(serializers.Serializer):
+    pod = serializers.CharField(help_text="namespace/name")
+    namespace = serializers.CharField()
+    name = serializers.CharField()
+    state = serializers.CharField(help_text="its queue now, bound, or gone (deleted)")
+    node = serializers.CharField(allow_blank=True)
+    hidden_attempts = serializers.IntegerField(help_text="older attempts in the window not sent (zoom in)")
+    segments = TimelineSegmentSerializer(many=True)
+    marks = TimelineMarkSerializer(many=True)
+
+
+class HistogramSerializer(serializers.Serializer):
+    buckets = serializers.ListField(child=serializers.DateTimeField(), help_text="each bucket's start")
+    reasons = serializers.ListField(child=serializers.CharField())
+    series = serializers.DictField(child=serializers.ListField(child=serializers.IntegerField()),
+                                   help_text="per reason, events per bucket")
+    bucket_seconds = serializers.IntegerField()
+
+
+class TimelineSerializer(serializers.Serializer):
+    """Swimlanes of pods (services.timeline: what the bars mean) and the events histogram of one window."""
+
+    start = serializers.DateTimeField()
+    end = serializers.DateTimeField()
+    window = serializers.CharField()
+    live = serializers.BooleanField(help_text="the window ends now")
+    bucket_seconds = serializers.IntegerField()
+    histogram = HistogramSerializer()
+    lanes = TimelineLaneSerializer(many=True)
+    more = serializers.BooleanField(help_text="more pods matched than lanes were asked for")

@@ -30,6 +30,7 @@ profile_child.register("versions", views.VersionViewSet, basename="profile-versi
 
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("clusters/<slug:cluster_name>/timeline/", views.TimelineView.as_view(), name="cluster-timeline"),
     path("clusters/<slug:cluster_name>/", include(child.urls)),
     path("profiles/<str:profile_name>/", include(profile_child.urls)),
     path("", include(root.urls)),

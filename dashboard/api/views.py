@@ -8,6 +8,7 @@ from rest_framework.decorators import action
 from rest_framework.exceptions import NotFound, PermissionDenied, ValidationError
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
+from rest_framework.views import APIView
 
 from scheduler_core.scenario import ScenarioError, load_documents
 
@@ -18,7 +19,7 @@ from ..profiles import services as profiles
 from ..profiles.models import ProfileVersion
 from ..services import binding
 from ..services import clusters as svc
-from ..services import credentials, fullmatrix, memberships, whatif
+from ..services import credentials, fullmatrix, memberships, timeline, whatif
 from ..services.queries import filter_cycles
 from . import serializers as s
 from .parsers import JSONParser
@@ -474,3 +475,16 @@ class WhatIfViewSet(ClusterChildMixin, mixins.CreateModelMixin, viewsets.ReadOnl
     def decision_trace(self, request, number, *args, **kwargs):
         trace = get_object_or_404(self.get_object().traces, number=number)
         return Response(s.WhatIfTraceSerializer(trace).data)
+
+
+class TimelineView(ClusterChildMixin, APIView):
+    """The event timeline of a window: swimlanes of the most recently active pods (bars where they waited,
+    derived from their attempts by kube's queue rules; marks for attempts, bindings and deletions by preemption)
+    and the events per bucket by reason, the bucket width following the window."""
+
+    @extend_schema(parameters=[s.TimelineQuerySerializer], responses=s.TimelineSerializer)
+    def get(self, request, cluster_name):
+        q = s.TimelineQuerySerializer(data=request.query_params.dict())
+        q.is_valid(raise_exception=True)
+        params = {k: v for k, v in q.validated_data.items() if v not in ("", None)}
+        return Response(timeline.timeline(self.cluster(), params))

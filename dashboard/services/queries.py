@@ -1,18 +1,19 @@
 """Read-side queries behind the pages, the API and the websocket hello (all bounded, all indexed)."""
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
+from datetime import timezone as dt_timezone
 
 from django.core.paginator import Paginator
 from django.db import connection
 from django.utils import timezone
-from django.db.models import Count, Q, Sum
+from django.db.models import BigIntegerField, Count, Func, Q, Sum
 from django.db.models.fields.json import KeyTextTransform
 from django.db.models.lookups import Exact
-from django.db.models.functions import TruncHour, TruncMinute
 
 from ..models import Cluster, Node, Pod, QueueSnapshot, SchedulingCycle, SchedulingEvent
 from . import rejections
+from . import timewindow
 
 PENDING_QUEUES = (Pod.ACTIVE, Pod.BACKOFF, Pod.UNSCHEDULABLE, Pod.GATED)
 SORTS = {"age": ("created", "id"), "-age": ("-created", "-id"), "priority": ("-priority", "created"),
@@ -203,17 +204,27 @@ def filter_cycles(qs, params):
     return qs
 
 
-EVENT_WINDOWS = (("15", "15 min"), ("60", "1 h"), ("360", "6 h"), ("1440", "1 day"), ("10080", "7 days"))
+class EpochBucket(Func):
+    """The bucket number of a time: whole ``width``-second intervals since the Unix epoch (PostgreSQL, SQLite)."""
+
+    output_field = BigIntegerField()
+
+    def __init__(self, expression, width: int):
+        super().__init__(expression)
+        self.width = int(width)
+
+    def as_postgresql(self, compiler, connection, **extra):
+        sql, params = compiler.compile(self.source_expressions[0])
+        return f"FLOOR(EXTRACT(EPOCH FROM {sql}) / %s)::bigint", (*params, self.width)
+
+    def as_sqlite(self, compiler, connection, **extra):
+        sql, params = compiler.compile(self.source_expressions[0])
+        return f"(CAST(strftime('%%s', {sql}) AS INTEGER) / %s)", (*params, self.width)
 
 
-def events_page(cluster: Cluster, params, per_page: int = 100) -> dict:
-    """Stored events in a time window, filtered by pod, node, namespace and reason, newest first, paged;
-    with per-bucket counts by reason for the timeline chart (one bucket per minute, or per hour for
-    windows over 6 hours). ``params``: checked values (dashboard.queryforms.EventsQuery): window (minutes),
-    until (an aware datetime; default now), pod, node, namespace, reason, page."""
-    minutes = params.get("window") or 60
-    end = params.get("until") or timezone.now()
-    start = end - timedelta(minutes=minutes)
+def filter_events(cluster: Cluster, params, start, end):
+    """The cluster's events in [start, end] by the events page's filters: pod (namespace/name prefix, or a name
+    prefix), namespace, node, reason."""
     qs = SchedulingEvent.objects.filter(cluster=cluster, time__gte=start, time__lte=end)
     pod = params.get("pod", "")
     if pod:
@@ -225,17 +236,35 @@ def events_page(cluster: Cluster, params, per_page: int = 100) -> dict:
         qs = qs.filter(node=params["node"])
     if params.get("reason"):
         qs = qs.filter(reason=params["reason"])
-    trunc = TruncHour if minutes > 360 else TruncMinute
-    buckets = {}
-    reasons = []
-    for row in qs.annotate(b=trunc("time")).values("b", "reason").annotate(n=Count("id")).order_by("b"):
-        if row["reason"] not in reasons:
-            reasons.append(row["reason"])
-        buckets.setdefault(row["b"].isoformat(), {})[row["reason"]] = row["n"]
+    return qs
+
+
+def event_histogram(qs, start, end, width: int) -> dict:
+    """Events of ``qs`` per ``width``-second bucket by reason, every bucket of [start, end] present (empty ones
+    as zeros): {"buckets": [ISO start of each], "reasons": [...], "series": {reason: [count per bucket]},
+    "bucket_seconds": width}."""
+    first, last = int(start.timestamp()) // width, int(end.timestamp()) // width
+    counts, reasons = {}, set()
+    for row in qs.annotate(b=EpochBucket("time", width)).values("b", "reason").annotate(n=Count("id")):
+        reasons.add(row["reason"])
+        counts[(row["b"], row["reason"])] = row["n"]
+    numbers = range(first, last + 1)
+    return {"buckets": [datetime.fromtimestamp(b * width, dt_timezone.utc).isoformat().replace("+00:00", "Z")
+                        for b in numbers],
+            "reasons": sorted(reasons), "series": {r: [counts.get((b, r), 0) for b in numbers] for r in sorted(reasons)},
+            "bucket_seconds": width}
+
+
+def events_page(cluster: Cluster, params, per_page: int = 100) -> dict:
+    """Stored events in a time window, filtered by pod, node, namespace and reason, newest first, paged; with the
+    histogram by reason (services.timewindow chooses the bucket width). ``params``: checked values
+    (dashboard.queryforms.EventsQuery): window (a timedelta), until (an aware datetime; default now), pod, node,
+    namespace, reason, page."""
+    window = params.get("window") or timewindow.DEFAULT
+    start, end = timewindow.bounds(window, params.get("until"), timezone.now())
+    qs = filter_events(cluster, params, start, end)
     page = Paginator(qs.order_by("-time", "-id"), per_page).get_page(params.get("page", 1))
-    return {"page": page, "start": start, "end": end, "window": str(minutes),
-            "chart": {"buckets": sorted(buckets), "reasons": reasons,
-                      "series": {r: [buckets[b].get(r, 0) for b in sorted(buckets)] for r in reasons},
-                      "unit": "hour" if trunc is TruncHour else "minute"},
+    return {"page": page, "start": start, "end": end, "window": timewindow.format_window(window),
+            "chart": event_histogram(qs, start, end, timewindow.bucket_seconds(window)),
             "all_reasons": list(SchedulingEvent.objects.filter(cluster=cluster).values_list("reason", flat=True)
                                 .distinct().order_by("reason")[:50])}

@@ -194,13 +194,14 @@ def diff_cycles(a, b, limit: int = 200) -> dict:
 BACKOFF_INITIAL_S, BACKOFF_MAX_S = 1, 10
 
 
-def backoff_seconds(attempts: int) -> int:
-    """kube's pod backoff after ``attempts`` failed attempts (1 s doubling, at most 10 s, the defaults)."""
-    d = BACKOFF_INITIAL_S
+def backoff_seconds(attempts: int, initial: int = BACKOFF_INITIAL_S, maximum: int = BACKOFF_MAX_S) -> int:
+    """kube's pod backoff after ``attempts`` failed attempts (``initial`` doubling, at most ``maximum``; by default
+    podInitialBackoffSeconds 1 and podMaxBackoffSeconds 10)."""
+    d = initial
     for _ in range(1, max(1, attempts)):
-        d *= 2
-        if d >= BACKOFF_MAX_S:
-            return BACKOFF_MAX_S
+        if d > maximum - d:
+            return maximum
+        d += d
     return d
 
 

@@ -28,29 +28,33 @@
       if (q[k] !== undefined) setText("queue." + k, q[k]);
     });
     if (rate !== undefined) setText("rate", Number(rate).toFixed(1));
-    if (chart) {
-      var now = window.schedscopeClock.text(new Date());
-      chart.data.labels.push(now);
-      chart.data.datasets[0].data.push(q.active || 0);
-      chart.data.datasets[1].data.push(q.backoff || 0);
-      chart.data.datasets[2].data.push(q.unschedulable || 0);
-      chart.data.datasets[3].data.push(rate || 0);
-      if (chart.data.labels.length > 240) {
-        chart.data.labels.shift();
-        chart.data.datasets.forEach(function (d) { d.data.shift(); });
-      }
-      chart.update("none");
-    }
-    if (latency && q.p50 !== undefined) {
-      latency.data.labels.push(window.schedscopeClock.text(new Date()));
-      latency.data.datasets[0].data.push(q.p50);
-      latency.data.datasets[1].data.push(q.p99);
-      if (latency.data.labels.length > 240) {
-        latency.data.labels.shift();
-        latency.data.datasets.forEach(function (d) { d.data.shift(); });
-      }
-      latency.update("none");
-    }
+    var now = Date.now();
+    if (chart) append(chart, now, [q.active || 0, q.backoff || 0, q.unschedulable || 0, rate || 0]);
+    if (latency && q.p50 !== undefined) append(latency, now, [q.p50, q.p99]);
+  }
+
+  /* One point per dataset at time ``t`` (ms), keeping the latest 240. */
+  function append(c, t, values) {
+    c.data.datasets.forEach(function (d, i) {
+      d.data.push({ x: t, y: values[i] });
+      if (d.data.length > 240) d.data.shift();
+    });
+    c.update("none");
+  }
+
+  /* A time axis: points placed by their time, each tick labelled once, with seconds (tenths when ticks are closer). */
+  function timeAxis() {
+    return { type: "linear", ticks: { maxTicksLimit: 8, maxRotation: 0, callback: function (v, i, ticks) {
+      var step = ticks.length > 1 ? ticks[1].value - ticks[0].value : 1000, d = new Date(v);
+      var text = d.toLocaleTimeString([], { hour12: false, hour: "2-digit", minute: "2-digit", second: "2-digit" });
+      return step < 1000 ? text + "." + Math.floor(d.getMilliseconds() / 100) : text;
+    } } };
+  }
+  var timeTooltip = { callbacks: { title: function (items) {
+    return items.length ? new Date(items[0].parsed.x).toLocaleTimeString([], { hour12: false }) : "";
+  } } };
+  function series(seed, key) {
+    return seed.map(function (s) { return { x: Date.parse(s.t), y: s[key] }; });
   }
 
   /* Refetch this page and swap in its live regions (after a reconnect or a gap in the update stream). */
@@ -150,15 +154,14 @@
     latency = new window.Chart(canvas, {
       type: "line",
       data: {
-        labels: seed.map(function (s) { return window.schedscopeClock.text(new Date(s.t)); }),
         datasets: [
-          { label: "p50 ms", data: seed.map(function (s) { return s.p50; }), borderColor: "#2f6fde", pointRadius: 0, tension: .2 },
-          { label: "p99 ms", data: seed.map(function (s) { return s.p99; }), borderColor: "#c9372c", pointRadius: 0, tension: .2 }
+          { label: "p50 ms", data: series(seed, "p50"), borderColor: "#2f6fde", pointRadius: 0, tension: .2 },
+          { label: "p99 ms", data: series(seed, "p99"), borderColor: "#c9372c", pointRadius: 0, tension: .2 }
         ]
       },
       options: { animation: false, maintainAspectRatio: false, interaction: { mode: "index", intersect: false },
-                 scales: { x: { ticks: { maxTicksLimit: 8 } }, y: { beginAtZero: true, title: { display: true, text: "ms" } } },
-                 plugins: { legend: { position: "bottom", labels: { boxWidth: 12 } } } }
+                 scales: { x: timeAxis(), y: { beginAtZero: true, title: { display: true, text: "ms" } } },
+                 plugins: { legend: { position: "bottom", labels: { boxWidth: 12 } }, tooltip: timeTooltip } }
     });
   }
 
@@ -172,19 +175,18 @@
     chart = new window.Chart(canvas, {
       type: "line",
       data: {
-        labels: seed.map(function (s) { return window.schedscopeClock.text(new Date(s.t)); }),
         datasets: [
-          { label: "activeQ", data: seed.map(function (s) { return s.active; }), borderColor: "#2f6fde", pointRadius: 0, tension: .2 },
-          { label: "backoffQ", data: seed.map(function (s) { return s.backoff; }), borderColor: "#d69e2e", pointRadius: 0, tension: .2 },
-          { label: "unschedulable", data: seed.map(function (s) { return s.unschedulable; }), borderColor: "#c9372c", pointRadius: 0, tension: .2 },
-          { label: "cycles/s", data: seed.map(function (s) { return s.rate; }), borderColor: "#1f9d55", borderDash: [4, 3], pointRadius: 0, yAxisID: "y1", tension: .2 }
+          { label: "activeQ", data: series(seed, "active"), borderColor: "#2f6fde", pointRadius: 0, tension: .2 },
+          { label: "backoffQ", data: series(seed, "backoff"), borderColor: "#d69e2e", pointRadius: 0, tension: .2 },
+          { label: "unschedulable", data: series(seed, "unschedulable"), borderColor: "#c9372c", pointRadius: 0, tension: .2 },
+          { label: "cycles/s", data: series(seed, "rate"), borderColor: "#1f9d55", borderDash: [4, 3], pointRadius: 0, yAxisID: "y1", tension: .2 }
         ]
       },
       options: {
         animation: false, maintainAspectRatio: false, interaction: { mode: "index", intersect: false },
-        scales: { x: { ticks: { maxTicksLimit: 8 } }, y: { beginAtZero: true, title: { display: true, text: "pods" } },
+        scales: { x: timeAxis(), y: { beginAtZero: true, title: { display: true, text: "pods" } },
                   y1: { beginAtZero: true, position: "right", grid: { drawOnChartArea: false }, title: { display: true, text: "cycles/s" } } },
-        plugins: { legend: { position: "bottom", labels: { boxWidth: 12 } } }
+        plugins: { legend: { position: "bottom", labels: { boxWidth: 12 } }, tooltip: timeTooltip }
       }
     });
   }
@@ -211,6 +213,7 @@
         addEvents(msg.events);
         notifyPodPage(msg.cycles);
         updatePending();
+        document.dispatchEvent(new CustomEvent("schedscope:update", { detail: msg }));   // the event timeline
       }
     };
     ws.onclose = function () {

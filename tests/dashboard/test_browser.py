@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 import urllib.request
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -60,22 +61,23 @@ class Server(str):
         target.on("console", on_console)
         return target
 
-    def context(self, browser):
+    def context(self, browser, width: int = 1440):
         """A browser context signed in as the admin, watched for CSP violations."""
-        ctx = browser.new_context(viewport={"width": 1440, "height": 1000})
+        ctx = browser.new_context(viewport={"width": width, "height": 1000})
         ctx.add_cookies([{"name": "sessionid", "value": self.session, "url": str(self)}])
         return self.watch(ctx)
 
 
-@pytest.fixture
-def server(tmp_path):
-    """`make run` in miniature: SQLite, in-memory channel layer, the scheduler as a thread of daphne."""
+@contextmanager
+def embedded_server(tmp_path, *demo_args):
+    """`make run` in miniature: SQLite, in-memory channel layer, the scheduler as a thread of daphne, the demo
+    cluster loaded by ``manage.py demo *demo_args``; yields the Server, then fails on any CSP violation seen."""
     env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "DATABASE_URL")}
     env.update(DATABASE_URL=f"sqlite:///{tmp_path / 'e2e.sqlite3'}", DJANGO_SETTINGS_MODULE="dashboard.settings",
                SCHEDSCOPE_BROADCAST_INTERVAL="0.2")
     manage = [sys.executable, str(ROOT / "manage.py")]
     subprocess.run(manage + ["migrate", "--noinput", "-v0"], cwd=ROOT, env=env, check=True)
-    subprocess.run(manage + ["demo", "--no-workload"], cwd=ROOT, env=env, check=True, capture_output=True)
+    subprocess.run(manage + ["demo", *demo_args], cwd=ROOT, env=env, check=True, capture_output=True)
     session, token = subprocess.run(manage + ["shell", "-c", SIGN_IN], cwd=ROOT, env=env, check=True,
                                     capture_output=True, text=True).stdout.split()[-2:]
     with daphne(env, tmp_path / "daphne.log") as url:
@@ -83,6 +85,13 @@ def server(tmp_path):
         base.session, base.token, base.violations = session, token, []
         yield base
     assert not base.violations, "Content-Security-Policy violations:\n" + "\n".join(base.violations)
+
+
+@pytest.fixture
+def server(tmp_path):
+    """The embedded server with the demo's bundled pods only (no workload generator)."""
+    with embedded_server(tmp_path, "--no-workload") as base:
+        yield base
 
 
 def _shot(page, tmp_path, name, full_page=True):
