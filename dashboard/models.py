@@ -138,6 +138,8 @@ class StoreChange(models.Model):
     type = models.CharField(max_length=8)
     key = models.CharField(max_length=600)
     raw = models.JSONField()
+    writer = models.CharField(max_length=200, blank=True, help_text="the scheduler loop that wrote it (its lock "
+                                                                     "token), so that it skips its own changes")
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["cluster", "rv"], name="store_change_unique_rv")]

@@ -88,6 +88,7 @@ class Migration(migrations.Migration):
                 ('type', models.CharField(max_length=8)),
                 ('key', models.CharField(max_length=600)),
                 ('raw', models.JSONField()),
+                ('writer', models.CharField(blank=True, help_text='the scheduler loop that wrote it (its lock token), so that it skips its own changes', max_length=200)),
                 ('cluster', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='store_changes', to='dashboard.cluster')),
             ],
             options={

@@ -352,13 +352,14 @@ class Engine(RecordingEngine):
     # -- following the store ----------------------------------------------------------------------
     def follow(self) -> int:
         """Apply the store's changes since the last call (objectstore.Compacted when the log no longer reaches
-        back: the loop rebuilds); returns how many were read. Changes the engine made itself (its bindings and
-        deletions, the workload's pods) come back too and change nothing."""
-        changes = objectstore.changes_since(self.cluster_id, self.store_rv)
+        back: the loop rebuilds); returns how many were read. The changes its recorder stored (fenced by the loop's
+        token) are not read back; others the engine made itself (the workload's pods) change nothing."""
+        changes = objectstore.changes_since(self.cluster_id, self.store_rv, skip_writer=self.recorder.fence or "")
         pv_controller, self.cluster.pv_controller = self.cluster.pv_controller, False   # the writer's ran
         try:
             for rv, kind, type_, key, raw in changes:
-                self._apply_change(kind, type_, key, raw)
+                if kind is not None:
+                    self._apply_change(kind, type_, key, raw)
                 self.store_rv = rv
         finally:
             self.cluster.pv_controller = pv_controller

@@ -17,8 +17,9 @@ import hashlib
 import time
 import uuid
 
+import orjson
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import Min
 
 from scheduler_core.cluster.simulated import OBJECT_KINDS, SCENARIO_ARRAYS
@@ -35,6 +36,7 @@ NAMESPACED = {**{kind: namespaced for kind, (_attr, namespaced) in OBJECT_KINDS.
 ARRAYS = {**SCENARIO_ARRAYS, "namespaces": "Namespace"}           # scenario array -> kind
 ADDED, MODIFIED, DELETED = StoreChange.ADDED, StoreChange.MODIFIED, StoreChange.DELETED
 CHANGES_PER_READ = 5000
+COPY_ABOVE = 20   # changes of one write logged with COPY on PostgreSQL
 ZONE_LABELS = ("topology.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/zone")
 
 
@@ -167,9 +169,10 @@ def event_row_fields(raw: dict) -> dict:
 class Write:
     """The changes of one transaction of a cluster's store (see the module doc); made by ``writing``."""
 
-    def __init__(self, cluster_id: int, runner: str, rv: int):
+    def __init__(self, cluster_id: int, runner: str, rv: int, writer: str = ""):
         self.cluster_id = cluster_id
         self.runner = runner
+        self.writer = writer
         self.start_rv = self.rv = rv
         self.changes = []
 
@@ -182,19 +185,31 @@ class Write:
         rv = self.next_rv() if rv is None else rv
         self.rv = max(self.rv, rv)
         self.changes.append(StoreChange(cluster_id=self.cluster_id, rv=rv, kind=kind, type=type_,
-                                        key=key_of(kind, raw), raw=with_rv(raw, rv)))
+                                        key=key_of(kind, raw), raw=with_rv(raw, rv), writer=self.writer))
         return rv
 
     def _finish(self) -> None:
-        if self.changes:
+        if len(self.changes) > COPY_ABOVE and connection.vendor == "postgresql":
+            _copy_changes(self.changes)
+        elif self.changes:
             StoreChange.objects.bulk_create(self.changes, batch_size=1000)
         if self.rv != self.start_rv:
             Cluster.objects.filter(pk=self.cluster_id).update(resource_version=self.rv)
 
 
+def _copy_changes(changes: list) -> None:
+    """Append change log rows with COPY (a recorder batch logs hundreds of bindings at once)."""
+    table = StoreChange._meta.db_table
+    with connection.cursor() as cur:
+        with cur.cursor.copy(f'COPY "{table}" (cluster_id, rv, kind, type, key, raw, writer) FROM STDIN') as copy:
+            for c in changes:
+                copy.write_row((c.cluster_id, c.rv, c.kind, c.type, c.key, orjson.dumps(c.raw).decode(), c.writer))
+
+
 class _Writing:
-    def __init__(self, cluster_id: int):
+    def __init__(self, cluster_id: int, writer: str):
         self.cluster_id = cluster_id
+        self.writer = writer
         self._atomic = transaction.atomic()
 
     def __enter__(self) -> Write:
@@ -205,7 +220,7 @@ class _Writing:
         except BaseException as err:
             self._atomic.__exit__(type(err), err, err.__traceback__)
             raise
-        self.write = Write(self.cluster_id, None if row is None else row[0], 0 if row is None else row[1])
+        self.write = Write(self.cluster_id, None if row is None else row[0], 0 if row is None else row[1], self.writer)
         return self.write
 
     def __exit__(self, exc_type, exc, tb):
@@ -217,11 +232,12 @@ class _Writing:
         return self._atomic.__exit__(exc_type, exc, tb)
 
 
-def writing(cluster_id: int) -> _Writing:
+def writing(cluster_id: int, writer: str = "") -> _Writing:
     """``with writing(cluster_id) as w:`` a transaction that holds the cluster's row lock from its start (taken
     before any other write of its rows: the one lock order) and commits ``w``'s changes with it. ``w.runner`` is
-    the cluster's ``runner`` ("" when no loop has claimed it, None when the cluster is gone)."""
-    return _Writing(cluster_id)
+    the cluster's ``runner`` ("" when no loop has claimed it, None when the cluster is gone). ``writer``: the
+    scheduler loop writing (its lock token), whose own changes it does not follow back."""
+    return _Writing(cluster_id, writer)
 
 
 def put_pod(w: Write, row: Pod, type_: str = ADDED) -> None:
@@ -440,11 +456,19 @@ def other_objects(cluster_id: int, kinds) -> list:
                 .values_list("kind", "raw"))
 
 
-def changes_since(cluster_id: int, rv: int, limit: int = CHANGES_PER_READ) -> list:
-    """The logged changes after ``rv``, oldest first (at most ``limit``); Compacted when the log no longer
-    reaches back to ``rv``."""
-    rows = list(StoreChange.objects.filter(cluster_id=cluster_id, rv__gt=rv).order_by("rv")
-                .values_list("rv", "kind", "type", "key", "raw")[:limit])
+def changes_since(cluster_id: int, rv: int, limit: int = CHANGES_PER_READ, skip_writer: str = "") -> list:
+    """The logged changes after ``rv``, oldest first (at most ``limit``), without those of ``skip_writer`` (a
+    loop's own); Compacted when the log no longer reaches back to ``rv``. With ``skip_writer`` the last row may be
+    (rv, None, ...): how far the log was read."""
+    changes = StoreChange.objects.filter(cluster_id=cluster_id, rv__gt=rv).order_by("rv")
+    if skip_writer:
+        # the loop's own changes are not sent, only how far the log reaches (to move its resourceVersion on)
+        newest = changes.values_list("rv", flat=True).last()
+        rows = list(changes.exclude(writer=skip_writer).values_list("rv", "kind", "type", "key", "raw")[:limit])
+        if newest is not None and len(rows) < limit and (not rows or rows[-1][0] < newest):
+            rows.append((newest, None, None, None, None))
+    else:
+        rows = list(changes.values_list("rv", "kind", "type", "key", "raw")[:limit])
     if rows and rows[0][0] > rv + 1:
         oldest = StoreChange.objects.filter(cluster_id=cluster_id).aggregate(m=Min("rv"))["m"]
         # a gap: bindings of pods deleted meanwhile leave some, pruning others

@@ -162,22 +162,15 @@ class Recorder(TraceSink):
 
     def record_event(self, reason: str, message: str, pod=None, node: str = "", type_: str = "Normal",
                      cycle_seq=None) -> None:
-        now = _now()
-        ev = {"time": now, "type": type_, "reason": reason, "message": message, "node": node,
+        ev = {"time": _now(), "type": type_, "reason": reason, "message": message, "node": node,
               "cycle_seq": cycle_seq, "pod_uid": "", "pod_namespace": "", "pod_name": ""}
         if pod is not None:
             ev.update(pod_uid=pod.uid, pod_namespace=pod.namespace, pod_name=pod.name)
-            regarding, prefix, controller = objectstore.pod_reference(pod.raw), pod.name, pod.scheduler_name
-        else:
-            regarding = {"kind": "Node" if node else "Cluster", "apiVersion": "v1", "name": node or self.cluster_name}
-            prefix, controller = regarding["name"], "default-scheduler"
-        ev["raw"] = objectstore.event_object(prefix, regarding, type_, reason, ACTIONS.get(reason, reason), message,
-                                             controller or "default-scheduler", now.timestamp())
         with self._lock:
             if self._bounded >= self.max_buffer:
                 self.overflow += 1
                 return
-            self._append(EVENT, ev)
+            self._append(EVENT, (ev, pod))   # its v1 Event is made by the writer thread
 
     def record_binding(self, uid: str, node: str, cycle_seq=None, attempts: int | None = 1) -> None:
         """A pod bound to ``node``; ``attempts`` None (a binding no cycle of this loop decided, e.g. a manual
@@ -330,12 +323,24 @@ class Recorder(TraceSink):
                 metrics.RECORDER_LAG.labels(self.cluster_name).set(self.lag())
                 if self.on_commit is not None and batch:
                     try:
-                        self.on_commit([(k, p.summary if k == CYCLE else p) for k, p, _t in batch])
+                        self.on_commit([(k, p.summary if k == CYCLE else p[0] if k == EVENT else p) for k, p, _t in batch])
                     except Exception:  # a broadcast problem must never stop the recorder
                         log.exception("recorder %s: on_commit failed", self.cluster_name)
                 batch, states = [], {}
         finally:
             connection.close()
+
+    def _event_object(self, ev: dict, pod) -> dict:
+        """The v1 Event the Kubernetes API serves for a recorded event (as kube's scheduler reports it)."""
+        if pod is not None:
+            regarding, prefix, controller = objectstore.pod_reference(pod.raw), pod.name, pod.scheduler_name
+        else:
+            node = ev["node"]
+            regarding = {"kind": "Node" if node else "Cluster", "apiVersion": "v1", "name": node or self.cluster_name}
+            prefix, controller = regarding["name"], "default-scheduler"
+        return objectstore.event_object(prefix, regarding, ev["type"], ev["reason"],
+                                        ACTIONS.get(ev["reason"], ev["reason"]), ev["message"],
+                                        controller or "default-scheduler", ev["time"].timestamp())
 
     def _awaits_binding(self, record) -> bool:
         """A cycle that chose a node, recorded less than HOLD_FOR_BINDING_SECONDS ago, while the writer runs on."""
@@ -351,7 +356,7 @@ class Recorder(TraceSink):
 
     def _write(self, batch, states):
         cid = self.cluster_id
-        with objectstore.writing(cid) as w:
+        with objectstore.writing(cid, self.fence or "") as w:
             if self.fence is not None and w.runner != self.fence:
                 raise Deposed()
             cycles, events, snaps, shadows, deleted = [], [], [], [], []
@@ -361,7 +366,7 @@ class Recorder(TraceSink):
                 if kind == CYCLE:
                     cycles.append(dict(payload.encode(), cluster_id=cid, seq=payload.seq))
                 elif kind == EVENT:
-                    events.append(SchedulingEvent(cluster_id=cid, **payload))
+                    events.append(SchedulingEvent(cluster_id=cid, raw=self._event_object(*payload), **payload[0]))
                 elif kind == SNAPSHOT:
                     snaps.append(QueueSnapshot(cluster_id=cid, **payload))
                 elif kind == SHADOW:
