@@ -375,6 +375,13 @@ class Engine(RecordingEngine):
                 if cur is not None and cur.uid == (raw.get("metadata") or {}).get("uid", cur.uid):
                     self.delete_pod(key)
                 return
+            if cur is not None and cur.uid == (raw.get("metadata") or {}).get("uid"):
+                node_name = (raw.get("spec") or {}).get("nodeName") or ""
+                if node_name and not cur.node_name:
+                    SimulatedCluster.bind(cluster, cur, node_name)   # someone else's binding: not journaled
+                    return
+                if _scheduling_view(cur.raw) == _scheduling_view(raw):
+                    return   # a status change, or the echo of the engine's own
             pod = _parsed(CorePod, raw, self.cluster_id)
             if pod is None:
                 return
@@ -382,9 +389,7 @@ class Engine(RecordingEngine):
                 if cur is not None:
                     cluster.delete_pod(key)
                 cluster.add_pod(pod)
-            elif pod.node_name and not cur.node_name:
-                SimulatedCluster.bind(cluster, cur, pod.node_name)   # someone else's binding: not journaled
-            elif _scheduling_view(cur.raw) != _scheduling_view(pod.raw):
+            else:
                 cluster.pods[key] = cluster._stamped_pod(pod)
                 SimulatedCluster._replace_pod(cluster, cur, cluster.pods[key])
         elif kind == "nodes":

@@ -420,13 +420,13 @@ def checked(kind: str, raw):
         raise ValidationFailed({err.path or kind.lower(): [err.message]}) from None
 
 
-def insert_pods(cluster, raws) -> list:
+def insert_pods(cluster, raws, writer: str = "") -> list:
     """Create pod rows from v1.Pod dicts (validated first: none is stored unless all are valid); raises
-    ValidationFailed on invalid pods and duplicate names."""
+    ValidationFailed on invalid pods and duplicate names. ``writer``: see ``writing``."""
     check_size(cluster, pods=len(raws))
     rows = [pod_row(cluster, checked("Pod", raw)) for raw in raws]
     try:
-        with writing(cluster.pk) as w:
+        with writing(cluster.pk, writer) as w:
             for row in rows:
                 put_pod(w, row)
             Pod.objects.bulk_create(rows)

@@ -364,7 +364,7 @@ class Runner:
         rows = []
         if add:
             try:
-                rows = insert_pods(self.cluster, add)
+                rows = insert_pods(self.cluster, add, writer=self.lock.token)   # added to the engine below
             except DB_ERRORS + (ValidationFailed,) as err:
                 log.warning("cluster %s: workload pods not created (%s)", self.cluster.name, err)
         for row in rows:
