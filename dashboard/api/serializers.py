@@ -505,7 +505,7 @@ class TimelineMarkSerializer(serializers.Serializer):
     time = serializers.DateTimeField()
     seq = serializers.IntegerField(required=False, help_text="attempt: the cycle's seq")
     attempt = serializers.IntegerField(required=False, help_text="attempt: the pod's attempt count")
-    result = serializers.ChoiceField(choices=[c for c, _ in SchedulingCycle.RESULTS], required=False)
+    result = serializers.ChoiceField(choices=SchedulingCycle.RESULTS, required=False)
     ms = serializers.FloatField(required=False, help_text="attempt: how long the cycle took")
     reason = serializers.CharField(required=False, help_text="bound, deleted: the event's reason")
     node = serializers.CharField(allow_blank=True)

@@ -92,8 +92,8 @@ def test_profile_version_against_must_be_a_version_number(admin_user, client):
     profile = SchedulerProfile.objects.create(name="p", document={
         "apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration"})
     profile_services.ensure_versions(profile)
-    assert client.get(f"/profiles/{profile.pk}/v/1/?against=1").status_code == 200
-    r = client.get(f"/profiles/{profile.pk}/v/1/?against=abc")
+    assert client.get(f"/profiles/{profile.name}/v/1/?against=1").status_code == 200
+    r = client.get(f"/profiles/{profile.name}/v/1/?against=abc")
     assert r.status_code == 400 and "<b>against</b>:" in r.content.decode()
 
 
