@@ -85,6 +85,7 @@ class Runner:
         self.real = False
         self.engine = None
         self.interrupted = False        # an extender call was given up for a waiting command
+        self.follow_failed = False      # the store's changes could not be read (the database away)
         self.next_renew = 0.0           # when the lock is renewed next
         self._recent = deque()          # (monotonic time, ms) of recent cycles, for rate and latency
 
@@ -334,9 +335,17 @@ class Runner:
 
     def _follow(self) -> None:
         """What the store's other writers changed reaches the scheduler (a log pruned past the engine's
-        resourceVersion: rebuild from the store)."""
+        resourceVersion: rebuild from the store). With the database away nobody can write the store: scheduling
+        goes on, and following resumes when it is back."""
         try:
             self.engine.follow()
+            self.follow_failed = False
+        except DB_ERRORS as err:
+            if not self.follow_failed:
+                log.warning("cluster %s: cannot read the store's changes (%s); scheduling goes on",
+                            self.cluster_id, str(err).strip().splitlines()[0] if str(err).strip() else err)
+            self.follow_failed = True
+            connection.close()
         except objectstore.Compacted:
             log.warning("cluster %s: the change log was pruned past the scheduler's state; rebuilding",
                         self.cluster_id)
