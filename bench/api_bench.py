@@ -86,11 +86,12 @@ def main(argv=None) -> int:
     out = {"nodes": args.nodes, "threads": args.threads}
     srv = ApiServer(Path(tempfile.mkdtemp(prefix="api-bench-")), args.database, migrate=True)
     try:
-        core = cluster_client(srv, "api-bench", args.nodes)
+        name = f"api-bench-{int(time.time())}"   # a new cluster each run, in the bench's own database
+        core = cluster_client(srv, name, args.nodes)
         took = create_pods(core, "bench", [f"c-{i:06d}" for i in range(args.creates)], args.threads)
         out.update(creates=args.creates, creates_per_s=round(args.creates / took, 1))
 
-        _http("POST", f"{srv.url}/api/clusters/api-bench/start/", token=srv._admin_token())
+        _http("POST", f"{srv.url}/api/clusters/{name}/start/", token=srv._admin_token())
         deadline = time.monotonic() + 600
         while bound(core, "bench") < args.creates and time.monotonic() < deadline:
             time.sleep(1.0)   # the first phase's pods, scheduled before the timed phase
@@ -100,7 +101,7 @@ def main(argv=None) -> int:
             time.sleep(0.2)
         out.update(scheduled=args.scheduled,
                    scheduled_pods_per_s=round(args.scheduled / (time.monotonic() - start), 1))
-        _http("POST", f"{srv.url}/api/clusters/api-bench/stop/", token=srv._admin_token())
+        _http("POST", f"{srv.url}/api/clusters/{name}/stop/", token=srv._admin_token())
 
         seen, answered, ready = {}, {}, threading.Event()
 

@@ -227,8 +227,9 @@ class _Writing:
         if exc_type is None:
             try:
                 self.write._finish()
-            except BaseException as err:
-                return self._atomic.__exit__(type(err), err, err.__traceback__)
+            except BaseException as err:   # the transaction rolls back, and the write fails with the error
+                self._atomic.__exit__(type(err), err, err.__traceback__)
+                raise
         return self._atomic.__exit__(exc_type, exc, tb)
 
 

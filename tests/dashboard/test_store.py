@@ -10,7 +10,7 @@ import time
 
 import pytest
 from django.conf import settings
-from django.db import connection
+from django.db import IntegrityError, connection
 from django.db.migrations.executor import MigrationExecutor
 from django.test import AsyncClient, override_settings
 
@@ -118,3 +118,16 @@ def test_existing_clusters_move_into_the_store():
     assert row.resource_version == 3 and sorted(moved.values()) == [2, 3]
     assert objectstore.scenario_objects(cluster.pk) == {"services": [{"metadata": {"name": "svc", "namespace": "web"}}],
                                                         "persistentvolumes": [{"metadata": {"name": "pv-1"}}]}
+
+
+def test_a_write_whose_change_log_cannot_be_stored_fails_and_stores_nothing(small):
+    cluster, _token = small
+    rv = Cluster.objects.get(pk=cluster.pk).resource_version
+    StoreChange.objects.create(cluster=cluster, rv=rv + 1, kind="pods", type="ADDED", key="x/y", raw={})
+    row = objectstore.pod_row(cluster, objectstore.checked("Pod", pod("collides")))
+    with pytest.raises(IntegrityError):
+        with objectstore.writing(cluster.pk) as w:
+            objectstore.put_pod(w, row)   # takes rv + 1, which the log already holds
+            row.save()
+    assert not Pod.objects.filter(cluster=cluster, name="collides").exists()
+    assert Cluster.objects.get(pk=cluster.pk).resource_version == rv
