@@ -448,7 +448,8 @@ class ApiCluster(SimulatedCluster):
         name = obj["metadata"]["name"]
         limit = self.quota.get(res.store)
         if limit is not None and res.store in QUOTA_RESOURCES:
-            used = len(self.items(res.store))
+            held = self.pods if res.store == "pods" else self.nodes if res.store == "nodes" else self.extra[res.store]
+            used = len(held)
             if used + 1 > limit:
                 what = QUOTA_RESOURCES[res.store]
                 raise ApiError.forbidden(res, name, f"exceeded quota: {QUOTA_NAME}, requested: {what}=1, used: "

@@ -323,7 +323,8 @@ class Recorder(TraceSink):
                 metrics.RECORDER_LAG.labels(self.cluster_name).set(self.lag())
                 if self.on_commit is not None and batch:
                     try:
-                        self.on_commit([(k, p.summary if k == CYCLE else p[0] if k == EVENT else p) for k, p, _t in batch])
+                        self.on_commit([(k, p.summary if k == CYCLE else p[0] if k == EVENT else p)
+                                        for k, p, _t in batch])
                     except Exception:  # a broadcast problem must never stop the recorder
                         log.exception("recorder %s: on_commit failed", self.cluster_name)
                 batch, states = [], {}
