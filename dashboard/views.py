@@ -125,9 +125,9 @@ def manifest_text(raw: dict, drop=()) -> str:
     return yaml.safe_dump({k: raw[k] for k in keys if k not in drop}, sort_keys=False, default_flow_style=False)
 
 
-def editor_page(request, cluster, title: str, initial: str, write, done, note: str = ""):
+def editor_page(request, cluster, title: str, initial: str, write, done, back: str, note: str = ""):
     """The Node and Pod editor: GET shows ``initial``; POST writes through ``write`` (a services.clusters writer)
-    and redirects to ``done(row)``, or shows the validator's errors at their lines."""
+    and redirects to ``done(row)``, or shows the validator's errors at their lines; Cancel goes to ``back``."""
     form = ManifestForm(request.POST or None, initial={"manifest": initial})
     if request.method == "POST" and form.is_valid():
         row = form.save(write)
@@ -135,13 +135,14 @@ def editor_page(request, cluster, title: str, initial: str, write, done, note: s
             messages.success(request, f"{title}: saved")
             return redirect(done(row))
     return render(request, "dashboard/object_edit.html", {"cluster": cluster, "form": form, "title": title,
-                                                          "note": note})
+                                                          "note": note, "back": back})
 
 
 @cluster_view(**SIMULATED_EDITOR)
 def node_new(request, cluster):
     return editor_page(request, cluster, "New node", NODE_EXAMPLE, lambda doc: svc.add_node(cluster, doc),
-                       lambda row: reverse("node", args=[cluster.name, row.name]))
+                       lambda row: reverse("node", args=[cluster.name, row.name]),
+                       reverse("nodes", args=[cluster.name]))
 
 
 @cluster_view(**SIMULATED_EDITOR)
@@ -150,13 +151,15 @@ def node_edit(request, cluster, node_name):
     return editor_page(request, cluster, f"Node {node_name}", manifest_text(row.raw),
                        lambda doc: svc.update_node(cluster, row, doc, request.user),
                        lambda saved: reverse("node", args=[cluster.name, node_name]),
+                       reverse("node", args=[cluster.name, node_name]),
                        note="name, uid and creation time stay; the status is what the simulated kubelet reports")
 
 
 @cluster_view(**SIMULATED_EDITOR)
 def pod_new(request, cluster):
     return editor_page(request, cluster, "New pod", POD_EXAMPLE, lambda doc: svc.add_pod(cluster, doc),
-                       lambda row: reverse("pod", args=[cluster.name, row.namespace, row.name]))
+                       lambda row: reverse("pod", args=[cluster.name, row.namespace, row.name]),
+                       reverse("pending", args=[cluster.name]))
 
 
 @cluster_view(**SIMULATED_EDITOR)
@@ -165,6 +168,7 @@ def pod_edit(request, cluster, namespace, pod_name):
     return editor_page(request, cluster, f"Pod {row.key}", manifest_text(row.raw, drop=("status",)),
                        lambda doc: svc.update_pod(cluster, row, doc, request.user),
                        lambda saved: reverse("pod", args=[cluster.name, namespace, pod_name]),
+                       reverse("pod", args=[cluster.name, namespace, pod_name]),
                        note="as kube allows a pod update: labels and annotations, added tolerations, removed "
                             "scheduling gates, images, deadlines (node selection too while the pod is gated); "
                             "for any other change delete the pod and create it anew")
