@@ -1,5 +1,5 @@
 """The object editor in headless Chromium: a scenario uploaded from the overview, a pod written in the editor
-(refused first, with its field's line, then saved) that the scheduler then finds pending, and that the REST API
+(refused first, with its field's line marked and selectable, then saved) that the scheduler then finds pending, and that the REST API
 serves (one store)."""
 from __future__ import annotations
 
@@ -50,6 +50,9 @@ def test_upload_scenario_and_create_a_pod_in_the_editor(server, tmp_path):
         expect(page.locator("#editor-errors")).to_contain_text(
             'line 14: spec.containers[0].resources.requests[cpu]: Invalid value: "-64": must be greater than or '
             'equal to 0')
+        expect(page.locator(".gutter .bad")).to_have_text("14")   # the line marked beside the manifest
+        page.click("#editor-errors li.at-line")                      # and selected on a click on its error
+        assert editor.evaluate("a => a.value.slice(a.selectionStart, a.selectionEnd)") == '        cpu: "-64"'
         _shot(page, tmp_path, "object-editor", full_page=False)
         editor.fill(HUGE.format(cpu="64"))
         page.click("#object-editor button")
