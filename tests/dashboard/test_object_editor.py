@@ -10,10 +10,11 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 
 from dashboard.models import Cluster, ClusterMembership, Node, Pod, StoreChange
 from dashboard.profiles.models import AuditLog
+from dashboard.services.credentials import create_token
 from dashboard.services.objectstore import current_rv
 from scheduler_core.documents import field_line
 
-from .conftest import load_cluster, make_user, page_client, small_scenario
+from .conftest import load_cluster, make_user, page_client, small_scenario, wait_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -57,6 +58,10 @@ def test_new_pod_is_stored_for_every_reader(cluster, editor, api):
     row = Pod.objects.get(cluster=cluster, name="edited-web")
     assert (row.cpu_m, row.queue, row.labels) == (500, Pod.ACTIVE, {"app": "web"})
     assert api.get("/api/clusters/small/pods/default/edited-web/").status_code == 200
+    _, token = create_token(cluster, "kubectl")
+    served = editor.get("/clusters/small/k8s/api/v1/namespaces/default/pods/edited-web",
+                        HTTP_AUTHORIZATION=f"Bearer {token}")
+    assert served.status_code == 200 and served.json()["metadata"]["labels"] == {"app": "web"}   # kubectl's view
     assert any(c["type"] == "ADDED" and c["kind"] == "pods" for c in _changes(cluster, rv))
 
 
@@ -102,12 +107,19 @@ def test_node_created_edited_and_deleted(cluster, editor):
     text = page.context["form"].initial["manifest"]
     assert "name: n-0" in text and "resourceVersion:" in text
     rv = Node.objects.get(cluster=cluster, name="n-0").rv
+    _, token = create_token(cluster, "kubectl")
+
+    def kubectl_zone():
+        node = editor.get("/clusters/small/k8s/api/v1/nodes/n-0", HTTP_AUTHORIZATION=f"Bearer {token}").json()
+        return node["metadata"]["labels"]["topology.kubernetes.io/zone"]
+    assert kubectl_zone() == "b"
     text = text.replace("topology.kubernetes.io/zone: b", "topology.kubernetes.io/zone: c").replace("cpu: '4'",
                                                                                                      "cpu: '6'")
     assert editor.post("/clusters/small/nodes/n-0/edit/", {"manifest": text}).status_code == 302
     node = Node.objects.get(cluster=cluster, name="n-0")
     assert (node.zone, node.allocatable["cpu"], node.raw["metadata"]["resourceVersion"]) == ("c", 6000, str(node.rv))
     assert {"type": "MODIFIED", "kind": "nodes"} in _changes(cluster, rv)
+    wait_for(lambda: kubectl_zone() == "c", timeout=5, what="the k8s API to serve the edited node")
     # the same text again carries the old resourceVersion: a conflict, as kube answers it
     resp = editor.post("/clusters/small/nodes/n-0/edit/", {"manifest": text})
     assert "has been modified" in errors(resp)[0]
