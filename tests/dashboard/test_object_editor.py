@@ -123,8 +123,11 @@ def test_node_created_edited_and_deleted(cluster, editor):
     # the same text again carries the old resourceVersion: a conflict, as kube answers it
     resp = editor.post("/clusters/small/nodes/n-0/edit/", {"manifest": text})
     assert "has been modified" in errors(resp)[0]
-    resp = editor.post("/clusters/small/nodes/n-0/edit/", {"manifest": text.replace("name: n-0", "name: n-9")})
-    assert errors(resp)[0].startswith("line ") and "metadata.name: field is immutable" in errors(resp)[0]
+    renamed = text.replace("  name: n-0", "  name: n-9")
+    name_line = renamed.splitlines().index("  name: n-9") + 1
+    resp = editor.post("/clusters/small/nodes/n-0/edit/", {"manifest": renamed})
+    assert errors(resp) == [f"line {name_line}: metadata.name: the name of the object (n-9) does not match the name "
+                            "on the URL (n-0)"]
     # delete: a confirmation first, then the node goes
     assert b"Delete node n-0" in editor.get("/clusters/small/nodes/n-0/delete/").content
     assert Node.objects.filter(cluster=cluster, name="n-0").exists()
@@ -147,6 +150,9 @@ def test_pod_edit_allows_what_kube_allows(cluster, editor):
     assert errors(resp)[0].startswith("line ") and "spec: Forbidden: pod updates may not change fields" in \
         errors(resp)[0]
     assert Pod.objects.get(cluster=cluster, name="web-0").cpu_m == 500
+    resp = editor.post("/clusters/small/pods/default/web-0/edit/",
+                       {"manifest": fresh.replace("kind: Pod", "kind: Node")})
+    assert errors(resp) == ['line 2: kind: Node in version "v1" cannot be handled as a Pod']
     assert editor.post("/clusters/small/pods/default/web-0/delete/").status_code == 302
     assert not Pod.objects.filter(cluster=cluster, name="web-0").exists()
 
