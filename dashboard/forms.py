@@ -1,11 +1,17 @@
-"""Forms of the cluster pages: the what-if questions (validated by services.whatif.question, as the API is)."""
+"""Forms of the cluster pages: the what-if questions (validated by services.whatif.question, as the API is), the
+Node and Pod editor and the scenario upload (validated by the writers of services.clusters, as the API is)."""
 from __future__ import annotations
 
+import yaml
 from django import forms
+
+from scheduler_core.documents import field_line, safe_yaml_load, yaml_error_place
+from scheduler_core.scenario import ScenarioError, load_documents
 
 from .models import WhatIfRun
 from .profiles.models import ProfileVersion
 from .services import whatif
+from .services.objectstore import ValidationFailed
 
 
 class VersionChoice(forms.ModelChoiceField):
@@ -71,3 +77,84 @@ class AddNodesForm(WhatIfForm):
 
 
 FORMS = {form.kind: form for form in (CapacityForm, DrainForm, AddNodesForm)}
+
+
+NODE_EXAMPLE = """apiVersion: v1
+kind: Node
+metadata:
+  name: node-new-1
+  labels:
+    kubernetes.io/hostname: node-new-1
+    topology.kubernetes.io/zone: zone-a
+spec:
+  taints: []
+status:
+  capacity: {cpu: "8", memory: 32Gi, pods: "110"}
+  allocatable: {cpu: "8", memory: 32Gi, pods: "110"}
+"""
+
+POD_EXAMPLE = """apiVersion: v1
+kind: Pod
+metadata:
+  name: web-1
+  namespace: default
+  labels:
+    app: web
+spec:
+  containers:
+  - name: web
+    image: nginx:1.27
+    resources:
+      requests: {cpu: 500m, memory: 512Mi}
+      limits: {cpu: "1", memory: 1Gi}
+"""
+
+
+class ManifestForm(forms.Form):
+    """One Node or Pod as YAML or JSON; ``save`` hands it to a service writer and puts the validator's field
+    errors on the form, each with the line of the manifest that holds its field."""
+
+    manifest = forms.CharField(widget=forms.Textarea(attrs={"rows": 28, "spellcheck": "false", "class": "mono"}),
+                               help_text="YAML or JSON", strip=False)
+
+    def clean_manifest(self):
+        text = self.cleaned_data["manifest"]
+        try:
+            doc = safe_yaml_load(text)
+        except yaml.YAMLError as err:
+            raise forms.ValidationError(f"invalid YAML: {yaml_error_place(err)}") from None
+        if not isinstance(doc, dict):
+            raise forms.ValidationError("expected one object (a mapping with apiVersion, kind, metadata, spec)")
+        self.document = doc
+        return text
+
+    def save(self, write):
+        """``write(document)`` (a services.clusters writer); None with the errors on the form when refused."""
+        try:
+            return write(self.document)
+        except ValidationFailed as err:
+            for path, problems in err.errors.items():
+                line = field_line(self.cleaned_data["manifest"], path) if path else None
+                for problem in problems:
+                    self.add_error("manifest", f"{f'line {line}: ' if line else ''}{path}: {problem}"
+                                   if path else problem)
+            return None
+
+
+class ScenarioUploadForm(forms.Form):
+    """A scenario file: the golden format or a ``kubectl get -o json`` List (services.clusters.load_scenario)."""
+
+    file = forms.FileField(label="scenario", help_text="golden scenario (JSON or YAML) or a kubectl get -o json List")
+
+    def clean_file(self):
+        upload = self.cleaned_data["file"]
+        try:
+            text = upload.read().decode("utf-8")
+        except UnicodeDecodeError:
+            raise forms.ValidationError("not UTF-8 text") from None
+        try:
+            docs = load_documents(text, upload.name)
+        except ScenarioError as err:
+            raise forms.ValidationError(str(err)) from None
+        self.data_loaded = docs[0] if len(docs) == 1 else docs
+        return upload

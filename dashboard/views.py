@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from datetime import timezone as dt_timezone
 
+import yaml
+
 from django.conf import settings
 from django.contrib import messages
 from django.db.models import Count
@@ -14,10 +16,12 @@ from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme, urlencode
 from django.views.decorators.http import require_POST
 from prometheus_client import generate_latest
+
+from scheduler_core.scenario import ScenarioError
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
 from .access import EDITOR, at_least, cluster_view, visible_clusters
-from .forms import FORMS
+from .forms import FORMS, NODE_EXAMPLE, POD_EXAMPLE, ManifestForm, ScenarioUploadForm
 from .models import Cluster, Node, Pod, SchedulingEvent, WhatIfRun
 from .queryforms import EventsQuery, NodesQuery, PendingQuery, PodQuery, ShadowQuery, query_form
 from .services import clusters as svc
@@ -107,6 +111,113 @@ def pod_bind(request, cluster, namespace, pod_name):
         (messages.warning if answer["rejections"] else messages.success)(request, answer["message"])
     url = reverse("pod", args=[cluster.name, namespace, pod_name])
     return redirect(f"{url}?{urlencode({'bind': node_name})}" if check else url)
+
+
+SIMULATED_EDITOR = dict(needed=EDITOR, kind=Cluster.SIMULATED)   # object editors: simulated clusters, editors
+
+
+MANIFEST_ORDER = ("apiVersion", "kind", "metadata", "spec", "status")
+
+
+def manifest_text(raw: dict, drop=()) -> str:
+    """An object as the editor shows it: YAML, apiVersion, kind, metadata, spec and status first, without ``drop``."""
+    keys = [k for k in MANIFEST_ORDER if k in raw] + [k for k in raw if k not in MANIFEST_ORDER]
+    return yaml.safe_dump({k: raw[k] for k in keys if k not in drop}, sort_keys=False, default_flow_style=False)
+
+
+def editor_page(request, cluster, title: str, initial: str, write, done, back: str, note: str = ""):
+    """The Node and Pod editor: GET shows ``initial``; POST writes through ``write`` (a services.clusters writer)
+    and redirects to ``done(row)``, or shows the validator's errors at their lines; Cancel goes to ``back``."""
+    form = ManifestForm(request.POST or None, initial={"manifest": initial})
+    if request.method == "POST" and form.is_valid():
+        row = form.save(write)
+        if row is not None:
+            messages.success(request, f"{title}: saved")
+            return redirect(done(row))
+    return render(request, "dashboard/object_edit.html", {"cluster": cluster, "form": form, "title": title,
+                                                          "note": note, "back": back})
+
+
+@cluster_view(**SIMULATED_EDITOR)
+def node_new(request, cluster):
+    return editor_page(request, cluster, "New node", NODE_EXAMPLE, lambda doc: svc.add_node(cluster, doc),
+                       lambda row: reverse("node", args=[cluster.name, row.name]),
+                       reverse("nodes", args=[cluster.name]))
+
+
+@cluster_view(**SIMULATED_EDITOR)
+def node_edit(request, cluster, node_name):
+    row = get_object_or_404(Node, cluster=cluster, name=node_name)
+    return editor_page(request, cluster, f"Node {node_name}", manifest_text(row.raw),
+                       lambda doc: svc.update_node(cluster, row, doc, request.user),
+                       lambda saved: reverse("node", args=[cluster.name, node_name]),
+                       reverse("node", args=[cluster.name, node_name]),
+                       note="name, uid and creation time stay; the status is what the simulated kubelet reports")
+
+
+@cluster_view(**SIMULATED_EDITOR)
+def pod_new(request, cluster):
+    return editor_page(request, cluster, "New pod", POD_EXAMPLE, lambda doc: svc.add_pod(cluster, doc),
+                       lambda row: reverse("pod", args=[cluster.name, row.namespace, row.name]),
+                       reverse("pending", args=[cluster.name]))
+
+
+@cluster_view(**SIMULATED_EDITOR)
+def pod_edit(request, cluster, namespace, pod_name):
+    row = get_object_or_404(Pod, cluster=cluster, namespace=namespace, name=pod_name)
+    return editor_page(request, cluster, f"Pod {row.key}", manifest_text(row.raw, drop=("status",)),
+                       lambda doc: svc.update_pod(cluster, row, doc, request.user),
+                       lambda saved: reverse("pod", args=[cluster.name, namespace, pod_name]),
+                       reverse("pod", args=[cluster.name, namespace, pod_name]),
+                       note="as kube allows a pod update: labels and annotations, added tolerations, removed "
+                            "scheduling gates, images, deadlines (node selection too while the pod is gated); "
+                            "for any other change delete the pod and create it anew")
+
+
+@cluster_view(**SIMULATED_EDITOR)
+def node_delete(request, cluster, node_name):
+    """Confirmation (GET), then the node and the pods bound to it are deleted (POST)."""
+    get_object_or_404(Node, cluster=cluster, name=node_name)
+    if request.method == "POST":
+        svc.delete_node(cluster, node_name, request.user)
+        messages.success(request, f"node {node_name} deleted")
+        return redirect("nodes", name=cluster.name)
+    bound = Pod.objects.filter(cluster=cluster, node_name=node_name).count()
+    return render(request, "dashboard/object_delete.html", {
+        "cluster": cluster, "what": f"node {node_name}", "back": reverse("node", args=[cluster.name, node_name]),
+        "consequence": f"The {bound} pod{'' if bound == 1 else 's'} bound to it are deleted with it, as the pod "
+                       f"garbage collector does." if bound else "No pod is bound to it."})
+
+
+@cluster_view(**SIMULATED_EDITOR)
+def pod_delete(request, cluster, namespace, pod_name):
+    """Confirmation (GET), then the pod is deleted (POST)."""
+    row = get_object_or_404(Pod, cluster=cluster, namespace=namespace, name=pod_name)
+    if request.method == "POST":
+        svc.delete_pod(cluster, row, request.user)
+        messages.success(request, f"pod {row.key} deleted")
+        return redirect("pending", name=cluster.name)
+    return render(request, "dashboard/object_delete.html", {
+        "cluster": cluster, "what": f"pod {row.key}", "back": reverse("pod", args=[cluster.name, namespace, pod_name]),
+        "consequence": f"It is bound to {row.node_name}; the node's resources are freed." if row.node_name
+        else "It leaves the scheduling queue; its recorded cycles remain."})
+
+
+@cluster_view(**SIMULATED_EDITOR)
+def scenario_upload(request, cluster):
+    """Replace the cluster's nodes, pods and objects with an uploaded scenario or List."""
+    form = ScenarioUploadForm(request.POST or None, request.FILES or None)
+    if request.method == "POST" and form.is_valid():
+        upload = form.cleaned_data["file"]
+        try:
+            counts = svc.load_scenario(cluster, form.data_loaded, upload.name, user=request.user)
+        except (ScenarioError, svc.ValidationFailed) as err:
+            form.add_error("file", str(err))
+        else:
+            messages.success(request, f"{upload.name}: {counts['nodes']} nodes, {counts['bound']} bound and "
+                                      f"{counts['pending']} pending pods loaded")
+            return redirect("overview", name=cluster.name)
+    return render(request, "dashboard/scenario_upload.html", {"cluster": cluster, "form": form})
 
 
 @cluster_view()

@@ -4,6 +4,7 @@ document nested 100,000 deep would end in RecursionError; kube's own decoders st
 from __future__ import annotations
 
 import json
+import re
 
 import yaml
 
@@ -73,3 +74,37 @@ def safe_yaml_load(text):
 def safe_yaml_load_all(text) -> list:
     """Every YAML document of a stream, loaded safely (raises yaml.YAMLError)."""
     return list(yaml.load_all(text, Loader=SafeLoader))
+
+
+_PATH_STEP = re.compile(r"([^.\[\]]+)|\[([^\]]*)\]")
+
+
+def yaml_error_place(err: yaml.YAMLError) -> str:
+    """"line L, column C: problem" of a YAML error with a mark, else its first line."""
+    mark = getattr(err, "problem_mark", None) or getattr(err, "context_mark", None)
+    problem = getattr(err, "problem", None) or str(err).splitlines()[0]
+    return f"line {mark.line + 1}, column {mark.column + 1}: {problem}" if mark else problem
+
+
+def field_line(text: str, path: str) -> int | None:
+    """The 1-based line of ``text`` (one YAML or JSON document) that holds the field at a kube field path such as
+    ``spec.containers[0].resources.requests[cpu]``: the deepest part of the path the document has; None when the
+    text does not parse or has none of it."""
+    try:
+        node = yaml.compose(text, Loader=SafeLoader)
+    except yaml.YAMLError:
+        return None
+    line = None
+    for step in _PATH_STEP.finditer(path):
+        key = step.group(1) if step.group(1) is not None else step.group(2)
+        if isinstance(node, yaml.MappingNode):
+            value = next(((k, v) for k, v in node.value if isinstance(k, yaml.ScalarNode) and k.value == key), None)
+            if value is None:
+                break
+            line, node = value[0].start_mark.line + 1, value[1]
+        elif isinstance(node, yaml.SequenceNode) and key.isdigit() and int(key) < len(node.value):
+            node = node.value[int(key)]
+            line = node.start_mark.line + 1
+        else:
+            break
+    return line

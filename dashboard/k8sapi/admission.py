@@ -3,7 +3,7 @@ scheduling (Priority, DefaultTolerationSeconds), validation the scheduler relies
 from __future__ import annotations
 
 from scheduler_core.objects import Node, ParseError, Pod
-from scheduler_core.objects.validation import object_errors
+from scheduler_core.objects.validation import object_errors, pod_update_errors
 
 from .errors import ApiError
 
@@ -13,9 +13,6 @@ SYSTEM_PRIORITY_CLASSES = (("system-node-critical", 2000001000,
                             "Used for system critical pods that must run in the cluster, but can be moved to "
                             "another node if necessary."))
 DEFAULT_TOLERATIONS = ("node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable")
-# Pod spec fields an update may change (ValidatePodUpdate), besides images and scheduling gates.
-POD_MUTABLE_SPEC = ("activeDeadlineSeconds", "tolerations", "terminationGracePeriodSeconds", "schedulingGates")
-POD_GATED_MUTABLE_SPEC = ("nodeSelector", "affinity")
 NOTE_LIMIT = 1024
 
 
@@ -146,30 +143,11 @@ def _admit_priority(res, name: str, spec: dict, priority_classes: dict) -> None:
 
 
 def check_pod_update(res, old: dict, new: dict) -> None:
-    """ValidatePodUpdate: only images, deadlines, added tolerations and removed gates may change (plus node
-    selection while the pod is still gated)."""
+    """ValidatePodUpdate (``pod_update_errors``), then the scheduler's parse of the new pod."""
     name = new["metadata"]["name"]
-    o, n = dict(old.get("spec") or {}), dict(new.get("spec") or {})
-    gated = bool(o.get("schedulingGates"))
-    for key in POD_MUTABLE_SPEC + (POD_GATED_MUTABLE_SPEC if gated else ()):
-        o.pop(key, None)
-        n.pop(key, None)
-    for field in ("containers", "initContainers"):
-        if field in o and field in n and len(o[field]) == len(n[field]):
-            o[field] = [{k: v for k, v in c.items() if k != "image"} for c in o[field]]
-            n[field] = [{k: v for k, v in c.items() if k != "image"} for c in n[field]]
-    old_gates = {g.get("name") for g in (old.get("spec") or {}).get("schedulingGates") or []}
-    new_gates = {g.get("name") for g in (new.get("spec") or {}).get("schedulingGates") or []}
-    if o != n:
-        raise ApiError.invalid(res, name, [("spec", "FieldValueForbidden",
-                                            "Forbidden: pod updates may not change fields other than "
-                                            "`spec.containers[*].image`,`spec.initContainers[*].image`,"
-                                            "`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to "
-                                            "existing tolerations),`spec.terminationGracePeriodSeconds` (allow it "
-                                            "to be set to 1 if it was previously negative)")])
-    if not new_gates <= old_gates:
-        raise ApiError.invalid(res, name, [("spec.schedulingGates", "FieldValueForbidden",
-                                            "Forbidden: only deletion is allowed, but found new scheduling gate")])
+    errs = pod_update_errors(old, new)
+    if errs:
+        raise ApiError.invalid(res, name, [(errs[0].path, errs[0].reason, errs[0].body())])
     try:
         Pod(new)
     except ParseError as err:

@@ -13,6 +13,7 @@ from django.db.models import F
 
 from scheduler_core.config import ConfigError, load_config
 from scheduler_core.framework.profile import FrameworkError
+from scheduler_core.objects.validation import pod_update_errors
 from scheduler_core.plugins.registry import in_tree_registry
 from scheduler_core.scenario import ScenarioError, scenario_from_data
 
@@ -101,6 +102,67 @@ def add_node(cluster: Cluster, raw: dict) -> Node:
             row.save()
     except IntegrityError:
         raise ValidationFailed({"metadata.name": [f'node "{node.name}" already exists']}) from None
+    return row
+
+
+def replacement(old: dict, raw: dict, kept: tuple) -> dict:
+    """A PUT's new object: ``raw`` with the ``kept`` parts of ``old`` (metadata uid, creation time, namespace are
+    always kept); refused when it renames the object or its resourceVersion is not the stored one (kube-apiserver's
+    messages)."""
+    old_meta, meta = old.get("metadata") or {}, dict(raw.get("metadata") or {})
+    if meta.get("name") not in (None, old_meta.get("name")):
+        raise ValidationFailed({"metadata.name": [f'the name of the object ({meta["name"]}) does not match the name '
+                                                  f'on the URL ({old_meta.get("name")})']})
+    if meta.get("resourceVersion") not in (None, "", old_meta.get("resourceVersion")):
+        raise ValidationFailed({"metadata.resourceVersion": [
+            "the object has been modified; please apply your changes to the latest version and try again"]})
+    for field in ("name", "uid", "creationTimestamp", "namespace"):
+        if field in old_meta:
+            meta[field] = old_meta[field]
+    new = dict(raw, metadata=meta)
+    for part in kept:
+        new.pop(part, None)
+        if part in old:
+            new[part] = old[part]
+    return new
+
+
+def update_node(cluster: Cluster, node: Node, raw: dict, user=None) -> Node:
+    """Replace a node (its spec, labels and the status its kubelet reports) as a PUT would."""
+    require_simulated(cluster, "changing a node")
+    with objectstore.writing(cluster.pk) as w:
+        old = Node.objects.select_for_update().filter(pk=node.pk).first()
+        if old is None:
+            raise ValidationFailed({"metadata.name": [f'node "{node.name}" no longer exists']})
+        parsed = checked("Node", replacement(old.raw, raw, ()))
+        row = node_row(cluster, parsed)
+        row.pk = old.pk
+        objectstore.put_node(w, row, objectstore.MODIFIED)
+        Node.objects.filter(pk=old.pk).update(raw=row.raw, rv=row.rv, **objectstore.node_columns(parsed))
+    audit(user, "node.update", cluster, node=row.name)
+    return row
+
+
+def update_pod(cluster: Cluster, pod: Pod, raw: dict, user=None) -> Pod:
+    """Replace a pod's metadata and spec as a PUT would: its status stays, and the spec changes only where kube's
+    ValidatePodUpdate allows (``pod_update_errors``)."""
+    require_simulated(cluster, "changing a pod")
+    with objectstore.writing(cluster.pk) as w:
+        old = Pod.objects.select_for_update().filter(pk=pod.pk).first()
+        if old is None:
+            raise ValidationFailed({"metadata.name": [f'pod "{pod.key}" no longer exists']})
+        new = replacement(old.raw, raw, ("status",))
+        errs = pod_update_errors(old.raw, new)
+        if errs:
+            raise ValidationFailed({e.path: [e.body()] for e in errs})
+        parsed = checked("Pod", new)
+        row = pod_row(cluster, parsed)
+        ungated = old.queue == Pod.GATED and row.queue != Pod.GATED
+        row.pk, row.queue = old.pk, row.queue if ungated else old.queue
+        objectstore.put_pod(w, row, objectstore.MODIFIED)
+        Pod.objects.filter(pk=old.pk).update(raw=row.raw, rv=row.rv, queue=row.queue,
+                                             **objectstore.pod_columns(parsed))
+    audit(user, "pod.update", cluster, pod=row.key, uid=row.uid)
     return row
 
 

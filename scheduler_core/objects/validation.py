@@ -208,6 +208,38 @@ def _validate_node(raw: dict, errs: list) -> None:
             validate_resource_list(status.get(field), f"status.{field}", errs)
 
 
+# Pod spec fields an update may change (ValidatePodUpdate), besides images and scheduling gates; the second set
+# only while the pod is still gated.
+POD_MUTABLE_SPEC = ("activeDeadlineSeconds", "tolerations", "terminationGracePeriodSeconds", "schedulingGates")
+POD_GATED_MUTABLE_SPEC = ("nodeSelector", "affinity")
+
+
+def pod_update_errors(old: dict, new: dict) -> list:
+    """ValidatePodUpdate: only images, deadlines, added tolerations and removed gates may change (plus node
+    selection while the pod is still gated); metadata is checked by ``object_errors``."""
+    o, n = dict(old.get("spec") or {}), dict(new.get("spec") or {})
+    gated = bool(o.get("schedulingGates"))
+    for key in POD_MUTABLE_SPEC + (POD_GATED_MUTABLE_SPEC if gated else ()):
+        o.pop(key, None)
+        n.pop(key, None)
+    for field in ("containers", "initContainers"):
+        if field in o and field in n and len(o[field]) == len(n[field]):
+            o[field] = [{k: v for k, v in c.items() if k != "image"} for c in o[field]]
+            n[field] = [{k: v for k, v in c.items() if k != "image"} for c in n[field]]
+    errs = []
+    if o != n:
+        errs.append(forbidden("spec", "pod updates may not change fields other than "
+                                      "`spec.containers[*].image`,`spec.initContainers[*].image`,"
+                                      "`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to "
+                                      "existing tolerations),`spec.terminationGracePeriodSeconds` (allow it "
+                                      "to be set to 1 if it was previously negative)"))
+    old_gates = {g.get("name") for g in (old.get("spec") or {}).get("schedulingGates") or []}
+    new_gates = {g.get("name") for g in (new.get("spec") or {}).get("schedulingGates") or []}
+    if not new_gates <= old_gates:
+        errs.append(forbidden("spec.schedulingGates", "only deletion is allowed, but found new scheduling gate"))
+    return errs
+
+
 _BY_KIND = {"Pod": _validate_pod, "Node": _validate_node}
 
 

@@ -188,7 +188,7 @@ def _candidates(route: str, stored: dict) -> dict:
             values["object_id"] = values["id"] = [_first_pk(apps.get_model(m[1], m[2])), "x"]
         except LookupError:
             values["object_id"] = values["id"] = ["1", "x"]
-    if route in ("pod", "pod-bind"):
+    if route in ("pod", "pod-bind", "pod-edit", "pod-delete"):
         values["pod"] = [{"name": c, "namespace": ns, "pod_name": n} for c, ns, n in pods]
     elif route in ("pod-detail", "pod-binding"):
         values["pod"] = [{"cluster_name": c, "namespace": ns, "name": n} for c, ns, n in pods]
