@@ -116,22 +116,17 @@ def shadow(request, cluster, query):
     return render(request, "dashboard/shadow.html", dict(ctx, cluster=cluster))
 
 
-NODES_PAGE = 100
+NODES_PAGE = 25
 
 
 @cluster_view()
 @query_form(NodesQuery)
 def nodes(request, cluster, query):
-    q = query.get("q", "")
-    total = queries.count_nodes(cluster, q)
-    pages = max(1, -(-total // NODES_PAGE))
-    page = min(query.get("page", 1), pages)
-    rows = queries.node_usage(cluster, order=query.get("sort", "util"), q=q, offset=(page - 1) * NODES_PAGE,
-                              limit=NODES_PAGE)
+    page = queries.node_page(cluster, query.get("sort", "util"), query.get("q", ""), query.get("page", 1), NODES_PAGE)
     params = request.GET.copy()
     params.pop("page", None)
-    return render(request, "dashboard/nodes.html", {"cluster": cluster, "rows": rows, "f": request.GET, "total": total,
-                                                    "page": page, "pages": pages, "params": params.urlencode()})
+    return render(request, "dashboard/nodes.html", {"cluster": cluster, "page": page, "f": request.GET,
+                                                    "params": params.urlencode()})
 
 
 @cluster_view()
