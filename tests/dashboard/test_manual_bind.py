@@ -269,6 +269,7 @@ def test_bind_form_in_a_browser(server, tmp_path):
         confirm = page.locator("#bind-confirm")
         expect(confirm).to_contain_text("gpu-1 fails TaintToleration", timeout=30000)
         expect(page.locator("#pod-queue")).to_be_visible()
+        page.evaluate("window.scrollTo(0, 0)")
         _shot(page, tmp_path, "pod-bind-confirm", full_page=False)
         confirm.locator("button[name=bind]").click()
         expect(page.locator("#flash")).to_contain_text("Manually assigned ml/inference-no-toleration to gpu-1",
