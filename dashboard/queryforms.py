@@ -147,7 +147,10 @@ class PodQuery(QueryForm):
     sort = _choice(FILTER_SORTS)
     fpage = _page()
     spage = _page()
-    bind = _text()
+    binding = _choice(("1",))   # the manual-binding choices, checked
+    bind = _text()              # the node chosen for a manual binding
+    bq = _text()                # the manual-binding choices: node name contains
+    confirm = _choice(("1",))   # ask to confirm binding to ``bind``, which fails a Filter plugin
 
 
 class VersionQuery(QueryForm):

@@ -25,7 +25,7 @@ from .forms import FORMS, NODE_EXAMPLE, POD_EXAMPLE, ManifestForm, ScenarioUploa
 from .models import Cluster, Node, Pod, SchedulingEvent, WhatIfRun
 from .queryforms import EventsQuery, NodesQuery, PendingQuery, PodQuery, ShadowQuery, query_form
 from .services import clusters as svc
-from .services import (binding, metrics, pendingview, podview, queries, rejections, shadowview, timewindow, traceview,
+from .services import (binding, bindfit, metrics, pendingview, podview, queries, rejections, shadowview, timewindow, traceview,
                        whatif)
 
 
@@ -89,9 +89,13 @@ def pod(request, cluster, namespace, pod_name, query):
     params = request.GET.copy()
     for k in ("fpage", "spage"):
         params.pop(k, None)
-    ctx.update(cluster=cluster, params=params.urlencode(), bind_node=query.get("bind", ""))
+    bind_node = query.get("bind", "")
+    ctx.update(cluster=cluster, params=params.urlencode(), bind_node=bind_node)
     if ctx["pod"] is not None and not ctx["pod"].node_name and cluster.kind == Cluster.SIMULATED:
-        ctx["bind_nodes"] = Node.objects.filter(cluster=cluster).order_by("name").values_list("name", flat=True)
+        ctx["can_bind"] = at_least(request.cluster_role, EDITOR)
+        if ctx["can_bind"] and set(query) & {"binding", "bind", "bq"}:
+            ctx["bind_choices"] = bindfit.node_choices(cluster, ctx["pod"], q=query.get("bq", ""), chosen=bind_node)
+            ctx["bind_confirm"] = bool(bind_node) and query.get("confirm") == "1"
     return render(request, "dashboard/pod.html", ctx)
 
 
@@ -101,16 +105,24 @@ def pod_bind(request, cluster, namespace, pod_name):
     """The pod page's "Bind manually" form: check (dry run) or bind, then back to the pod with the outcome."""
     pod_row = get_object_or_404(Pod, cluster=cluster, namespace=namespace, name=pod_name)
     node_name = request.POST.get("node", "")
+    url = reverse("pod", args=[cluster.name, namespace, pod_name])
     check = "check" in request.POST
+    uid = request.POST.get("uid", "")
     try:
-        answer = binding.bind_pod(cluster, pod_row, node_name, request.user, uid=request.POST.get("uid", ""),
-                                  dry_run=check)
+        if check:
+            answer = binding.bind_pod(cluster, pod_row, node_name, request.user, uid=uid, dry_run=True)
+        else:
+            answer = binding.bind_unless_rejected(cluster, pod_row, node_name, request.user, uid=uid,
+                                                  confirmed=request.POST.get("confirmed") == "1")
     except binding.BindFailed as err:
         messages.error(request, err.message)
     else:
         (messages.warning if answer["rejections"] else messages.success)(request, answer["message"])
-    url = reverse("pod", args=[cluster.name, namespace, pod_name])
-    return redirect(f"{url}?{urlencode({'bind': node_name})}" if check else url)
+        if answer.get("asked"):
+            return redirect(f"{url}?{urlencode({'bind': node_name, 'confirm': '1'})}#bind")
+        if check:
+            return redirect(f"{url}?{urlencode({'bind': node_name})}#bind")
+    return redirect(url)
 
 
 SIMULATED_EDITOR = dict(needed=EDITOR, kind=Cluster.SIMULATED)   # object editors: simulated clusters, editors
@@ -227,22 +239,17 @@ def shadow(request, cluster, query):
     return render(request, "dashboard/shadow.html", dict(ctx, cluster=cluster))
 
 
-NODES_PAGE = 100
+NODES_PAGE = 25
 
 
 @cluster_view()
 @query_form(NodesQuery)
 def nodes(request, cluster, query):
-    q = query.get("q", "")
-    total = queries.count_nodes(cluster, q)
-    pages = max(1, -(-total // NODES_PAGE))
-    page = min(query.get("page", 1), pages)
-    rows = queries.node_usage(cluster, order=query.get("sort", "util"), q=q, offset=(page - 1) * NODES_PAGE,
-                              limit=NODES_PAGE)
+    page = queries.node_page(cluster, query.get("sort", "util"), query.get("q", ""), query.get("page", 1), NODES_PAGE)
     params = request.GET.copy()
     params.pop("page", None)
-    return render(request, "dashboard/nodes.html", {"cluster": cluster, "rows": rows, "f": request.GET, "total": total,
-                                                    "page": page, "pages": pages, "params": params.urlencode()})
+    return render(request, "dashboard/nodes.html", {"cluster": cluster, "page": page, "f": request.GET,
+                                                    "params": params.urlencode()})
 
 
 @cluster_view()

@@ -62,7 +62,7 @@ def _zones(sim) -> dict:
 
 
 def compare(before: dict, after: dict, zones_before: dict, zones_after: dict) -> dict:
-    """The diff of two runs over the same pods."""
+    """The diff of two runs over the same pods; ``nodes_changed``: the nodes that gain or lose a pod."""
     changes, plugin_sums = [], {}
     counts = {"moved": 0, "became_schedulable": 0, "became_unschedulable": 0, "unchanged": 0}
     for key, b in before.items():
@@ -95,7 +95,9 @@ def compare(before: dict, after: dict, zones_before: dict, zones_after: dict) ->
         zones.append({"zone": zone, "cpu_before": pct(zb, "cpu"), "cpu_after": pct(za, "cpu"),
                       "memory_before": pct(zb, "memory"), "memory_after": pct(za, "memory"),
                       "pods_before": zb["pods"] if zb else 0, "pods_after": za["pods"] if za else 0})
-    return {"pods": len(before), "summary": counts, "changes": changes, "plugins": plugins, "zones": zones}
+    nodes_changed = {n for c in changes for n in (c["before"], c["after"]) if n}
+    return {"pods": len(before), "summary": counts, "nodes_changed": len(nodes_changed), "changes": changes,
+            "plugins": plugins, "zones": zones}
 
 
 def execute(run_id: int) -> None:

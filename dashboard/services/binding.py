@@ -54,3 +54,13 @@ def bind_pod(cluster: Cluster, pod, node_name: str, user, uid: str = "", dry_run
     clusters.audit(user, "pod.bind", cluster, pod=pod.key, uid=pod.uid, node=node_name,
                    rejections=answer["rejections"])
     return answer
+
+
+def bind_unless_rejected(cluster: Cluster, pod, node_name: str, user, uid: str = "", confirmed: bool = False) -> dict:
+    """``bind_pod``, unless the node fails a PreFilter or Filter plugin and the user has not ``confirmed``: then
+    nothing is bound and the dry run's answer comes back. ``asked`` in the answer says which happened."""
+    if not confirmed:
+        check = bind_pod(cluster, pod, node_name, user, uid=uid, dry_run=True)
+        if check["rejections"]:
+            return dict(check, asked=True)
+    return dict(bind_pod(cluster, pod, node_name, user, uid=uid), asked=False)

@@ -63,12 +63,9 @@ def blocking_plugins(cluster: Cluster, limit: int = 10) -> list:
     return sorted(counts.items(), key=lambda x: (-x[1], x[0]))[:limit]
 
 
-def node_usage(cluster: Cluster, order: str = "util", q: str = "", offset: int = 0, limit=None) -> list:
-    """Nodes with requested vs allocatable cpu/memory/pods, by utilisation (highest first) or in node order.
-
-    Utilisation is computed for every node from a few columns; full Node rows (labels, taints) are
-    loaded only for the returned slice ``[offset:offset + limit]``.
-    """
+def _usage_rows(cluster: Cluster, order: str, q: str) -> list:
+    """Every node (whose name contains ``q``) with requested vs allocatable cpu/memory/pods, by utilisation
+    (highest first) or in node order; computed from a few columns, without the Node rows."""
     used = {r["node_name"]: r for r in Pod.objects.filter(cluster=cluster).exclude(node_name="")
             .values("node_name").annotate(cpu=Sum("cpu_m"), mem=Sum("memory"), pods=Count("id"))}
     nodes = Node.objects.filter(cluster=cluster)
@@ -88,16 +85,30 @@ def node_usage(cluster: Cluster, order: str = "util", q: str = "", offset: int =
         out.append(row)
     if order == "util":
         out.sort(key=lambda r: (-r["util"], r["name"]))
-    out = out[offset:offset + limit] if limit is not None else out[offset:]
-    full = Node.objects.defer("raw").in_bulk([r["pk"] for r in out])
-    for r in out:
-        r["node"] = full[r["pk"]]
     return out
 
 
-def count_nodes(cluster: Cluster, q: str = "") -> int:
-    nodes = Node.objects.filter(cluster=cluster)
-    return (nodes.filter(name__icontains=q) if q else nodes).count()
+def _with_nodes(rows: list) -> list:
+    """``rows`` with their full Node rows (labels, taints) as ``node`` and their labels but the hostname (which
+    repeats the name) as sorted (key, value) pairs, ``labels``."""
+    full = Node.objects.defer("raw").in_bulk([r["pk"] for r in rows])
+    for r in rows:
+        r["node"] = full[r["pk"]]
+        r["labels"] = sorted((k, v) for k, v in (r["node"].labels or {}).items() if k != "kubernetes.io/hostname")
+    return rows
+
+
+def node_usage(cluster: Cluster, order: str = "util", q: str = "", limit=None) -> list:
+    """The first ``limit`` (all if None) rows of ``_usage_rows``, each with its Node row as ``node``."""
+    rows = _usage_rows(cluster, order, q)
+    return _with_nodes(rows[:limit] if limit is not None else rows)
+
+
+def node_page(cluster: Cluster, order: str, q: str, page, per_page: int):
+    """One page (a Django Page; past the last: the last) of ``_usage_rows``, each with its Node row."""
+    found = Paginator(_usage_rows(cluster, order, q), per_page).get_page(page)
+    _with_nodes(found.object_list)
+    return found
 
 
 def node_rejections(cluster: Cluster, node_name: str, limit: int = 100) -> dict:

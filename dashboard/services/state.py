@@ -8,9 +8,10 @@ from ..models import Node, Pod
 from . import objectstore
 
 
-def cluster_scenario(cluster, unbind=frozenset(), gated: bool = True):
+def cluster_scenario(cluster, unbind=frozenset(), gated: bool = True, pending_uid: str | None = None):
     """Nodes, bound pods and objects as stored; unbound pods (and the bound ones whose uid is in ``unbind``,
-    taken off their nodes) as pending, oldest first. ``gated=False`` leaves scheduling-gated pods out."""
+    taken off their nodes) as pending, oldest first. ``gated=False`` leaves scheduling-gated pods out;
+    ``pending_uid``: the unbound pod with that uid is the only pending one."""
     data = {k: v for k, v in objectstore.scenario_objects(cluster.pk).items() if k in ARRAYS[3:]}
     data["nodes"] = list(Node.objects.filter(cluster=cluster).order_by("id").values_list("raw", flat=True))
     bound, pending = [], []
@@ -20,7 +21,7 @@ def cluster_scenario(cluster, unbind=frozenset(), gated: bool = True):
         spec = raw.get("spec") or {}
         if node_name and uid not in unbind:
             bound.append(dict(raw, spec=dict(spec, nodeName=node_name)))
-        elif gated or queue != Pod.GATED:
+        elif (gated or queue != Pod.GATED) and pending_uid in (None, uid):
             pending.append(dict(raw, spec={k: v for k, v in spec.items() if k != "nodeName"}))
     data["pods"], data["pending"] = bound, pending
     return scenario_from_data(data, label=f"cluster {cluster.name}")

@@ -85,7 +85,7 @@
     const timer = setInterval(async () => {
       const s = await (await fetch(progress.dataset.status)).json();
       bar.value = s.percent;
-      text.textContent = `${s.state} ${s.done}/${s.total}`;
+      text.textContent = `${s.state} · ${s.done} of ${s.total} placements`;
       if (s.state === "done" || s.state === "failed") { clearInterval(timer); location.reload(); }
     }, 500);
   }

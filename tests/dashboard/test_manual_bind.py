@@ -17,7 +17,7 @@ from dashboard.services import control
 from dashboard.services.runner import Runner
 
 from .conftest import api_client, load_cluster, page_client, small_scenario, wait_for
-from .test_browser import ARGS, CHROMIUM, server  # noqa: F401 (the embedded server fixture)
+from .test_browser import ARGS, CHROMIUM, _shot, server  # noqa: F401 (the embedded server fixture)
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -150,31 +150,79 @@ def test_a_stopped_cluster_gets_a_short_lived_loop(loaded, editor_user):
 
 
 def test_pod_page_form_for_editors_only(loaded, loop, editor_user, viewer_user):
-    page = page_client(editor_user).get("/clusters/small/pods/default/wants-ssd/").content.decode()
+    editor = page_client(editor_user)
+    page = editor.get("/clusters/small/pods/default/wants-ssd/").content.decode()
+    assert 'id="bind-open"' in page and "bind-form" not in page  # the choices are checked only when asked for
+    page = editor.get("/clusters/small/pods/default/wants-ssd/?binding=1").content.decode()
     form = re.search(r'<form class="bind-form".*?</form>', page, re.S).group(0)
-    assert 'name="csrfmiddlewaretoken"' in form and "<option>gpu-0</option>" in form and "Bind manually" in form
+    assert 'name="csrfmiddlewaretoken"' in form and 'value="gpu-0"' in form and "Bind manually" in form
     assert 'action="/clusters/small/pods/default/wants-ssd/bind/"' in form
-    assert "bind-form" not in page_client(viewer_user).get("/clusters/small/pods/default/wants-ssd/").content.decode()
-    bound_page = page_client(editor_user).get("/clusters/small/pods/default/web-0/").content.decode()
+    for viewer_page in ("", "?binding=1"):
+        text = page_client(viewer_user).get(f"/clusters/small/pods/default/wants-ssd/{viewer_page}").content.decode()
+        assert "bind-form" not in text and "bind-open" not in text
+    bound_page = editor.get("/clusters/small/pods/default/web-0/?binding=1").content.decode()
     assert "bind-form" not in bound_page
     assert page_client(viewer_user).post("/clusters/small/pods/default/wants-ssd/bind/",
                                          {"node": "n-0"}).status_code == 403
 
-    editor = page_client(editor_user)
     r = editor.post("/clusters/small/pods/default/wants-ssd/bind/", {"node": "n-0", "check": "1"}, follow=True)
     text = r.content.decode()
-    assert r.redirect_chain[-1][0] == "/clusters/small/pods/default/wants-ssd/?bind=n-0"
+    assert r.redirect_chain[-1][0] == "/clusters/small/pods/default/wants-ssd/?bind=n-0#bind"
     assert 'class="flash-warning"' in text and "Would assign default/wants-ssd to n-0" in text
-    assert "NodeAffinity" in text and "<option selected>n-0</option>" in text
+    assert "NodeAffinity" in text and 'value="n-0" required checked' in text
     assert Pod.objects.get(cluster=loaded, name="wants-ssd").node_name == ""
 
+    # n-0 fails NodeAffinity: "Bind manually" asks first and binds nothing
     r = editor.post("/clusters/small/pods/default/wants-ssd/bind/", {"node": "n-0", "bind": "1"}, follow=True)
+    text = r.content.decode()
+    assert r.redirect_chain[-1][0] == "/clusters/small/pods/default/wants-ssd/?bind=n-0&confirm=1#bind"
+    confirm = re.search(r'<form class="bind-confirm".*?</form>', text, re.S).group(0)
+    assert "n-0 fails NodeAffinity (node(s) didn&#x27;t match Pod&#x27;s node affinity/selector)" in confirm
+    assert 'name="confirmed" value="1"' in confirm and 'value="n-0"' in confirm
+    assert Pod.objects.get(cluster=loaded, name="wants-ssd").node_name == ""
+    assert not SchedulingEvent.objects.filter(cluster=loaded, reason="ManualBinding").exists()
+
+    r = editor.post("/clusters/small/pods/default/wants-ssd/bind/", {"node": "n-0", "bind": "1", "confirmed": "1"},
+                    follow=True)
     text = r.content.decode()
     assert "Manually assigned default/wants-ssd to n-0 by editor" in text and 'class="flash-warning"' in text
     assert "bind-form" not in text and Pod.objects.get(cluster=loaded, name="wants-ssd").node_name == "n-0"
     r = editor.post("/clusters/small/pods/default/wants-ssd/bind/", {"node": "n-1", "bind": "1"}, follow=True)
     assert 'class="flash-error"' in r.content.decode()
     assert escape('pod wants-ssd is already assigned to node "n-0"') in r.content.decode()
+
+
+def test_a_node_that_fits_binds_without_confirmation(loaded, loop, api, editor_user):
+    ssd = {"metadata": {"name": "ssd-0", "labels": {"disk": "ssd"}},
+           "status": {"allocatable": {"cpu": "4", "memory": "16Gi", "pods": "110"}}}
+    assert api.post("/api/clusters/small/nodes/", {"manifest": ssd}, format="json").status_code == 201
+    wait_for(lambda: api.post(binding_url("default/wants-ssd") + "?dryRun=All", to_node("ssd-0"),
+                              format="json").status_code == 201, 20, what="the loop to follow the new node")
+    r = page_client(editor_user).post("/clusters/small/pods/default/wants-ssd/bind/", {"node": "ssd-0", "bind": "1"},
+                                      follow=True)
+    assert r.redirect_chain[-1][0] == "/clusters/small/pods/default/wants-ssd/"
+    assert 'class="flash-success"' in r.content.decode()
+    assert Pod.objects.get(cluster=loaded, name="wants-ssd").node_name == "ssd-0"
+
+
+def test_binding_choices_mark_each_node_with_its_rejecting_plugins(loaded, api, monkeypatch):
+    from dashboard.services import bindfit
+    pod = Pod.objects.get(cluster=loaded, name="wants-ssd")
+    choices = bindfit.node_choices(loaded, pod)
+    marks = {n["name"]: (n["fits"], sorted(n["rejections"])) for n in choices["nodes"]}
+    assert marks["n-0"] == (False, ["NodeAffinity"])
+    assert marks["gpu-0"] == (False, ["NodeAffinity", "TaintToleration"])
+    assert choices["matching"] == choices["shown"] == 6 and not choices["error"]
+    ssd = {"metadata": {"name": "ssd-0", "labels": {"disk": "ssd"}},
+           "status": {"allocatable": {"cpu": "4", "memory": "16Gi", "pods": "110"}}}
+    assert api.post("/api/clusters/small/nodes/", {"manifest": ssd}, format="json").status_code == 201
+    assert bindfit.node_choices(loaded, pod, q="ssd")["nodes"] == [{"name": "ssd-0", "fits": True, "rejections": {}}]
+    # big clusters: at most SHOWN nodes are checked, the chosen one always among them
+    monkeypatch.setattr(bindfit, "SHOWN", 2)
+    capped = bindfit.node_choices(loaded, pod, q="n-", chosen="gpu-0")
+    assert [n["name"] for n in capped["nodes"]] == ["gpu-0", "n-0", "n-1"]
+    assert (capped["matching"], capped["shown"]) == (5, 3)
+    assert capped["chosen"]["rejections"]["TaintToleration"].startswith("node(s) had untolerated taint")
 
 
 def test_bind_through_redis_to_a_loop_in_a_celery_worker(loaded, editor_user, worker_factory):
@@ -188,21 +236,42 @@ def test_bind_through_redis_to_a_loop_in_a_celery_worker(loaded, editor_user, wo
 
 
 @pytest.mark.skipif(not shutil.which(CHROMIUM), reason=f"{CHROMIUM} is not installed")
-def test_bind_form_in_a_browser(server):
-    """The pod page's form in headless Chromium against the embedded server (`make run`'s demo cluster)."""
+def test_bind_form_in_a_browser(server, tmp_path):
+    """The pod page's manual binding in headless Chromium against the embedded server (`make run`'s demo
+    cluster): the nodes with their marks, Check, the confirmation a failing node asks for, then the binding."""
     from playwright.sync_api import expect, sync_playwright
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
-        page = server.context(browser).new_page()
+        page = server.context(browser, width=1280).new_page()
         page.goto(server + "/clusters/demo/pods/ml/inference-no-toleration/")
         expect(page.locator("#verdict")).to_contain_text("untolerated taint", timeout=30000)
-        page.select_option("#bind-form select[name=node]", "gpu-1")
+        page.click("#bind-open")
+        nodes = page.locator("#bind-nodes li")
+        expect(nodes).to_have_count(50)
+        gpu = nodes.filter(has=page.locator('input[value="gpu-1"]'))
+        expect(gpu).to_have_class("fails")
+        expect(gpu).to_contain_text("✗")
+        expect(gpu.locator(".chip.fail")).to_have_text(["TaintToleration"])
+        expect(nodes.filter(has=page.locator('input[value="general-01"]')).locator(".chip.fail")).to_have_text(
+            ["NodeResourcesFit"])
+        assert page.evaluate("document.documentElement.scrollWidth") <= 1280
+        page.fill('.bind-search input[name="bq"]', "gpu")
+        page.click(".bind-search button")
+        expect(nodes).to_have_count(6)
+        page.check('#bind-nodes input[value="gpu-1"]')
         page.click("#bind-form button[name=check]")
         expect(page.locator("#flash .flash-warning")).to_contain_text(
             "Would assign ml/inference-no-toleration to gpu-1 by e2e-admin; the node fails Filter plugin "
             "TaintToleration", timeout=30000)
-        expect(page.locator("#bind-form select[name=node]")).to_have_value("gpu-1")
+        expect(page.locator('#bind-nodes input[value="gpu-1"]')).to_be_checked()
         page.click("#bind-form button[name=bind]")
+        # gpu-1 fails TaintToleration: nothing is bound yet, the page asks
+        confirm = page.locator("#bind-confirm")
+        expect(confirm).to_contain_text("gpu-1 fails TaintToleration", timeout=30000)
+        expect(page.locator("#pod-queue")).to_be_visible()
+        page.evaluate("window.scrollTo(0, 0)")
+        _shot(page, tmp_path, "pod-bind-confirm", full_page=False)
+        confirm.locator("button[name=bind]").click()
         expect(page.locator("#flash")).to_contain_text("Manually assigned ml/inference-no-toleration to gpu-1",
                                                        timeout=30000)
         expect(page.locator(".podinfo")).to_contain_text("bound to gpu-1")

@@ -194,6 +194,19 @@ def test_dry_run_least_to_most_allocated_moves_pods():
     assert zones["a"]["pods_before"] == 1 and zones["a"]["pods_after"] == 3
     assert zones["a"]["cpu_after"] > zones["a"]["cpu_before"]
     assert run.total == 6 and run.percent == 100
+    assert r["nodes_changed"] == 2   # p1 and p2 leave empty for busy
+
+    page = client(editor).get(f"/profiles/dry-runs/{run.pk}/").content.decode()
+    assert "<b>3</b> pods compared" in page and "<b>2</b> nodes changed (gain or lose a pod)" in page
+    assert "done · 6 of 6 placements" in page and "6 = 2 × the pods compared" in page
+    # a plugin no placed pod scored on one side, a pod that became unschedulable without a message: no raw None
+    r["plugins"][0]["after"] = None
+    r["changes"].append({"pod": "default/gone", "kind": "became_unschedulable", "before": "busy", "after": None,
+                         "message_before": "", "message_after": "", "scores": []})
+    DryRun.objects.filter(pk=run.pk).update(result=r)
+    page = client(editor).get(f"/profiles/dry-runs/{run.pk}/").content.decode()
+    assert "None" not in page and "<td>–</td>" in page
+    assert '<td><span class="muted">unschedulable</span></td>' in page
 
 
 def test_permissions_and_audit():
