@@ -180,7 +180,7 @@ def test_demo_why_pending_and_live_binding(server, tmp_path):
         page.wait_for_function("() => window.schedscopeLive.resyncs() >= 1", timeout=15000)  # no eval under the CSP
         expect(page.locator("#live-dot")).to_have_text("live", timeout=15000)
         expect(page.locator("#pending-table")).to_contain_text("default/while-away", timeout=30000)
-        page.goto(server + "/clusters/demo/nodes/")
+        page.goto(server + "/clusters/demo/nodes/?q=nvme")   # paged: the new node found by name
         expect(page.locator("#node-table")).to_contain_text("nvme-1")   # its screenshot: test_layout_browser
         # the policy refuses an inline script, and the watch reports it (so the fixture fails on one)
         assert not server.violations, server.violations
