@@ -152,7 +152,7 @@ def editor_page(request, cluster, title: str, initial: str, write, done, back: s
 
 @cluster_view(**SIMULATED_EDITOR)
 def node_new(request, cluster):
-    return editor_page(request, cluster, "New node", NODE_EXAMPLE, lambda doc: svc.add_node(cluster, doc),
+    return editor_page(request, cluster, "New node", NODE_EXAMPLE, lambda doc: svc.add_node(cluster, doc, request.user),
                        lambda row: reverse("node", args=[cluster.name, row.name]),
                        reverse("nodes", args=[cluster.name]))
 
@@ -169,7 +169,7 @@ def node_edit(request, cluster, node_name):
 
 @cluster_view(**SIMULATED_EDITOR)
 def pod_new(request, cluster):
-    return editor_page(request, cluster, "New pod", POD_EXAMPLE, lambda doc: svc.add_pod(cluster, doc),
+    return editor_page(request, cluster, "New pod", POD_EXAMPLE, lambda doc: svc.add_pod(cluster, doc, request.user),
                        lambda row: reverse("pod", args=[cluster.name, row.namespace, row.name]),
                        reverse("pending", args=[cluster.name]))
 

@@ -297,7 +297,7 @@ class NodeViewSet(ClusterChildMixin, mixins.ListModelMixin, mixins.RetrieveModel
         ser = s.ObjectSerializer(data=request.data)
         ser.is_valid(raise_exception=True)
         try:
-            row = svc.add_node(self.cluster(), ser.validated_data["manifest"])
+            row = svc.add_node(self.cluster(), ser.validated_data["manifest"], request.user)
         except svc.ValidationFailed as err:
             _raise_400(err)
         return Response(s.NodeSerializer(row).data, status=status.HTTP_201_CREATED)
@@ -349,7 +349,7 @@ class PodViewSet(ClusterChildMixin, mixins.ListModelMixin, mixins.RetrieveModelM
         ser = s.ObjectSerializer(data=request.data)
         ser.is_valid(raise_exception=True)
         try:
-            row = svc.add_pod(self.cluster(), ser.validated_data["manifest"])
+            row = svc.add_pod(self.cluster(), ser.validated_data["manifest"], request.user)
         except svc.ValidationFailed as err:
             _raise_400(err)
         return Response(s.PodSerializer(row).data, status=status.HTTP_201_CREATED)

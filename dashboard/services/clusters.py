@@ -91,7 +91,7 @@ def load_scenario(cluster: Cluster, data, source: str = "upload", user=None) -> 
     return counts
 
 
-def add_node(cluster: Cluster, raw: dict) -> Node:
+def add_node(cluster: Cluster, raw: dict, user=None) -> Node:
     require_simulated(cluster, "adding a node")
     node = checked("Node", raw)
     check_size(cluster, nodes=1)
@@ -102,6 +102,7 @@ def add_node(cluster: Cluster, raw: dict) -> Node:
             row.save()
     except IntegrityError:
         raise ValidationFailed({"metadata.name": [f'node "{node.name}" already exists']}) from None
+    audit(user, "node.create", cluster, node=node.name)
     return row
 
 
@@ -181,9 +182,11 @@ def delete_node(cluster: Cluster, name: str, user=None) -> bool:
     return True
 
 
-def add_pod(cluster: Cluster, raw: dict) -> Pod:
+def add_pod(cluster: Cluster, raw: dict, user=None) -> Pod:
     require_simulated(cluster, "adding a pod")
-    return insert_pods(cluster, [raw])[0]
+    row = insert_pods(cluster, [raw])[0]
+    audit(user, "pod.create", cluster, pod=row.key, uid=row.uid)
+    return row
 
 
 def delete_pod(cluster: Cluster, pod: Pod, user=None) -> None:

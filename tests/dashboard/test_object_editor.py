@@ -102,6 +102,8 @@ def test_node_created_edited_and_deleted(cluster, editor):
                                                      .context["form"].initial["manifest"]})
     assert resp.status_code == 302
     assert Node.objects.get(cluster=cluster, name="node-new-1").allocatable["cpu"] == 8000
+    created = AuditLog.objects.get(action="node.create")
+    assert (created.user.username, created.detail) == ("editor", {"node": "node-new-1"})
     # edit: prefilled with the stored object; a new label and allocatable are written as a MODIFIED change
     page = editor.get("/clusters/small/nodes/n-0/edit/")
     text = page.context["form"].initial["manifest"]
