@@ -1,7 +1,7 @@
 """Which ApiCluster (watch cache) serves which simulated cluster, and the clusters' API tokens.
 
 A cluster's cache is listed from its store (``services.objectstore``) the first time the API is asked for it and
-then follows the store's change log: before each request (``fresh``), and every FOLLOW_SECONDS while a watch is
+then follows the store's change log: before each request (``catch_up``), and every FOLLOW_SECONDS while a watch is
 open (``_follow``), so that what any writer stores, in any process, reaches every API process. Writes go through
 ``persisting``. Loading a new scenario into the cluster (ClusterState.loaded changes) replaces the cache; open
 watches end and their clients re-list; so does a change log pruned past the cache.
@@ -202,11 +202,6 @@ def _commit_group(api: ApiCluster, pk: int, batch: list) -> None:
     finally:
         for item in batch:
             item.done.set()
-
-
-def fresh(api: ApiCluster, pk: int) -> None:
-    """Before a request: the cache caught up with the store."""
-    catch_up(api, pk)
 
 
 def _follow(name: str, api: ApiCluster, pk: int) -> None:

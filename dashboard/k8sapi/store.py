@@ -27,7 +27,7 @@ from scheduler_core.cluster.simulated import OBJECT_KINDS, ClusterError, Simulat
 from scheduler_core.framework.preemption import PDB
 from scheduler_core.objects import Node, ParseError, Pod
 
-from ..services.objectstore import event_object
+from ..services.objectstore import event_object, rfc3339
 from . import admission
 from .errors import ApiError
 from .resources import BY_STORE
@@ -40,14 +40,6 @@ GENERATE_NAME_CHARS = "bcdfghjklmnpqrstvwxz2456789"
 MAX_DISRUPTED_PODS = 2000   # the eviction REST's MaxDisruptedPodSize
 QUOTA_NAME = "schedscope-cluster-quota"
 QUOTA_RESOURCES = {"pods": "pods", "nodes": "count/nodes", "Event": "count/events"}   # ResourceQuota's names
-
-
-def rfc3339(t: float) -> str:
-    return datetime.datetime.fromtimestamp(t, tz=datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def rfc3339_micro(t: float) -> str:
-    return datetime.datetime.fromtimestamp(t, tz=datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def meta_key(obj: dict, namespaced: bool) -> str:

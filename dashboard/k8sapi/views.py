@@ -249,7 +249,7 @@ def _dispatch(request, store, parts: list, pk: int):
         raise ApiError.page_not_found()
     if request.method in WRITE_METHODS:
         return registry.write(store, pk, lambda: _resource(request, store, route))
-    registry.fresh(store, pk)
+    registry.catch_up(store, pk)   # a read: the cache caught up with the store first
     return _resource(request, store, route)
 
 
