@@ -85,10 +85,13 @@ class Planner:
     The profiles run as configured, PostFilter included, so FitError messages are the loop's own; with
     ``preemption`` off the victims a preemption picks are noted in ``cluster.would_evict``, not deleted.
     ``trace_all_filters``: traces hold every Filter plugin's verdict on every visited node (decisions unchanged);
-    ``extender_policy``: the limits on the profile's extenders' calls (Scheduler's, default DEFAULT_POLICY)."""
+    ``extender_policy``: the limits on the profile's extenders' calls (Scheduler's, default DEFAULT_POLICY);
+    ``on_stage(text)``: told what the planner does, while it builds and after every scheduling attempt."""
 
     def __init__(self, scenario, config_doc=None, registry=None, preemption: bool = True,
-                 include_pending: bool = True, trace_all_filters: bool = False, extender_policy=None):
+                 include_pending: bool = True, trace_all_filters: bool = False, extender_policy=None,
+                 on_stage=None):
+        self.on_stage = on_stage or (lambda text: None)
         self.registry = registry or build_registry()
         doc = config_doc if config_doc is not None else scenario.config
         self.config = load_config(doc, self.registry) if doc is not None else default_config(self.registry)
@@ -98,9 +101,11 @@ class Planner:
         pods = list(scenario.bound_pods) + (list(scenario.pending_pods) if include_pending else [])
         self.clock = FakeClock()
         cluster_class = SimulatedCluster if preemption else _DryEvictions
+        self.on_stage(f"copying the cluster ({len(scenario.nodes)} nodes, {len(pods)} pods)")
         self.cluster = cluster_class(scenario.nodes, pods, objects, self.clock)
         self.traces = {}
         self.attempts = 0
+        self.on_stage("loading the scheduler's cache")
         self.scheduler = Scheduler(self.cluster, self.config, self.registry, clock=self.clock, tie_break="name",
                                    trace_sink=CallbackSink(self._keep), trace_all_filters=trace_all_filters,
                                    extender_policy=extender_policy)
@@ -108,6 +113,7 @@ class Planner:
     def _keep(self, trace) -> None:
         self.traces[trace.pod.key] = trace
         self.attempts += 1
+        self.on_stage(f"{self.attempts} scheduling attempts")
 
     def settle(self) -> None:
         """Schedule until nothing is left to try: activeQ emptied, backoffQ fast-forwarded, repeated while it
@@ -141,7 +147,10 @@ class Planner:
         out = []
         for pod in sorted(self.cluster.list_pods(), key=lambda p: p.key):
             if not pod.node_name:
-                out.append(dict(self.why(pod.key, detailed=len(out) < limit_detailed), pod=pod.key))
+                detailed = len(out) < limit_detailed
+                if detailed:
+                    self.on_stage(f"explaining why {pod.key} stays Pending")
+                out.append(dict(self.why(pod.key, detailed=detailed), pod=pod.key))
         return out
 
     def profile_for(self, pod: Pod) -> None:
@@ -192,11 +201,14 @@ def template_from_manifest(doc) -> dict:
 
 def capacity(scenario, template: dict, config_doc=None, max_copies: int = DEFAULT_MAX_COPIES,
              preemption: bool = False, registry=None, progress=None, **planner) -> dict:
-    """How many copies of ``template`` fit, placed one by one; ``progress(done, total)`` after each copy;
-    ``planner``: Planner options (trace_all_filters, extender_policy)."""
+    """How many copies of ``template`` fit, placed one by one; ``progress(done, total, stage)`` after each copy
+    and while the copy of the cluster is built; ``planner``: Planner options (trace_all_filters, extender_policy)."""
     if max_copies < 1:
         raise WhatIfError("max copies: must be at least 1")
-    planner = Planner(scenario, config_doc, registry, preemption=preemption, include_pending=False, **planner)
+    stage = (lambda text: progress(0, max_copies, text)) if progress else None
+    planner = Planner(scenario, config_doc, registry, preemption=preemption, include_pending=False,
+                      on_stage=stage, **planner)
+    planner.on_stage = lambda text: None   # from here on, progress counts copies
     base = (template.get("metadata") or {}).get("name") or "whatif"
     try:
         first = Pod(pod_copy(template, f"{base}-whatif-1"))
@@ -225,7 +237,7 @@ def capacity(scenario, template: dict, config_doc=None, max_copies: int = DEFAUL
             planner.traces.pop(old["pod"], None)
         per_node[node] = per_node.get(node, 0) + 1
         if progress:
-            progress(i, max_copies)
+            progress(i, max_copies, "")
     return {"fit": len(placements), "max_copies": max_copies, "limited": stop is None,
             "placements": placements, "per_node": dict(sorted(per_node.items(), key=lambda kv: (-kv[1], kv[0]))),
             "stop": stop, "preemption": preemption, "evictions": planner.cluster.evictions,
@@ -300,8 +312,15 @@ def _select_nodes(planner: Planner, names=(), node_filter=None) -> list:
 def drain(scenario, node_names=(), node_filter=None, config_doc=None, registry=None, progress=None,
           **planner) -> dict:
     """Cordon and drain nodes (named, or accepted by ``node_filter(node)``, e.g. a label selector); where every
-    evicted pod goes, what stays Pending and why, which budgets block."""
-    planner = Planner(scenario, config_doc, registry, **planner)
+    evicted pod goes, what stays Pending and why, which budgets block. ``progress(evicted, total, stage)`` after
+    each eviction and while the planner builds and schedules."""
+    evicted, total = [], None
+
+    def stage(text: str) -> None:
+        if progress:
+            progress(len(evicted), total, text)
+
+    planner = Planner(scenario, config_doc, registry, on_stage=stage, **planner)
     planner.settle()
     nodes = _select_nodes(planner, node_names, node_filter)
     drained = {n.name for n in nodes}
@@ -326,7 +345,7 @@ def drain(scenario, node_names=(), node_filter=None, config_doc=None, registry=N
                 skipped.append({"pod": pod.key, "node": node.name, "reason": "DaemonSet-managed"})
             else:
                 queue.append((pod, node.name))
-    evicted, lost, serial = [], [], 0
+    lost, serial = [], 0
     total = len(queue)
     while queue:
         waiting = []
@@ -351,8 +370,7 @@ def drain(scenario, node_names=(), node_filter=None, config_doc=None, registry=N
                 lost.append({"pod": pod.key, "from": node_name})
                 entry["replacement"] = None
             evicted.append(entry)
-            if progress:
-                progress(len(evicted), total)
+            stage("")
         planner.settle()
         if len(waiting) == len(queue):
             break
@@ -403,8 +421,9 @@ def node_copies(template: dict, count: int, existing) -> list:
     return out
 
 
-def _run_with_nodes(scenario, template: dict, count: int, config_doc, registry, planner_options: dict) -> Planner:
-    planner = Planner(scenario, config_doc, registry, **planner_options)
+def _run_with_nodes(scenario, template: dict, count: int, config_doc, registry, planner_options: dict,
+                    on_stage=None) -> Planner:
+    planner = Planner(scenario, config_doc, registry, on_stage=on_stage, **planner_options)
     for raw in node_copies(template, count, {n.name for n in scenario.nodes}):
         planner.cluster.add_node(raw)
     planner.settle()
@@ -430,10 +449,12 @@ def add_nodes(scenario, template: dict, count: int, config_doc=None, targets=Non
 
     def run(n: int) -> Planner:
         options = dict(planner, trace_all_filters=planner.get("trace_all_filters", False) and n == count)
-        probe = _run_with_nodes(scenario, template, n, config_doc, registry, options)
+        stage = ((lambda text: progress(len(fits), None, f"now +{n} nodes: {text}"))
+                 if progress else None)
+        probe = _run_with_nodes(scenario, template, n, config_doc, registry, options, stage)
         fits[n] = all(probe.node_of(k) for k in wanted)
         if progress:
-            progress(len(fits), None)
+            progress(len(fits), None, "")
         return probe
 
     def all_fit(n: int) -> bool:
@@ -464,7 +485,8 @@ def add_nodes(scenario, template: dict, count: int, config_doc=None, targets=Non
                     else:
                         lo = mid
                 smallest = hi
-    added = [n.name for n in after.cluster.list_nodes() if n.name not in {m.name for m in scenario.nodes}]
+    existing = {m.name for m in scenario.nodes}
+    added = [n.name for n in after.cluster.list_nodes() if n.name not in existing]
     return {"count": count, "added": added, "now_fit": now_fit, "still_pending": still,
             "bound_before": sum(1 for k in pending_keys if base.node_of(k)), "targets": len(wanted),
             "smallest_count": smallest, "max_search": max_search, "probes": sorted(fits)}

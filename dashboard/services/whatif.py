@@ -154,17 +154,18 @@ def start(run: WhatIfRun) -> None:
 
 
 class _Progress:
-    """Writes a run's progress to its row, at most every PROGRESS_SECONDS (and the last step)."""
+    """Writes a run's progress to its row, at most every PROGRESS_SECONDS (and the last step): the count done and
+    what is being done now (building the copy of the cluster, scheduling attempts)."""
 
     def __init__(self, run_id: int, label: str):
         self.run_id, self.label, self.last = run_id, label, 0.0
 
-    def __call__(self, done: int, total: int | None) -> None:
+    def __call__(self, done: int, total: int | None, doing: str = "") -> None:
         now = time.monotonic()
         if now - self.last < PROGRESS_SECONDS and done != total:
             return
         self.last = now
-        stage = f"{self.label} {done}" + (f" of {total}" if total else "")
+        stage = f"{self.label} {done}" + (f" of {total}" if total else "") + (f"; {doing}" if doing else "")
         WhatIfRun.objects.filter(pk=self.run_id).update(done=done, total=total or 0, stage=stage)
 
 

@@ -69,9 +69,30 @@ def test_capacity_equals_what_the_loop_does_when_the_copies_exist():
 def test_capacity_stops_at_max_copies_and_reports_progress():
     seen = []
     result = whatif.capacity(scenario([node_raw("n0")]), pod_raw("c"), max_copies=5,
-                             progress=lambda done, total: seen.append((done, total)))
+                             progress=lambda done, total, doing: seen.append((done, total, doing)))
     assert (result["fit"], result["limited"], result["stop"]) == (5, True, None)
-    assert seen[-1] == (5, 5)
+    assert seen[0] == (0, 5, "copying the cluster (1 nodes, 0 pods)")   # told while the copy is built
+    assert seen[-1] == (5, 5, "")
+
+
+def test_every_stage_of_a_long_run_reports_progress():
+    """Drain and add-nodes tell what they do while they build each copy and after every scheduling attempt, so
+    a probe over a big cluster never goes quiet for long."""
+    seen = []
+    scen = scenario([node_raw("n0", cpu="1"), node_raw("n1", cpu="1")],
+                    bound=[owned(pod_raw("a", cpu="1", node_name="n0"))], pending=[pod_raw("p", cpu="1")])
+    whatif.drain(scen, ["n0"], progress=lambda done, total, doing: seen.append((done, total, doing)))
+    assert seen[0] == (0, None, "copying the cluster (2 nodes, 2 pods)")
+    assert (0, None, "loading the scheduler's cache") in seen
+    assert (0, None, "1 scheduling attempts") in seen     # the pending pod, before the drain
+    assert (1, 1, "") in seen                             # the eviction
+    assert (1, 1, "2 scheduling attempts") in seen        # its replacement, after
+    seen.clear()
+    big = scenario([node_raw("n0", cpu="1")], pending=[pod_raw("p", cpu="2")])
+    whatif.add_nodes(big, node_raw("t", cpu="2"), 2, progress=lambda done, total, doing: seen.append((done, doing)))
+    assert seen[0] == (0, "now +0 nodes: copying the cluster (1 nodes, 1 pods)")
+    assert (1, "now +2 nodes: 1 scheduling attempts") in seen
+    assert [done for done, doing in seen if not doing] == [1, 2, 3]    # probes with 0, 2, then 1 more nodes
 
 
 def test_capacity_preempts_only_when_asked():
