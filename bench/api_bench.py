@@ -4,7 +4,8 @@ The real app under daphne (embedded scheduler thread, PostgreSQL: its own databa
 with the official ``kubernetes`` client, as kubectl and outside schedulers drive it:
 
 1. ``--creates`` pod creates from ``--threads`` threads into a stopped cluster of ``--nodes`` nodes: creates/s
-   (each create is stored, with its resourceVersion and change log entry, before it is answered);
+   (each create is stored, with its resourceVersion and change log entry, before it is answered), and the CPU
+   milliseconds per create of the server process and of this client;
 2. the cluster running (the dashboard's loop in the web process follows the store) while ``--scheduled`` pods are
    created the same way: pods/s from the first create to the last binding stored;
 3. a watch of one namespace while ``--events`` pods are created there: the lag from each create's answer
@@ -54,6 +55,12 @@ def create_pods(core, namespace: str, names, threads: int, stamp: dict | None = 
     return time.monotonic() - start
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds a process has used so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def cluster_client(srv: ApiServer, name: str, nodes: int):
     srv.create_cluster(name, {"nodes": [node(f"n{i:04d}", cpu="64", memory="256Gi") for i in range(nodes)],
                               "pods": [], "pending": []})
@@ -92,8 +99,11 @@ def main(argv=None) -> int:
     try:
         name = f"api-bench-{int(time.time())}"   # a new cluster each run, in the bench's own database
         core = cluster_client(srv, name, args.nodes)
+        server_cpu, client_cpu = cpu_seconds(srv.proc.pid), time.process_time()
         took = create_pods(core, "bench", [f"c-{i:06d}" for i in range(args.creates)], args.threads)
-        out.update(creates=args.creates, creates_per_s=round(args.creates / took, 1))
+        out.update(creates=args.creates, creates_per_s=round(args.creates / took, 1),
+                   server_cpu_ms_per_create=round(1000 * (cpu_seconds(srv.proc.pid) - server_cpu) / args.creates, 2),
+                   client_cpu_ms_per_create=round(1000 * (time.process_time() - client_cpu) / args.creates, 2))
 
         _http("POST", f"{srv.url}/api/clusters/{name}/start/", token=srv._admin_token())
         deadline = time.monotonic() + 600

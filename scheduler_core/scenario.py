@@ -19,6 +19,7 @@ KIND_TO_ARRAY = {"Node": "nodes", "Service": "services", "ReplicaSet": "replicas
                  "PersistentVolumeClaim": "persistentvolumeclaims", "StorageClass": "storageclasses",
                  "CSINode": "csinodes", "CSIDriver": "csidrivers", "PodDisruptionBudget": "poddisruptionbudgets"}
 ARRAY_TO_KIND = {array: kind for kind, array in KIND_TO_ARRAY.items()}
+PROGRESS_EVERY = 2000   # nodes and pods parsed between two progress calls of scenario_from_data
 
 
 class ScenarioError(ValueError):
@@ -78,8 +79,9 @@ class Scenario:
         self.extra = extra or {}
 
 
-def scenario_from_data(data, label: str = "scenario", name: str | None = None) -> Scenario:
-    """Build a Scenario from a decoded document (golden dict, List, or list of objects)."""
+def scenario_from_data(data, label: str = "scenario", name: str | None = None, progress=None) -> Scenario:
+    """Build a Scenario from a decoded document (golden dict, List, or list of objects); ``progress(parsed,
+    total)`` every PROGRESS_EVERY nodes and pods parsed."""
     if isinstance(data, list):
         data = {"kind": "List", "items": data}
     if not isinstance(data, dict):
@@ -125,6 +127,9 @@ def scenario_from_data(data, label: str = "scenario", name: str | None = None) -
     for arr in ("pods", "pending"):
         arrays[arr] = [_with_class_priority(raw, priority_classes) for raw in arrays[arr]]
 
+    total = sum(len(arrays[arr]) for arr in ("nodes", "pods", "pending"))
+    parsed = [0]
+
     def parse(arr, cls):
         out = []
         for i, raw in enumerate(arrays[arr]):
@@ -134,6 +139,9 @@ def scenario_from_data(data, label: str = "scenario", name: str | None = None) -
             except ParseError as err:
                 at = where.get((arr, i), f"{arr}[{i}]")
                 raise ScenarioError(f"{label}: {at}{_obj_label(raw)}: {err}") from None
+            parsed[0] += 1
+            if progress and parsed[0] % PROGRESS_EVERY == 0:
+                progress(parsed[0], total)
         return out
 
     nodes = parse("nodes", Node)

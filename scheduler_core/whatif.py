@@ -22,6 +22,7 @@ each placement is the one kube-scheduler makes in that state. The cluster a plan
 from __future__ import annotations
 
 import copy
+import itertools
 import math
 import uuid
 
@@ -216,8 +217,10 @@ def capacity(scenario, template: dict, config_doc=None, max_copies: int = DEFAUL
         raise WhatIfError(f"pod: {err}") from None
     planner.profile_for(first)
     per_node, placements, stop = {}, [], None
+    names = (f"{base}-whatif-{n}" for n in itertools.count(1)
+             if f"{first.namespace}/{base}-whatif-{n}" not in planner.cluster.pods)   # names the cluster has are skipped
     for i in range(1, max_copies + 1):
-        pod = first.renamed(f"{base}-whatif-{i}", str(uuid.uuid4()))
+        pod = first.renamed(next(names), str(uuid.uuid4()))
         planner.cluster.add_pod(pod)
         key = pod.key
         if preemption:

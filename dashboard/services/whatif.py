@@ -160,13 +160,26 @@ class _Progress:
     def __init__(self, run_id: int, label: str):
         self.run_id, self.label, self.last = run_id, label, 0.0
 
-    def __call__(self, done: int, total: int | None, doing: str = "") -> None:
+    def _due(self, last_step: bool) -> bool:
         now = time.monotonic()
-        if now - self.last < PROGRESS_SECONDS and done != total:
-            return
+        if now - self.last < PROGRESS_SECONDS and not last_step:
+            return False
         self.last = now
-        stage = f"{self.label} {done}" + (f" of {total}" if total else "") + (f"; {doing}" if doing else "")
-        WhatIfRun.objects.filter(pk=self.run_id).update(done=done, total=total or 0, stage=stage)
+        return True
+
+    def stage(self, text: str, now: bool = False) -> None:
+        """What is done outside the counted steps (reading the cluster's state, storing the answer); ``now``
+        writes it at once, as a new stage begins."""
+        if self._due(now):
+            WhatIfRun.objects.filter(pk=self.run_id).update(stage=text)
+
+    def reading(self, text: str) -> None:
+        self.stage(f"reading the cluster's state: {text}")
+
+    def __call__(self, done: int, total: int | None, doing: str = "") -> None:
+        if self._due(done == total):
+            stage = f"{self.label} {done}" + (f" of {total}" if total else "") + (f"; {doing}" if doing else "")
+            WhatIfRun.objects.filter(pk=self.run_id).update(done=done, total=total or 0, stage=stage)
 
 
 def _profile_document(run: WhatIfRun, version) -> tuple[dict | None, str]:
@@ -182,14 +195,15 @@ def _profile_document(run: WhatIfRun, version) -> tuple[dict | None, str]:
 class _TraceStore:
     """Turns the CycleTraces in a core result into WhatIfTrace rows; the result keeps their numbers."""
 
-    def __init__(self, run: WhatIfRun):
-        self.run, self.rows = run, []
+    def __init__(self, run: WhatIfRun, progress):
+        self.run, self.rows, self.progress = run, [], progress
 
     def take(self, entry: dict) -> None:
         tr = entry.pop("trace", None)
         suggestions = entry.get("suggestions")
         if tr is None:
             return
+        self.progress.stage(f"storing the answer: {len(self.rows)} decision traces encoded")
         fields = trace_fields(tr)
         self.rows.append(WhatIfTrace(run=self.run, number=len(self.rows) + 1, pod_namespace=fields["pod_namespace"],
                                      pod_name=fields["pod_name"], profile=fields["profile"],
@@ -197,6 +211,7 @@ class _TraceStore:
         entry["trace"] = len(self.rows)
 
     def save(self) -> None:
+        self.progress.stage(f"storing the answer: {len(self.rows)} decision traces", now=True)
         WhatIfTrace.objects.bulk_create(self.rows, batch_size=100)
 
 
@@ -239,11 +254,12 @@ def execute(run_id: int) -> None:
     started = time.monotonic()
     WhatIfRun.objects.filter(pk=run_id).update(state=WhatIfRun.RUNNING, stage="reading the cluster's state")
     labels = {WhatIfRun.CAPACITY: "copy", WhatIfRun.DRAIN: "eviction", WhatIfRun.ADD_NODES: "probe run"}
+    progress = _Progress(run_id, labels[run.kind])
     try:
-        scenario = state.cluster_scenario(run.cluster)
-        traces = _TraceStore(run)
+        scenario = state.cluster_scenario(run.cluster, progress=progress.reading)
+        traces = _TraceStore(run, progress)
         doc, label = _profile_document(run, run.version)
-        result = _store(run, run.kind, _answer(run, scenario, doc, _Progress(run_id, labels[run.kind])), traces)
+        result = _store(run, run.kind, _answer(run, scenario, doc, progress), traces)
         result.update(profile=label, cluster_nodes=len(scenario.nodes), cluster_bound=len(scenario.bound_pods),
                       cluster_pending=len(scenario.pending_pods))
         if run.kind == WhatIfRun.CAPACITY and run.compare_version is not None:

@@ -105,8 +105,15 @@ def _is_integer_resource(name: str) -> bool:
     return name in INTEGER_RESOURCES or is_extended_resource_name(name)
 
 
+_VALID_NAMES = set()   # container resource names that validated (a few names repeat over every pod)
+_VALID_QUANTITIES = {}  # (resource name, quantity text) -> value, of quantities that validated
+_MEMO_LIMIT = 4096
+
+
 def _container_resource_name(name: str, path: str, errs: list) -> bool:
     """validateContainerResourceName; False when the name is invalid."""
+    if name in _VALID_NAMES:
+        return True
     before = len(errs)
     errs.extend(invalid(path, name, m) for m in is_qualified_name(name))
     if "/" not in name:
@@ -114,11 +121,25 @@ def _container_resource_name(name: str, path: str, errs: list) -> bool:
             errs.append(invalid(path, name, "must be a standard resource for containers"))
     elif not _is_native(name) and not is_extended_resource_name(name):
         errs.append(invalid(path, name, "doesn't follow extended resource name standard"))
+    if len(errs) == before and len(_VALID_NAMES) < _MEMO_LIMIT:
+        _VALID_NAMES.add(name)
     return len(errs) == before
 
 
 def _quantity(name: str, q, path: str, errs: list):
     """ValidateResourceQuantityValue, plus the scheduler's int64 bound; the value (None when invalid)."""
+    memo = (name, q) if type(q) is str else None
+    value = _VALID_QUANTITIES.get(memo) if memo else None
+    if value is not None:
+        return value
+    before = len(errs)
+    value = _checked_quantity(name, q, path, errs)
+    if memo and len(errs) == before and value is not None and len(_VALID_QUANTITIES) < _MEMO_LIMIT:
+        _VALID_QUANTITIES[memo] = value
+    return value
+
+
+def _checked_quantity(name: str, q, path: str, errs: list):
     try:
         resource_amount(name, q)
         value = parse_quantity(q)

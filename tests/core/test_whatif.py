@@ -95,6 +95,13 @@ def test_every_stage_of_a_long_run_reports_progress():
     assert [done for done, doing in seen if not doing] == [1, 2, 3]    # probes with 0, 2, then 1 more nodes
 
 
+def test_capacity_copies_skip_the_names_of_pods_the_cluster_has():
+    """A cluster that already holds copies of an earlier run (c-whatif-1, c-whatif-2) gets new ones beside them."""
+    scen = scenario([node_raw("n0")], bound=[pod_raw("c-whatif-1", node_name="n0"), pod_raw("c-whatif-3", node_name="n0")])
+    result = whatif.capacity(scen, pod_raw("c"), max_copies=3)
+    assert [p["pod"] for p in result["placements"]] == ["default/c-whatif-2", "default/c-whatif-4", "default/c-whatif-5"]
+
+
 def test_capacity_preempts_only_when_asked():
     scen = scenario([node_raw("n0", cpu="1")], bound=[pod_raw("low", cpu="1", node_name="n0", priority=0)])
     template = pod_raw("c", cpu="1", priority=100)
