@@ -5,7 +5,9 @@ with the official ``kubernetes`` client, as kubectl and outside schedulers drive
 
 1. ``--creates`` pod creates from ``--threads`` threads into a stopped cluster of ``--nodes`` nodes: creates/s
    (each create is stored, with its resourceVersion and change log entry, before it is answered), and the CPU
-   milliseconds per create of the server process and of this client;
+   milliseconds per create of the server process, of this client and of the machine's PostgreSQL; then
+   ``--rest-creates`` pods through the dashboard's REST API from ``--rest-threads`` threads (bare v1.Pod bodies,
+   keep-alive connections): creates/s, answers other than 201, CPU per create;
 2. the cluster running (the dashboard's loop in the web process follows the store) while ``--scheduled`` pods are
    created the same way: pods/s from the first create to the last binding stored;
 3. a watch of one namespace while ``--events`` pods are created there: the lag from each create's answer
@@ -18,6 +20,7 @@ Prints one JSON object with ``--json``. Not a test: the figures depend on the ma
 from __future__ import annotations
 
 import argparse
+import http.client
 import json
 import os
 import statistics
@@ -25,6 +28,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.parse
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -61,6 +65,44 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def postgres_cpu_seconds() -> float:
+    """CPU seconds used so far by this machine's PostgreSQL processes (0 when there are none to read)."""
+    total = 0.0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:
+            continue
+        if "(postgres)" in text:
+            fields = text.rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
+
+
+def rest_create_pods(url: str, token: str, namespace: str, names, threads: int) -> tuple[float, int]:
+    """Create pods through the dashboard's REST API (a bare v1.Pod body each, one keep-alive connection per
+    thread); (seconds taken, answers other than 201)."""
+    parts = urllib.parse.urlsplit(url)
+    local = threading.local()
+    errors = []
+
+    def one(name):
+        if not hasattr(local, "conn"):
+            local.conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=60)
+        body = json.dumps(pod(name, cpu="10m", memory="16Mi", namespace=namespace))
+        local.conn.request("POST", parts.path, body,
+                           {"Content-Type": "application/json", "Authorization": f"Token {token}"})
+        resp = local.conn.getresponse()
+        resp.read()
+        if resp.status != 201:
+            errors.append(resp.status)
+    start = time.monotonic()
+    with ThreadPoolExecutor(threads) as pool:
+        for fut in [pool.submit(one, n) for n in names]:
+            fut.result()
+    return time.monotonic() - start, len(errors)
+
+
 def cluster_client(srv: ApiServer, name: str, nodes: int):
     srv.create_cluster(name, {"nodes": [node(f"n{i:04d}", cpu="64", memory="256Gi") for i in range(nodes)],
                               "pods": [], "pending": []})
@@ -90,6 +132,8 @@ def main(argv=None) -> int:
     ap.add_argument("--scheduled", type=int, default=5000)
     ap.add_argument("--events", type=int, default=100000)
     ap.add_argument("--threads", type=int, default=8)
+    ap.add_argument("--rest-creates", type=int, default=10000, help="pods created through the REST API (0: none)")
+    ap.add_argument("--rest-threads", type=int, default=32)
     ap.add_argument("--database", default="postgres://postgres@127.0.0.1:5432/schedscope_api_bench")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
@@ -99,11 +143,23 @@ def main(argv=None) -> int:
     try:
         name = f"api-bench-{int(time.time())}"   # a new cluster each run, in the bench's own database
         core = cluster_client(srv, name, args.nodes)
-        server_cpu, client_cpu = cpu_seconds(srv.proc.pid), time.process_time()
+        server_cpu, client_cpu, db_cpu = cpu_seconds(srv.proc.pid), time.process_time(), postgres_cpu_seconds()
         took = create_pods(core, "bench", [f"c-{i:06d}" for i in range(args.creates)], args.threads)
         out.update(creates=args.creates, creates_per_s=round(args.creates / took, 1),
                    server_cpu_ms_per_create=round(1000 * (cpu_seconds(srv.proc.pid) - server_cpu) / args.creates, 2),
-                   client_cpu_ms_per_create=round(1000 * (time.process_time() - client_cpu) / args.creates, 2))
+                   client_cpu_ms_per_create=round(1000 * (time.process_time() - client_cpu) / args.creates, 2),
+                   postgres_cpu_ms_per_create=round(1000 * (postgres_cpu_seconds() - db_cpu) / args.creates, 2))
+
+        if args.rest_creates:
+            server_cpu, db_cpu = cpu_seconds(srv.proc.pid), postgres_cpu_seconds()
+            took, errors = rest_create_pods(f"{srv.url}/api/clusters/{name}/pods/", srv._admin_token(), "bench",
+                                            [f"r-{i:06d}" for i in range(args.rest_creates)], args.rest_threads)
+            out.update(rest_creates=args.rest_creates, rest_threads=args.rest_threads,
+                       rest_creates_per_s=round(args.rest_creates / took, 1), rest_errors=errors,
+                       rest_server_cpu_ms_per_create=round(
+                           1000 * (cpu_seconds(srv.proc.pid) - server_cpu) / args.rest_creates, 2),
+                       rest_postgres_cpu_ms_per_create=round(
+                           1000 * (postgres_cpu_seconds() - db_cpu) / args.rest_creates, 2))
 
         _http("POST", f"{srv.url}/api/clusters/{name}/start/", token=srv._admin_token())
         deadline = time.monotonic() + 600

@@ -14,12 +14,14 @@ from django.conf import settings  # noqa: E402
 from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: E402
 
 from .bodylimit import BodySizeLimit  # noqa: E402
+from .k8sapi.handler import ApiHandler, split  # noqa: E402
 
 from .routing import websocket_urlpatterns  # noqa: E402
 from .services.embedded import autostart  # noqa: E402
 
 application = ProtocolTypeRouter({
-    "http": BodySizeLimit(ASGIStaticFilesHandler(django_app), settings.SCHEDSCOPE["MAX_BODY_BYTES"]),
+    # the simulated clusters' Kubernetes API skips the pages' middleware (dashboard.k8sapi.handler)
+    "http": BodySizeLimit(split(ASGIStaticFilesHandler(django_app), ApiHandler()), settings.SCHEDSCOPE["MAX_BODY_BYTES"]),
     # the consumer reads the session and checks its user, with the cluster, in one query (access.websocket_viewer)
     "websocket": AllowedHostsOriginValidator(CookieMiddleware(URLRouter(websocket_urlpatterns))),
 })

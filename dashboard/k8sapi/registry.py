@@ -236,8 +236,14 @@ def _fresh_signature(name: str):
 
 
 async def cluster_id(name: str) -> int | None:
-    """The id of the simulated cluster called ``name``, or None; nothing is loaded (the token is checked first)."""
-    sig = await sync_to_async(_fresh_signature)(name)
+    """The id of the simulated cluster called ``name``, or None; nothing is loaded (the token is checked first).
+    A lookup less than LOOKUP_TTL_SECONDS old answers without leaving the event loop."""
+    with _guard:
+        cached = _lookups.get(name)
+    if cached is not None and cached[0] > time.monotonic():
+        sig = cached[1]
+    else:
+        sig = await sync_to_async(_fresh_signature)(name)
     return None if sig is None else sig[0]
 
 

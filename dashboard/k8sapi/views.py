@@ -30,6 +30,7 @@ from scheduler_core.simulate import KUBERNETES_VERSION
 
 from ..models import Cluster, ClusterToken
 from ..services import credentials
+from ..services.objectstore import json_bytes
 from . import openapi, protobuf, registry, resources, tables
 from .errors import ApiError
 from .params import ListOptions
@@ -64,19 +65,19 @@ def _flag(query, name: str) -> bool:
 
 
 def _json(data, status: int = 200) -> HttpResponse:
-    return HttpResponse(json.dumps(data, separators=(",", ":")), status=status, content_type="application/json")
+    return HttpResponse(json_bytes(data), status=status, content_type="application/json")
 
 
 def _json_list(request, envelope: dict, items) -> HttpResponse:
     """A list (``envelope`` without its items, then ``items``) as JSON, each item encoded on its own: one call
     encoding a list of hundreds of MB would hold the GIL, and so the event loop, for seconds. Under ASGI a body
     over STREAM_CHUNK_BYTES goes out in pieces of about that size, the event loop free between them."""
-    parts = [json.dumps(envelope, separators=(",", ":"))[:-1].encode(), b',"items":[']
+    parts = [json_bytes(envelope)[:-1], b',"items":[']
     for i, item in enumerate(items):
         if i:
             parts.append(b",")
         with _ENCODING:
-            parts.append(json.dumps(item, separators=(",", ":")).encode())
+            parts.append(json_bytes(item))
     parts.append(b"]}")
     if not isinstance(request, ASGIRequest) or sum(map(len, parts)) <= STREAM_CHUNK_BYTES:
         return HttpResponse(b"".join(parts), content_type=JSON)

@@ -8,10 +8,10 @@ stream ends after ``timeoutSeconds`` or when the cluster's state is replaced.
 from __future__ import annotations
 
 import asyncio
-import json
 import threading
 import time
 
+from ..services.objectstore import json_bytes
 from . import admission, tables
 from .errors import ApiError
 from .resources import EVENTS_V1_LABELS
@@ -81,7 +81,7 @@ class Query:
 
 
 def encode(type_: str, obj: dict) -> bytes:
-    return json.dumps({"type": type_, "object": obj}, separators=(",", ":")).encode() + b"\n"
+    return json_bytes({"type": type_, "object": obj}) + b"\n"
 
 
 class Watcher:
