@@ -1,8 +1,8 @@
 """The store of a simulated cluster: its objects in the database, one resourceVersion sequence, the change log.
 
 Nodes and pods are Node and Pod rows, events SchedulingEvent rows, every other kind a StoredObject row; each
-carries the resourceVersion of its last change, and ``Cluster.resource_version`` is the newest one. Every write,
-whoever makes it (the Kubernetes API, the REST API and the pages, scenarios, the workload generator, the
+carries the resourceVersion of its last change, and the cluster's ``StoreCounter`` holds the newest one. Every
+write, whoever makes it (the Kubernetes API, the REST API and the pages, scenarios, the workload generator, the
 scheduler's recorder), runs in a ``Write``: one transaction that takes the cluster's row first (the one lock
 order, ``rowlock``), numbers its changes from the cluster's counter and appends them to the change log
 (StoreChange rows). Readers list (``snapshot``) and then follow the log from that resourceVersion
@@ -29,7 +29,7 @@ from scheduler_core.objects import ParseError
 from scheduler_core.objects import Pod as CorePod
 from scheduler_core.objects.validation import ValidationError, validate_object
 
-from ..models import Cluster, Node, Pod, SchedulingEvent, StoreChange, StoredObject
+from ..models import Cluster, Node, Pod, SchedulingEvent, StoreChange, StoreCounter, StoredObject
 from .rowlock import lock_cluster
 
 NAMESPACED = {**{kind: namespaced for kind, (_attr, namespaced) in OBJECT_KINDS.items()},
@@ -198,8 +198,9 @@ class Write:
             StoreChange.objects.bulk_create(self.changes, batch_size=1000)
         if self.rv != self.start_rv:
             with connection.cursor() as cur:
-                cur.execute(f'UPDATE "{Cluster._meta.db_table}" SET "resource_version" = %s WHERE "id" = %s',
-                            [self.rv, self.cluster_id])
+                cur.execute(f'INSERT INTO "{StoreCounter._meta.db_table}" ("cluster_id", "resource_version") '
+                            f'VALUES (%s, %s) ON CONFLICT ("cluster_id") DO UPDATE SET "resource_version" = '
+                            f'EXCLUDED."resource_version"', [self.cluster_id, self.rv])
 
 
 def json_bytes(value) -> bytes:
@@ -476,7 +477,7 @@ def insert_pods(cluster, raws, writer: str = "") -> list:
 
 # -- reading --------------------------------------------------------------------------------------------
 def current_rv(cluster_id: int) -> int:
-    return Cluster.objects.filter(pk=cluster_id).values_list("resource_version", flat=True).first() or 0
+    return StoreCounter.objects.filter(cluster_id=cluster_id).values_list("resource_version", flat=True).first() or 0
 
 
 def scenario_objects(cluster_id: int) -> dict:

@@ -16,19 +16,26 @@ from contextlib import contextmanager
 
 from django.db import connection, transaction
 
-from ..models import Cluster
+from ..models import Cluster, StoreCounter
 
 
 def lock_cluster(cluster_id: int) -> tuple | None:
-    """Lock the cluster's row until the current transaction ends; returns its (``runner``, ``resource_version``)
-    (runner "" when no loop has claimed it), None when the cluster is gone. Must run inside
+    """Lock the cluster's row until the current transaction ends; returns its ``runner`` ("" when no loop has
+    claimed it) and its store's newest resourceVersion (StoreCounter), or None when the cluster is gone. Must run inside
     ``transaction.atomic()``, before any other write of the cluster's rows. Its own SQL: the ORM's compiling
     costs more than the query, and the store takes this lock once per write."""
     lock = " FOR NO KEY UPDATE" if connection.vendor == "postgresql" else ""
     with connection.cursor() as cur:
-        cur.execute(f'SELECT "runner", "resource_version" FROM "{Cluster._meta.db_table}" WHERE "id" = %s{lock}',
+        cur.execute(f'SELECT "runner" FROM "{Cluster._meta.db_table}" WHERE "id" = %s{lock}', [cluster_id])
+        row = cur.fetchone()
+        if row is None:
+            return None
+        # read after the lock is held, in a statement of its own: a statement that waited for the lock still
+        # sees the other tables as they were when it began (the counter before the previous writer's commit)
+        cur.execute(f'SELECT "resource_version" FROM "{StoreCounter._meta.db_table}" WHERE "cluster_id" = %s',
                     [cluster_id])
-        return cur.fetchone()
+        counter = cur.fetchone()
+        return row[0], counter[0] if counter else 0
 
 
 @contextmanager
