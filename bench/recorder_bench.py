@@ -33,6 +33,18 @@ def ensure_database(url: str) -> None:
             conn.execute(f'CREATE DATABASE "{name}"')
 
 
+def django_on(url: str) -> None:
+    """Django set up on the bench's own PostgreSQL database (created if missing, migrated), without Redis."""
+    ensure_database(url)
+    os.environ["DATABASE_URL"] = url
+    os.environ.pop("REDIS_URL", None)
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "dashboard.settings")
+    import django
+    django.setup()
+    from django.core.management import call_command
+    call_command("migrate", verbosity=0)
+
+
 def make_traces(n_nodes: int, n_pods: int) -> list:
     from bench.workloads import make_node, make_pod
     from scheduler_core.scenario import scenario_from_data
@@ -55,18 +67,11 @@ def main() -> int:
     ap.add_argument("--database-url", default=os.environ.get("BENCH_DATABASE_URL",
                                                              "postgres://postgres@127.0.0.1:5432/schedscope_bench"))
     args = ap.parse_args()
-    ensure_database(args.database_url)
-    os.environ["DATABASE_URL"] = args.database_url
-    os.environ.pop("REDIS_URL", None)
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "dashboard.settings")
-    import django
-    django.setup()
-    from django.core.management import call_command
+    django_on(args.database_url)
     from django.db import connection
 
     from dashboard.models import Cluster, Pod, SchedulingCycle
     from dashboard.services.recorder import Recorder
-    call_command("migrate", verbosity=0)
 
     traces = make_traces(args.nodes, min(200, args.cycles))
     cluster, _ = Cluster.objects.get_or_create(name="bench")

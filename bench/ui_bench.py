@@ -23,7 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.recorder_bench import ensure_database  # noqa: E402
+from bench.recorder_bench import django_on  # noqa: E402
 
 FILTERS = ["NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts", "NodeResourcesFit",
            "VolumeRestrictions", "NodeVolumeLimits", "AzureDiskLimits", "VolumeBinding", "VolumeZone",
@@ -140,19 +140,12 @@ def main() -> int:
     ap.add_argument("--database-url", default=os.environ.get("BENCH_DATABASE_URL",
                                                              "postgres://postgres@127.0.0.1:5432/schedscope_uibench"))
     args = ap.parse_args()
-    ensure_database(args.database_url)
-    os.environ["DATABASE_URL"] = args.database_url
-    os.environ.pop("REDIS_URL", None)
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "dashboard.settings")
-    import django
-    django.setup()
-    from django.core.management import call_command
+    django_on(args.database_url)
     from django.db import connection
     from django.contrib.auth.models import User
     from django.test import Client
 
     from dashboard.models import Cluster
-    call_command("migrate", verbosity=0)
     Cluster.objects.filter(name="uibench").delete()
     cluster = Cluster.objects.create(name="uibench")
     t0 = time.perf_counter()

@@ -22,7 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.recorder_bench import ensure_database  # noqa: E402
+from bench.recorder_bench import django_on  # noqa: E402
 from bench.whatif_bench import owned  # noqa: E402
 from bench.workloads import build, make_pod  # noqa: E402
 
@@ -79,19 +79,11 @@ def main() -> int:
         "BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/schedscope_whatifbench"))
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
-    ensure_database(args.database_url)
-    os.environ["DATABASE_URL"] = args.database_url
-    os.environ.pop("REDIS_URL", None)
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "dashboard.settings")
-    import django
-    django.setup()
-    from django.core.management import call_command
-
+    django_on(args.database_url)
     from dashboard.models import Cluster, WhatIfRun
     from dashboard.services import clusters, whatif
     from scheduler_core import gcpolicy
     gcpolicy.configure()
-    call_command("migrate", verbosity=0)
     Cluster.objects.filter(name="whatifbench").delete()
     cluster = Cluster.objects.create(name="whatifbench")
     doc = cluster_document(args.nodes)
