@@ -3,9 +3,13 @@ import os
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "dashboard.settings")
 
-from django.core.asgi import get_asgi_application  # noqa: E402
+import django  # noqa: E402
 
-django_app = get_asgi_application()
+django.setup(set_prefix=False)
+
+from .pages_handler import PagesHandler  # noqa: E402
+
+django_app = PagesHandler()
 
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402

@@ -1,5 +1,6 @@
-"""The Kubernetes API's own ASGI handler (dashboard.k8sapi.handler) inside the real ASGI application: the API
-answers without the pages' middleware, the pages keep it, and a watch whose client disconnects stops."""
+"""The two ASGI handlers inside the real ASGI application: the Kubernetes API's (dashboard.k8sapi.handler) answers
+without the pages' middleware and stops a watch whose client disconnects; the pages' and REST API's
+(dashboard.pages_handler) runs the whole middleware chain, synchronously, around their views."""
 from __future__ import annotations
 
 import asyncio
@@ -10,6 +11,8 @@ from asgiref.testing import ApplicationCommunicator
 
 from dashboard.asgi import application
 from dashboard.k8sapi import registry
+from knox.models import AuthToken
+
 from dashboard.models import Cluster
 from dashboard.services import credentials
 
@@ -18,8 +21,8 @@ from .conftest import make_user
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-def scope(path: str, token: str = "", query: str = "") -> dict:
-    headers = [(b"host", b"testserver")] + ([(b"authorization", f"Bearer {token}".encode())] if token else [])
+def scope(path: str, token: str = "", query: str = "", scheme: str = "Bearer") -> dict:
+    headers = [(b"host", b"testserver")] + ([(b"authorization", f"{scheme} {token}".encode())] if token else [])
     return {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "GET", "scheme": "http",
             "path": path, "raw_path": path.encode(), "query_string": query.encode(), "root_path": "",
             "headers": headers, "client": ("127.0.0.1", 5000), "server": ("testserver", 80)}
@@ -77,3 +80,15 @@ def test_a_watch_stops_when_its_client_disconnects(token):
         return api
     api = asyncio.run(watch_then_leave())
     assert not api.watchers
+
+
+def test_pages_and_the_rest_api_run_the_whole_middleware_chain(token):
+    user = make_user("reader", "viewer")
+    key = AuthToken.objects.create(user=user)[1]
+    status, headers, body = asyncio.run(answer(scope("/api/clusters/", key, scheme="Token")))
+    assert status == 200 and "handled" in body.decode()
+    assert headers["x-content-type-options"] == "nosniff" and "content-security-policy" in headers
+    status, headers, _ = asyncio.run(answer(scope("/api/clusters/")))      # no token: DRF's 403, not a login page
+    assert status in (401, 403)
+    status, headers, _ = asyncio.run(answer(scope("/clusters/handled/")))  # a page: the login redirect
+    assert status == 302 and "/login" in headers["location"] and headers["x-frame-options"] == "DENY"
