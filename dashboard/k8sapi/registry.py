@@ -222,27 +222,31 @@ def _follow(name: str, api: ApiCluster, pk: int) -> None:
         connection.close()
 
 
-def _fresh_signature(name: str):
-    """The cluster's signature (None: no simulated cluster of that name), read at most once per LOOKUP_TTL_SECONDS."""
-    now = time.monotonic()
+_NOT_CACHED = object()
+
+
+def _recent_signature(name: str):
+    """The signature a lookup less than LOOKUP_TTL_SECONDS old found (None too), else _NOT_CACHED."""
     with _guard:
         cached = _lookups.get(name)
-    if cached is not None and cached[0] > now:
-        return cached[1]
-    sig = _signature(name)
-    with _guard:
-        _lookups[name] = (now + LOOKUP_TTL_SECONDS, sig)
+    return cached[1] if cached is not None and cached[0] > time.monotonic() else _NOT_CACHED
+
+
+def _fresh_signature(name: str):
+    """The cluster's signature (None: no simulated cluster of that name), read at most once per LOOKUP_TTL_SECONDS."""
+    sig = _recent_signature(name)
+    if sig is _NOT_CACHED:
+        sig = _signature(name)
+        with _guard:
+            _lookups[name] = (time.monotonic() + LOOKUP_TTL_SECONDS, sig)
     return sig
 
 
 async def cluster_id(name: str) -> int | None:
     """The id of the simulated cluster called ``name``, or None; nothing is loaded (the token is checked first).
-    A lookup less than LOOKUP_TTL_SECONDS old answers without leaving the event loop."""
-    with _guard:
-        cached = _lookups.get(name)
-    if cached is not None and cached[0] > time.monotonic():
-        sig = cached[1]
-    else:
+    A recent lookup answers without leaving the event loop."""
+    sig = _recent_signature(name)
+    if sig is _NOT_CACHED:
         sig = await sync_to_async(_fresh_signature)(name)
     return None if sig is None else sig[0]
 
