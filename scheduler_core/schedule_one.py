@@ -11,7 +11,7 @@ import time
 import numpy as np
 
 from .framework.cycle_state import CycleState
-from .framework.runtime import PREFILTER_RESULT_MSG, nominated_pods_to_add
+from .framework.runtime import PREFILTER_RESULT_MSG, Rejections, nominated_pods_to_add
 from .framework.status import Code, Status
 from .lazy import LazyDict, LazyList
 from .trace import CycleTrace
@@ -203,8 +203,8 @@ def _find_nodes_that_fit(fwk, ctx, state, pod, snapshot, tr):
         ctx.next_start_node_index = (ctx.next_start_node_index + tr.processed_nodes) % len(nodes)
     if tr.error:
         return []
-    if ctx.trace_all_filters:
-        # Trace mode: nodes excluded by the PreFilterResult still get every filter plugin's verdict.
+    if ctx.trace_all_filters and tr.filter_table is None:
+        # Per-node trace mode: nodes excluded by the PreFilterResult still get every filter plugin's verdict.
         durations = {}
         for ni in all_nodes:
             if ni.name not in tr.filter:
@@ -234,8 +234,10 @@ def _find_nodes_that_pass_filters(fwk, ctx, state, pod, nodes, tr, snapshot=None
     start = ctx.next_start_node_index
     if not fwk.filter:
         return [nodes[(start + i) % n] for i in range(min(num_to_find, n))]
-    if ctx.batch and not ctx.trace_all_filters and snapshot is not None and \
+    if ctx.batch and snapshot is not None and \
             (ctx.nominated_pods_for_node is None or ctx.nominated_node_names is not None):
+        if ctx.trace_all_filters:
+            return _pass_filters_table(fwk, ctx, state, pod, nodes, tr, snapshot, start, num_to_find)
         return _pass_filters_batch(fwk, ctx, state, pod, nodes, tr, snapshot, start, num_to_find)
     feasible = []
     statuses = tr.node_statuses
@@ -282,36 +284,82 @@ def _pass_filters_batch(fwk, ctx, state, pod, nodes, tr, snapshot, start, num_to
     table = snapshot.table()
     all_nodes = snapshot.node_infos
     rows_all = None if nodes is all_nodes else np.fromiter((ni.index for ni in nodes), np.int64, len(nodes))
-    nominated_rows = None
-    nominated = ctx.nominated_pods_for_node
-    if nominated is not None:
-        # Only nodes with a nominated pod that RunFilterPluginsWithNominatedPods would add (priority >= the
-        # pod's, not the pod itself) need its two passes; on the others it is the plain Filter.
-        names = [name for name in ctx.nominated_node_names() if nominated_pods_to_add(pod, name, nominated)]
-        if names:
-            nominated_rows = np.array([table.row_of(name) for name in names], dtype=np.int64)
     feasible, rejected, visited, err = fwk.run_filter_batch(
-        state, pod, nodes, rows_all, start, num_to_find, table, nominated_rows, ctx.nominated_pods_for_node)
+        state, pod, nodes, rows_all, start, num_to_find, table, _nominated_rows(ctx, pod, table),
+        ctx.nominated_pods_for_node)
     names = table.names if nodes is all_nodes else [ni.name for ni in nodes]
-    if tr.evaluated_nodes:
-        tr.evaluated_nodes.extend(_rotated(names, start, visited))
-    else:
-        tr.evaluated_nodes = LazyList(lambda: _rotated(names, start, visited), visited)
-    if rejected is not None and len(rejected):
-        # Built when read: kube-mode cycles on big clusters reject thousands of nodes that nothing reads
-        # unless the pod fails or a recorder asks.
-        if tr.node_statuses:
-            tr.node_statuses.update(rejected.as_dict())
-        else:
-            tr.node_statuses = LazyDict(rejected.as_dict, len(rejected), rejected.statuses)
-        if tr.kube_stopped_at:
-            tr.kube_stopped_at.update(rejected.stopped_at())
-        else:
-            tr.kube_stopped_at = LazyDict(rejected.stopped_at)
+    _set_search_trace(tr, names, start, visited, rejected)
     if err is not None:
         tr.error = err.as_error()
         return []
     return feasible
+
+
+def _nominated_rows(ctx, pod, table):
+    """Table rows of the nodes with a nominated pod that RunFilterPluginsWithNominatedPods would add (priority
+    >= the pod's, not the pod itself): only there does the Filter result differ from the plain one."""
+    nominated = ctx.nominated_pods_for_node
+    if nominated is None:
+        return None
+    names = [name for name in ctx.nominated_node_names() if nominated_pods_to_add(pod, name, nominated)]
+    return np.array([table.row_of(name) for name in names], dtype=np.int64) if names else None
+
+
+def _set_search_trace(tr, names, start, visited, rejected):
+    """The trace's visited nodes, rejected nodes' statuses and stopping plugins, built when first read: kube-mode
+    cycles on big clusters reject thousands of nodes that nothing reads unless the pod fails or a recorder asks."""
+    if tr.evaluated_nodes:
+        tr.evaluated_nodes.extend(_rotated(names, start, visited))
+    else:
+        tr.evaluated_nodes = LazyList(lambda: _rotated(names, start, visited), visited)
+    if rejected is None or not len(rejected):
+        return
+    if tr.node_statuses:
+        tr.node_statuses.update(rejected.as_dict())
+    else:
+        tr.node_statuses = LazyDict(rejected.as_dict, len(rejected), rejected.distinct())
+    if tr.kube_stopped_at:
+        tr.kube_stopped_at.update(rejected.stopped_at())
+    else:
+        tr.kube_stopped_at = LazyDict(rejected.stopped_at)
+
+
+def _pass_filters_table(fwk, ctx, state, pod, nodes, tr, snapshot, start, num_to_find):
+    """Trace mode on NodeTable rows: every Filter plugin's verdict on every node (Framework.run_filter_table),
+    then kube's search read off the nodes' results; the trace gets the fields of the per-node trace path."""
+    table = snapshot.table()
+    ft, first = fwk.run_filter_table(state, pod, table, tr.durations)
+    tr.filter_table = ft
+    tr.filter = LazyDict(ft.per_node, table.n)
+    all_nodes = snapshot.node_infos
+    n = len(nodes)
+    start %= n
+    idx = np.arange(start, start + n, dtype=np.int64)
+    idx[idx >= n] -= n
+    searched = None if nodes is all_nodes else np.fromiter((ni.index for ni in nodes), np.int64, n)
+    rows = idx if searched is None else searched[idx]
+    result = first[rows]
+    special = _nominated_rows(ctx, pod, table)
+    if special is not None:
+        for pos in np.flatnonzero(np.isin(rows, special)).tolist():
+            st = fwk.run_filter_with_nominated_pods(state, pod, all_nodes[rows[pos]], ctx.nominated_pods_for_node)
+            result[pos] = 0 if st is None else ft.add(st)
+    pass_pos = np.flatnonzero(result == 0)
+    cut = int(pass_pos[num_to_find]) if len(pass_pos) > num_to_find else n
+    is_error = np.array([False] + [st.code == Code.ERROR for st in ft.statuses])
+    errors = np.flatnonzero(is_error[result[:cut]])
+    names = table.names if nodes is all_nodes else [ni.name for ni in nodes]
+    if len(errors):
+        j = int(errors[0])
+        ft.search = (searched, start, j + 1)
+        _set_search_trace(tr, names, start, j + 1, None)
+        tr.error = ft.status(int(result[j])).as_error()
+        return []
+    rej = np.flatnonzero(result[:cut] != 0)
+    ft.search = (searched, start, cut + 1 if cut < n else n)
+    _set_search_trace(tr, names, start, ft.search[2],
+                      Rejections(nodes, [idx[rej]], [result[rej] - 1], ft.statuses))
+    return [nodes[i] for i in idx[pass_pos[:num_to_find]].tolist()]
 
 
 def _run_extender_filters(ctx, pod, feasible, tr):

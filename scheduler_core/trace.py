@@ -32,6 +32,7 @@ class CycleTrace:
         self.prefilter_result = None
         self.skip_filter_plugins = []
         self.filter = {}                 # node -> {plugin: status}   (trace mode)
+        self.filter_table = None         # FilterTable: the same as columns over NodeTable rows (trace mode)
         self.node_statuses = {}          # node -> framework status of every rejected node
         self.evaluated_nodes = []        # node names in the order the filter visited them
         self.kube_stopped_at = {}        # node -> plugin kube's short-circuit stopped at

@@ -5,6 +5,7 @@ import time
 
 import numpy as np
 
+from .filter_table import FilterTable, StatusPool, fill_first
 from .interface import MAX_NODE_SCORE, MIN_NODE_SCORE, POINT_INTERFACES
 from .status import Code, Status
 
@@ -75,6 +76,11 @@ class Rejections:
     def as_dict(self) -> dict:
         """{node name: Status} in visiting order."""
         return dict(zip(self.names(), self.status_list()))
+
+    def distinct(self) -> list:
+        """The Statuses of these nodes, each once."""
+        statuses = self.statuses
+        return [statuses[g] for g in np.unique(self.groups).tolist()]
 
     def stopped_at(self) -> dict:
         """{node name: plugin} for the rejected nodes whose Status names a plugin."""
@@ -221,6 +227,72 @@ class Framework:
                         f'running "{pl.name}" filter plugin: {st.as_error()}', plugin=pl.name)
             per_plugin[pl.name] = st
         return first, per_plugin
+
+    def run_filter_table(self, state, pod, table, durations) -> tuple:
+        """Trace mode over NodeTable rows: every Filter plugin on every row, as run_filter_traced gives
+        per node (a skipped plugin's cells are Skip). Returns (FilterTable, each row's Filter result as a
+        code of its statuses, 0 when every plugin passes). A plugin's ``filter_batch_statuses`` or
+        ``filter_batch`` decides all rows at once; rows a mask rejects get the plugin's
+        ``filter_batch_status`` or, without it, their Status from ``filter``; a plugin with neither (or
+        whose batch declines) runs ``filter`` per row."""
+        n = table.n
+        rows = table.rows
+        infos = table.infos
+        skip = state.skip_filter_plugins
+        pool = StatusPool()
+        columns = []
+        first = np.zeros(n, np.int32)
+        for pl in self.filter:
+            name = pl.name
+            if name in skip:
+                columns.append(pool.code(name, Code.SKIP, ()))
+                continue
+            t0 = time.perf_counter()
+            col = self._filter_column(pl, state, pod, table, rows, infos, pool)
+            if not isinstance(col, int) and not col.any():
+                col = 0
+            fill_first(first, col, pool, name)
+            columns.append(col if isinstance(col, int) else col.astype(np.int16))
+            durations[name] = durations.get(name, 0.0) + time.perf_counter() - t0
+        return FilterTable(table.names, [pl.name for pl in self.filter], columns, pool.statuses), first
+
+    @staticmethod
+    def _filter_column(pl, state, pod, table, rows, infos, pool):
+        """One plugin's codes over every row (see run_filter_table)."""
+        name = pl.name
+        kf = getattr(pl, "filter_batch_statuses", None)
+        res = kf(state, pod, table, rows) if kf is not None else None
+        if res is not None:
+            kinds, kind_statuses = res
+            used = np.unique(kinds).tolist()
+            lut = np.zeros(max(used) + 2, np.int32)
+            for k in used:
+                if k >= 0:
+                    code, reasons = kind_statuses[k]
+                    lut[k + 1] = pool.code(name, code, tuple(reasons))
+            return lut[kinds.astype(np.int64) + 1]
+        fb = getattr(pl, "filter_batch", None)
+        mask = fb(state, pod, table, rows) if fb is not None else None
+        col = np.zeros(len(rows), np.int32)
+        if mask is not None:
+            failed = np.flatnonzero(mask)
+            if not len(failed):
+                return col
+            fs = getattr(pl, "filter_batch_status", None)
+            same = fs(state, pod) if fs is not None else None
+            if same is not None:
+                col[failed] = pool.code(name, same[0], tuple(same[1]))
+                return col
+            todo = failed.tolist()
+        else:
+            todo = range(len(rows))
+        for r in todo:
+            try:
+                st = pl.filter(state, pod, infos[r])
+            except Exception as exc:
+                st = Status.error(f"{type(exc).__name__}: {exc}")
+            col[r] = pool.code_of(name, st)
+        return col
 
     def run_filter_batch(self, state, pod, nodes, rows_all, start: int, num_to_find: int, table,
                          nominated_rows=None, nominated_pods_for_node=None):

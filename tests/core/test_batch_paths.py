@@ -203,8 +203,8 @@ def comparable(tr) -> dict:
     return d
 
 
-def run_sim(data, config, batch: bool, start: int):
-    sim = Simulation(scenario_from_data(data), config_doc=config, tie_break="name", trace_all_filters=False)
+def run_sim(data, config, batch: bool, start: int, trace: bool = False):
+    sim = Simulation(scenario_from_data(data), config_doc=config, tie_break="name", trace_all_filters=trace)
     sim.ctx.batch = batch
     sim.ctx.next_start_node_index = start
     out = []
@@ -214,7 +214,8 @@ def run_sim(data, config, batch: bool, start: int):
 
 
 @pytest.mark.parametrize("seed", range(40))
-def test_random_clusters_batch_equals_per_node(seed):
+@pytest.mark.parametrize("trace", [False, True], ids=["kube", "trace"])
+def test_random_clusters_batch_equals_per_node(seed, trace):
     rng = random.Random(seed)
     n = rng.choice([5, 40, 130, 260])
     nodes = [rand_node(rng, i) for i in range(n)]
@@ -230,15 +231,16 @@ def test_random_clusters_batch_equals_per_node(seed):
     data = {"nodes": nodes, "pods": bound, "pending": pending}
     config = rand_config(rng)
     start = rng.randrange(n)
-    a = run_sim(data, config, True, start)
-    b = run_sim(data, config, False, start)
+    a = run_sim(data, config, True, start, trace)
+    b = run_sim(data, config, False, start, trace)
     assert len(a) == len(b)
     for x, y in zip(a, b):
         assert x == y
 
 
 @pytest.mark.parametrize("seed", range(30))
-def test_random_clusters_with_spread_and_pod_affinity_batch_equals_per_node(seed):
+@pytest.mark.parametrize("trace", [False, True], ids=["kube", "trace"])
+def test_random_clusters_with_spread_and_pod_affinity_batch_equals_per_node(seed, trace):
     """PodTopologySpread and InterPodAffinity batch paths: spread constraints, pod (anti-)affinity terms on
     the incoming and on the bound pods, two namespaces."""
     rng = random.Random(1000 + seed)
@@ -256,8 +258,8 @@ def test_random_clusters_with_spread_and_pod_affinity_batch_equals_per_node(seed
     data = {"nodes": nodes, "pods": bound, "pending": pending}
     config = rand_config(rng)
     start = rng.randrange(n)
-    a = run_sim(data, config, True, start)
-    b = run_sim(data, config, False, start)
+    a = run_sim(data, config, True, start, trace)
+    b = run_sim(data, config, False, start, trace)
     assert len(a) == len(b)
     for x, y in zip(a, b):
         assert x == y
@@ -271,12 +273,14 @@ def _golden_scenarios():
 
 
 @pytest.mark.parametrize("path", _golden_scenarios(), ids=lambda p: os.path.basename(p).split(".")[0])
-def test_golden_scenarios_kube_mode_batch_equals_per_node(path):
+@pytest.mark.parametrize("trace", [False, True], ids=["kube", "trace"])
+def test_golden_scenarios_batch_equals_per_node(path, trace):
+    """Kube mode's batch search, and trace mode's FilterTable, give the per-node paths' traces."""
     scenario = load_scenario(path)
     runs = []
     for batch in (True, False):
         try:
-            sim = Simulation(scenario, tie_break="name", trace_all_filters=False)
+            sim = Simulation(scenario, tie_break="name", trace_all_filters=trace)
         except Exception as err:  # a config the golden file expects to be rejected
             runs.append(("rejected", str(err)))
             continue
@@ -393,6 +397,15 @@ def test_plugins_batch_equal_per_node(seed):
             state = CycleState()
             if hasattr(pl, "pre_filter"):
                 pl.pre_filter(state, pod)
+            if hasattr(pl, "filter_batch_statuses"):
+                res = pl.filter_batch_statuses(state, pod, table, rows)
+                if res is None:
+                    continue
+                kinds, statuses = res
+                for k, ni in zip(kinds.tolist(), infos):
+                    st = pl.filter(state, pod, ni)
+                    assert (None if k < 0 else statuses[k]) == (None if st is None else (st.code, tuple(st.reasons)))
+                continue
             mask = pl.filter_batch(state, pod, table, rows)
             if mask is None:
                 continue
@@ -437,7 +450,7 @@ def test_table_marks_values_beyond_float_precision():
     state = CycleState()
     pod = Pod(rand_pod(random.Random(1), "p"))
     Fit(None).pre_filter(state, pod)
-    assert Fit(None).filter_batch(state, pod, table, np.array([0])) is None
+    assert Fit(None).filter_batch_statuses(state, pod, table, np.array([0])) is None
 
 
 def test_golden_trace_json_has_plain_ints():

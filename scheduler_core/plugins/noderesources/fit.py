@@ -1,6 +1,8 @@
 """NodeResourcesFit: does the pod fit the node's allocatable resources, and how full would it be."""
 from __future__ import annotations
 
+import numpy as np
+
 from ...objects.field import aggregate, child, invalid, not_supported, required
 from ...framework.interface import FilterPlugin, PreFilterPlugin
 from ...framework.node_table import EXACT_LIMIT
@@ -18,6 +20,12 @@ from .strategies import least_allocated, most_allocated, requested_to_capacity_r
 PRE_FILTER_KEY = "PreFilter" + names.NODE_RESOURCES_FIT
 STRATEGIES = ("LeastAllocated", "MostAllocated", "RequestedToCapacityRatio")
 BASIC = ("cpu", "memory", "ephemeral-storage")
+# The Filter rejections, as indexed by filter_batch_statuses' kinds (a bit set: pods, cpu, memory, storage).
+_BATCH_STATUSES = tuple(
+    (Code.UNSCHEDULABLE, tuple(reason for bit, reason in ((1, "Too many pods"), (2, "Insufficient cpu"),
+                                                          (4, "Insufficient memory"),
+                                                          (8, "Insufficient ephemeral-storage")) if kind & bit))
+    for kind in range(16))
 
 
 def validate_fit_args(args: dict, path: str = "") -> list:
@@ -150,8 +158,9 @@ class Fit(PreFilterPlugin, FilterPlugin, ResourceAllocationScoring):
                 reasons.append(f"Insufficient {res}")
         return reasons
 
-    def filter_batch(self, state, pod, table, rows):
-        """Filter over NodeTable rows: a mask of the rows that fail, or None (scalar resources)."""
+    def filter_batch_statuses(self, state, pod, table, rows):
+        """Filter over NodeTable rows: per row -1 (fits) or the bit set of its insufficient resources (1 pods,
+        2 cpu, 4 memory, 8 ephemeral-storage), which indexes ``_BATCH_STATUSES``; None with scalar resources."""
         req = state.get(PRE_FILTER_KEY)
         if req is None or not table.exact:
             return None
@@ -160,11 +169,12 @@ class Fit(PreFilterPlugin, FilterPlugin, ResourceAllocationScoring):
                 return None
             if v >= EXACT_LIMIT:
                 return None
-        fail = table.pod_count[rows] + 1 > table.alloc_pods[rows]
-        for res, alloc, used in (("cpu", table.alloc_cpu, table.req_cpu),
-                                 ("memory", table.alloc_memory, table.req_memory),
-                                 ("ephemeral-storage", table.alloc_ephemeral, table.req_ephemeral)):
+        kinds = (table.pod_count[rows] + 1 > table.alloc_pods[rows]).astype(np.int8)
+        for bit, res, alloc, used in ((2, "cpu", table.alloc_cpu, table.req_cpu),
+                                      (4, "memory", table.alloc_memory, table.req_memory),
+                                      (8, "ephemeral-storage", table.alloc_ephemeral, table.req_ephemeral)):
             v = req.get(res, 0)
             if v > 0:
-                fail |= v > alloc[rows] - used[rows]
-        return fail
+                kinds |= (v > alloc[rows] - used[rows]).astype(np.int8) * np.int8(bit)
+        kinds[kinds == 0] = -1
+        return kinds, _BATCH_STATUSES
