@@ -108,6 +108,19 @@ class _BenchDatabase:
         """perf_counter time of the commit that wrote cycle ``seq``, or None if it was not committed."""
         return next((t for top, t in self.commits if top >= seq), None)
 
+    def cycle_bytes(self, first_seq: int) -> dict:
+        """Mean stored bytes of the cycles from ``first_seq`` on: the matrix column, the whole row, and the
+        node lists they refer to (stored once, not per cycle)."""
+        from django.db import connection
+        with connection.cursor() as cur:
+            cur.execute("SELECT avg(octet_length(matrix)), avg(pg_column_size(c.*)) FROM dashboard_schedulingcycle c "
+                        "WHERE seq >= %s", [first_seq])
+            matrix, row = cur.fetchone()
+            cur.execute("SELECT count(*), coalesce(sum(octet_length(names)), 0) FROM dashboard_nodelist")
+            lists, list_bytes = cur.fetchone()
+        return {"matrix_bytes_per_cycle": round(float(matrix or 0)), "row_bytes_per_cycle": round(float(row or 0)),
+                "node_lists": lists, "node_list_bytes": int(list_bytes)}
+
     def _admin(self, *statements):
         import psycopg
         with psycopg.connect(dbname="postgres", autocommit=True, **self.server) as conn:
@@ -124,8 +137,10 @@ class _BenchDatabase:
         self._admin("DROP DATABASE IF EXISTS {} WITH (FORCE)")
 
 
-def run_once(name: str, nodes: int | None, pods: int | None, record: str, init_pods: int | None = None) -> dict:
-    """One measured run in this process. Returns the figures as a dict."""
+def run_once(name: str, nodes: int | None, pods: int | None, record: str, init_pods: int | None = None,
+             trace: str = "kube") -> dict:
+    """One measured run in this process. Returns the figures as a dict. ``trace``: "full" records every
+    Filter plugin's verdict on every node (trace mode), "kube" what kube's search visited."""
     from scheduler_core.clock import FakeClock
     from scheduler_core.cluster.simulated import SimulatedCluster
     from scheduler_core.objects import Node, Pod
@@ -142,7 +157,8 @@ def run_once(name: str, nodes: int | None, pods: int | None, record: str, init_p
         sink = db.recorder
     cluster = SimulatedCluster([Node(n) for n in node_objs])
     fake_clock = FakeClock(time.time())
-    sched = Scheduler(cluster, clock=fake_clock, tie_break="random", seed=1, trace_sink=sink)
+    sched = Scheduler(cluster, clock=fake_clock, tie_break="random", seed=1, trace_sink=sink,
+                      trace_all_filters=trace == "full")
     t_setup = time.perf_counter()
     for p in init:
         cluster.add_pod(Pod(p))
@@ -155,6 +171,7 @@ def run_once(name: str, nodes: int | None, pods: int | None, record: str, init_p
     for p in measured_pods:
         cluster.add_pod(p)
     evictions_before = len(cluster.evictions)
+    first_measured_seq = db.recorder.next_seq if db is not None else 0
     lat = []
     schedule_one = sched.schedule_one
     queue = sched.queue
@@ -189,11 +206,12 @@ def run_once(name: str, nodes: int | None, pods: int | None, record: str, init_p
                     "pods_per_s_to_commit": round(len(measured) / (t_commit - t0), 1),
                     "recorder_failures": rec.failures, "recorder_overflow": rec.overflow,
                     "rows_written_after_last_cycle": rec.written_cycles - before}
+        recorded.update(db.cycle_bytes(first_measured_seq))
         db.drop()
     bound = sum(1 for p in measured_pods if cluster.get_pod(p.namespace, p.name).node_name)
     out = {"workload": name, "nodes": len(node_objs), "init_pods": len(init), "measured_pods": len(measured),
            "bound": bound, "attempts": len(lat), "preempted": len(cluster.evictions) - evictions_before,
-           "record": record,
+           "record": record, "trace": trace,
            "pods_per_s": round(len(measured) / wall, 1), "seconds": round(wall, 3),
            "init_seconds": round(t_init, 2)}
     lat.sort()
@@ -207,7 +225,7 @@ def run_once(name: str, nodes: int | None, pods: int | None, record: str, init_p
     return out
 
 
-def run_median(name: str, nodes, pods, record: str, runs: int, init_pods=None) -> dict:
+def run_median(name: str, nodes, pods, record: str, runs: int, init_pods=None, trace: str = "kube") -> dict:
     """``runs`` runs, each in a fresh process; the one with the median pods/s, plus all figures."""
     results = []
     for _ in range(runs):
@@ -215,7 +233,7 @@ def run_median(name: str, nodes, pods, record: str, runs: int, init_pods=None) -
         venv = os.path.join(ROOT, ".venv", "bin", "python")
         if record == "db" and os.path.exists(venv):
             python = venv
-        cmd = [python, os.path.abspath(__file__), name, "--child", "--record", record]
+        cmd = [python, os.path.abspath(__file__), name, "--child", "--record", record, "--trace", trace]
         if nodes:
             cmd += ["--nodes", str(nodes)]
         if pods:
@@ -230,6 +248,11 @@ def run_median(name: str, nodes, pods, record: str, runs: int, init_pods=None) -
     best = dict(results[len(results) // 2])
     best["runs_pods_per_s"] = [r["pods_per_s"] for r in results]
     best["median_pods_per_s"] = statistics.median(r["pods_per_s"] for r in results)
+    best["min_pods_per_s"], best["max_pods_per_s"] = results[0]["pods_per_s"], results[-1]["pods_per_s"]
+    if record == "db":
+        to_commit = sorted(r["pods_per_s_to_commit"] for r in results)
+        best["runs_pods_per_s_to_commit"] = to_commit
+        best["min_pods_per_s_to_commit"] = to_commit[0]
     kube = KUBE.get(name)
     if kube is not None:
         best["kube_pods_per_s"], best["kube_p50_ms"], best["kube_p99_ms"], best["kube_floor"] = kube
@@ -238,7 +261,10 @@ def run_median(name: str, nodes, pods, record: str, runs: int, init_pods=None) -
 
 def _text(r: dict) -> str:
     line = (f"{r['workload']}: {r['pods_per_s']} pods/s  p50 {r['p50_ms']} ms  p99 {r['p99_ms']} ms  "
-            f"peak RSS {r['peak_rss_mb']} MB  ({r['bound']}/{r['measured_pods']} bound, record={r['record']})")
+            f"peak RSS {r['peak_rss_mb']} MB  ({r['bound']}/{r['measured_pods']} bound, record={r['record']}, "
+            f"trace={r['trace']})")
+    if len(r.get("runs_pods_per_s", ())) > 1:
+        line += f"  runs {r['runs_pods_per_s']}"
     if "recorder_lag_s" in r:
         line += f"  recorder lag {r['recorder_lag_s']} s, {r['rows_per_s']} rows/s"
     if r.get("kube_pods_per_s") is not None:
@@ -255,17 +281,19 @@ def main(argv=None) -> int:
     ap.add_argument("--pods", type=int, help="measured pods")
     ap.add_argument("--init-pods", type=int, help="init pods (scale them with --nodes, e.g. 4 per node for Preemption)")
     ap.add_argument("--record", choices=["none", "memory", "db"], default="none")
+    ap.add_argument("--trace", choices=["kube", "full"], default="kube",
+                    help="full: every Filter plugin's verdict on every node (trace mode); kube: what kube's search visited")
     ap.add_argument("--runs", type=int, default=3, help="runs per workload, each in a fresh process")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child:
-        print(json.dumps(run_once(args.workload, args.nodes, args.pods, args.record, args.init_pods)))
+        print(json.dumps(run_once(args.workload, args.nodes, args.pods, args.record, args.init_pods, args.trace)))
         return 0
     names = list(WORKLOADS) if args.workload == "all" else [args.workload]
     results = []
     for name in names:
-        r = run_median(name, args.nodes, args.pods, args.record, args.runs, args.init_pods)
+        r = run_median(name, args.nodes, args.pods, args.record, args.runs, args.init_pods, args.trace)
         results.append(r)
         if not args.json:
             print(_text(r), flush=True)

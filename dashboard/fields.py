@@ -3,23 +3,14 @@ from __future__ import annotations
 
 import base64
 import zlib
+from collections import OrderedDict
 
 import orjson
 from django.core.exceptions import ValidationError
 from django.db import models
 
-PACK_OPTIONS = orjson.OPT_NON_STR_KEYS
-
-
-def pack_json(value) -> bytes:
-    """A JSON value as zlib-compressed UTF-8 JSON (level 1: about 0.1 ms for a 5,000-node cycle's matrix)."""
-    return zlib.compress(orjson.dumps(value, option=PACK_OPTIONS), 1)
-
-
-def unpack_json(data):
-    """The JSON value of ``pack_json`` bytes."""
-    return orjson.loads(zlib.decompress(data))
-
+from .packing import pack_json, unpack_json
+from .services.tracecodec import COLUMNS, expand
 
 class PackedJSONField(models.BinaryField):
     """A JSON value stored compressed (``bytea`` on PostgreSQL), read back as the value.
@@ -53,3 +44,36 @@ class PackedJSONField(models.BinaryField):
 
     def value_to_string(self, obj):
         return base64.b64encode(self.get_prep_value(self.value_from_object(obj))).decode("ascii")
+
+
+_NODE_LISTS = OrderedDict()   # key -> names of recently read node lists (a key names one content)
+_NODE_LISTS_KEPT = 16
+
+
+def _node_list(connection, key: str) -> list | None:
+    names = _NODE_LISTS.get(key)
+    if names is None:
+        with connection.cursor() as cur:
+            cur.execute("SELECT names FROM dashboard_nodelist WHERE key = %s", [key])
+            row = cur.fetchone()
+        if row is None:
+            return None
+        names = _NODE_LISTS[key] = unpack_json(bytes(row[0]))
+        while len(_NODE_LISTS) > _NODE_LISTS_KEPT:
+            _NODE_LISTS.popitem(last=False)
+    return names
+
+
+class CycleMatrixField(PackedJSONField):
+    """A cycle's matrix, read back in the row form whichever form it was stored in: a column-form matrix
+    (full trace on big clusters, tracecodec) is expanded with its stored node list."""
+
+    def from_db_value(self, value, expression, connection):
+        matrix = super().from_db_value(value, expression, connection)
+        if not isinstance(matrix, dict) or matrix.get("format") != COLUMNS:
+            return matrix
+        names = _node_list(connection, matrix["node_list"])
+        if names is None:  # pruned (retention) while a cycle still refers to it
+            return {k: v for k, v in matrix.items() if k not in ("columns", "final", "stopped", "evaluated")} | {
+                "nodes": [], "visited": 0, "feasible": [], "node_list_missing": True}
+        return expand(matrix, names)

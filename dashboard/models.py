@@ -4,7 +4,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
-from .fields import PackedJSONField
+from .fields import CycleMatrixField, PackedJSONField
 
 
 class SchedulerProfile(models.Model):
@@ -255,7 +255,7 @@ class SchedulingCycle(models.Model):
     durations = models.JSONField(default=dict, blank=True, help_text="ms per extension point and plugin")
     failing_plugins = models.JSONField(default=dict, blank=True, help_text="{plugin: nodes rejected}")
     failing_reasons = models.JSONField(default=dict, blank=True, help_text="{reason: nodes}")
-    matrix = PackedJSONField(default=dict, blank=True, help_text="compact filter and score matrices (tracecodec)")
+    matrix = CycleMatrixField(default=dict, blank=True, help_text="compact filter and score matrices (tracecodec)")
     preemption = models.JSONField(null=True, blank=True)
 
     class Meta:
@@ -270,6 +270,15 @@ class SchedulingCycle(models.Model):
     @property
     def pod_key(self) -> str:
         return f"{self.pod_namespace}/{self.pod_name}"
+
+
+class NodeList(models.Model):
+    """A list of node names, stored once, that column-form cycle matrices refer to by row
+    (services/tracecodec.NodeLists). ``key`` is a digest of the names, so a list is the same in any cluster."""
+
+    key = models.CharField(max_length=32, primary_key=True)
+    names = PackedJSONField(default=list)
+    last_used = models.DateTimeField(db_index=True, help_text="when a cycle written last referred to it")
 
 
 class SchedulingEvent(models.Model):
@@ -405,7 +414,9 @@ class WhatIfTrace(models.Model):
     num_nodes = models.IntegerField(default=0)
     num_feasible = models.IntegerField(default=0)
     failing_plugins = models.JSONField(default=dict, blank=True)
-    matrix = PackedJSONField(default=dict, blank=True)
+    matrix = CycleMatrixField(default=dict, blank=True)
+    node_list = models.CharField(max_length=32, blank=True,
+                                 help_text="NodeList the matrix refers to (column form), kept while the run is")
     preemption = models.JSONField(null=True, blank=True)
     suggestions = models.JSONField(default=list, blank=True)
 

@@ -176,9 +176,6 @@ SCHEDSCOPE = {
     "RETENTION_CYCLES": int(os.environ.get("SCHEDSCOPE_RETENTION_CYCLES", "1000000")),
     "BROADCAST_INTERVAL_SECONDS": float(os.environ.get("SCHEDSCOPE_BROADCAST_INTERVAL", "0.5")),
     "QUEUE_SNAPSHOT_SECONDS": float(os.environ.get("SCHEDSCOPE_QUEUE_SNAPSHOT", "5")),
-    # Clusters up to this many nodes record every Filter plugin's verdict on every node in each cycle (trace mode);
-    # bigger ones record what kube's search visited, and a cycle's full matrix is recomputed on demand.
-    "TRACE_ALL_FILTERS_MAX_NODES": int(os.environ.get("SCHEDSCOPE_TRACE_ALL_FILTERS_MAX_NODES", "200")),
     # Scheduler extenders: URL prefixes a profile may name (comma separated; unset: any URL, but only admins may save
     # a profile naming an extender), and the cap on every extender's httpTimeout, in seconds.
     "EXTENDER_ALLOW": tuple(p.strip() for p in os.environ["SCHEDSCOPE_EXTENDER_ALLOW"].split(",") if p.strip())

@@ -22,7 +22,6 @@ from __future__ import annotations
 import logging
 
 import orjson
-from django.conf import settings
 
 from scheduler_core import gcpolicy
 from scheduler_core.cluster.simulated import OBJECT_KINDS, SimulatedCluster
@@ -129,16 +128,6 @@ class RecordingEngine:
         self._counts = {}
         self._explained = {}   # pod uid -> (FitError message, number of nodes, suggestions) of its last explain
         self._explained_templates = {}  # (FitError message, number of nodes, pod template) -> suggestions
-
-    def _choose_trace_mode(self) -> None:
-        """Trace mode (every Filter plugin's verdict on every node) for clusters of up to
-        TRACE_ALL_FILTERS_MAX_NODES nodes. Above that it would cost every cycle O(nodes x plugins) in Python (about
-        6 pods/s at 5,000 nodes), so cycles run kube's search as is, batch paths included; they record the nodes
-        kube visited, and the pod page recomputes the full matrix of a cycle on demand (services/fullmatrix)."""
-        trace = self.scheduler.cache.node_count() <= settings.SCHEDSCOPE["TRACE_ALL_FILTERS_MAX_NODES"]
-        self.scheduler.ctx.trace_all_filters = trace
-        if self.shadow is not None:
-            self.shadow.ctx.trace_all_filters = trace
 
     def _flush(self) -> None:
         """Hand the finished attempts and the cluster writes they caused to the recorder, in order."""
@@ -344,7 +333,6 @@ class Engine(RecordingEngine):
             self.shadow = ShadowScheduler(self.cluster, config, registry, tie_break=cluster.tie_break,
                                           seed=cluster.seed, trace_all_filters=True,
                                           on_record=lambda rec, tr: self._compared.append((rec, tr)))
-        self._choose_trace_mode()
         self.sync_queue_states()
         gcpolicy.configure()
         gcpolicy.settle()  # the loaded cluster is long-lived: keep full collections off it
@@ -469,7 +457,6 @@ class Engine(RecordingEngine):
     def schedule_one(self):
         """Timers and queue flushes that are due, then one attempt; its CycleTrace, or None when idle
         (always, in shadow mode: the loop binds nothing itself)."""
-        self._choose_trace_mode()
         if self.shadow is not None:
             return None
         sched = self.scheduler

@@ -228,7 +228,6 @@ class KubeEngine(RecordingEngine):
                 self.shadow = ShadowScheduler(kube, config, registry, tie_break=cluster.tie_break,
                                               seed=cluster.seed, trace_all_filters=True,
                                               on_record=lambda rec, tr: self._compared.append((rec, tr)))
-            self._choose_trace_mode()
             self.sync_queue_states()
             gcpolicy.configure()
             gcpolicy.settle()
@@ -275,7 +274,6 @@ class KubeEngine(RecordingEngine):
     def schedule_one(self):
         """Watch events, timers and queue flushes that are due, then one attempt while leading; its CycleTrace,
         or None when idle (always, in shadow mode or while another replica leads)."""
-        self._choose_trace_mode()
         self.pump()
         if self.shadow is not None or not self.leading:
             return None

@@ -16,7 +16,7 @@ def pod_context(cluster, namespace: str, name: str, params) -> dict | None:
     """The pod page's context, or None when neither the pod nor any of its cycles exists.
 
     ``params`` (checked values, dashboard.queryforms.PodQuery): cycle (seq shown; default the latest), diff (seq compared with it), group (0: one row
-    per node), full (1: the matrices recomputed over every node, when kube evaluated part of them), and the
+    per node), full (1: the matrices recomputed over every node, for a cycle recorded without every node), and the
     matrix controls nq, plugin, show, sort, fpage (Filter) and spage (Score).
     """
     pod_row = Pod.objects.filter(cluster=cluster, namespace=namespace, name=name).first()
@@ -36,7 +36,8 @@ def pod_context(cluster, namespace: str, name: str, params) -> dict | None:
         return ctx
     m = chosen.matrix
     ctx["visited"] = fullmatrix.visited(chosen)
-    if ctx["visited"] < chosen.num_nodes and params.get("full") == "1":
+    ctx["recorded_nodes"] = len(m.get("nodes") or ())
+    if ctx["recorded_nodes"] < chosen.num_nodes and params.get("full") == "1":
         try:
             ctx["full"] = fullmatrix.recompute(chosen)
             m = ctx["full"]["matrix"]

@@ -29,10 +29,11 @@ from django.db.utils import DatabaseError, IntegrityError, InterfaceError
 
 from scheduler_core.trace import TraceSink
 
-from ..fields import PACK_OPTIONS, PackedJSONField
-from ..models import Node, Pod, QueueSnapshot, SchedulingCycle, SchedulingEvent, ShadowDecision
+from ..fields import PackedJSONField
+from ..packing import PACK_OPTIONS
+from ..models import Node, NodeList, Pod, QueueSnapshot, SchedulingCycle, SchedulingEvent, ShadowDecision
 from . import metrics, objectstore
-from .tracecodec import trace_fields
+from .tracecodec import NodeLists, trace_fields
 
 log = logging.getLogger("dashboard.recorder")
 HOLD_FOR_BINDING_SECONDS = 0.5
@@ -62,10 +63,11 @@ class _Emitted:
         self.overrides = overrides
         self.summary = None
 
-    def encode(self) -> dict:
-        """The cycle row's field values (tracecodec.trace_fields with the overrides); sets ``summary``."""
+    def encode(self, node_lists=None) -> dict:
+        """The cycle row's field values (tracecodec.trace_fields with the overrides, ``node_lists`` for the
+        column form); sets ``summary``."""
         tr = self.trace
-        row = trace_fields(tr)
+        row = trace_fields(tr, node_lists)
         over = self.overrides
         error = tr.error
         if over:
@@ -102,6 +104,7 @@ class Recorder(TraceSink):
         self.cluster_id = cluster.id
         self.cluster_name = cluster.name
         self.kubelet = getattr(cluster, "kubelet", True)
+        self.node_lists = NodeLists()   # used by the writer thread only
         self.batch_size = batch_size
         self.max_buffer = max_buffer
         self.flush_interval = flush_interval
@@ -365,7 +368,7 @@ class Recorder(TraceSink):
             statuses, objects = {}, []
             for kind, payload, _t in batch:
                 if kind == CYCLE:
-                    cycles.append(dict(payload.encode(), cluster_id=cid, seq=payload.seq))
+                    cycles.append(dict(payload.encode(self.node_lists), cluster_id=cid, seq=payload.seq))
                 elif kind == EVENT:
                     events.append(SchedulingEvent(cluster_id=cid, raw=self._event_object(*payload), **payload[0]))
                 elif kind == SNAPSHOT:
@@ -388,6 +391,7 @@ class Recorder(TraceSink):
             # inserted first and the bindings written after them in one statement. The recorder never
             # creates pod rows, so a deleted pod's row is gone at the end whether its binding came before
             # or after its deletion: the deletions go last.
+            store_node_lists(self.node_lists.take_used())
             if cycles:
                 insert_cycles(cycles)
             for ev in events:
@@ -411,6 +415,15 @@ class Recorder(TraceSink):
                 gone.delete()
             for uid, fields in states.items():
                 Pod.objects.filter(cluster_id=cid, uid=uid, node_name="").update(**fields)
+
+
+def store_node_lists(used: dict) -> None:
+    """Store the node lists that rows written now refer to ({key: packed names}, tracecodec.NodeLists), or mark
+    them used now if they are stored already."""
+    if used:
+        now = _now()
+        NodeList.objects.bulk_create([NodeList(key=key, names=packed, last_used=now) for key, packed in used.items()],
+                                     update_conflicts=True, unique_fields=["key"], update_fields=["last_used"])
 
 
 def update_statuses(w, statuses: dict) -> None:

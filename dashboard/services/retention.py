@@ -6,7 +6,7 @@ from datetime import datetime, timedelta, timezone
 
 from django.conf import settings
 
-from ..models import QueueSnapshot, SchedulingCycle, SchedulingEvent, ShadowDecision
+from ..models import NodeList, QueueSnapshot, SchedulingCycle, SchedulingEvent, ShadowDecision, WhatIfTrace
 
 
 def prune(cluster_id: int, days: float | None = None, max_cycles: int | None = None) -> int:
@@ -21,6 +21,10 @@ def prune(cluster_id: int, days: float | None = None, max_cycles: int | None = N
         SchedulingEvent.objects.filter(cluster_id=cluster_id, time__lt=cutoff).delete()
         QueueSnapshot.objects.filter(cluster_id=cluster_id, time__lt=cutoff).delete()
         ShadowDecision.objects.filter(cluster_id=cluster_id, time__lt=cutoff).delete()
+        # Node lists are shared by content: one no cycle was written with since the cutoff only serves
+        # cycles started before it, in every cluster, and what-if runs (kept until deleted).
+        NodeList.objects.filter(last_used__lt=cutoff).exclude(
+            key__in=WhatIfTrace.objects.exclude(node_list="").values("node_list")).delete()
     if max_cycles and max_cycles > 0:
         edge = (SchedulingCycle.objects.filter(cluster_id=cluster_id).order_by("-seq")
                 .values_list("seq", flat=True)[max_cycles:max_cycles + 1])

@@ -11,14 +11,21 @@ matches exactly.
 """
 from __future__ import annotations
 
+import hashlib
+from collections import OrderedDict
 from datetime import datetime, timezone
 from itertools import chain
+
+import numpy as np
 
 from scheduler_core.framework.status import Code
 from scheduler_core.lazy import LazyDict, LazyList
 
+from ..packing import pack_json
+
 PASS = 0        # filter cell: the plugin passed the node
 NOT_RUN = -1    # filter cell: the plugin did not run on the node
+COLUMNS = "columns"   # matrix["format"] of the column form
 
 
 def _unshared(value):
@@ -36,8 +43,9 @@ def _ints(values) -> list:
     return values.tolist() if hasattr(values, "tolist") else list(values)
 
 
-def _score_block(tr, nodes: list, seen: set):
-    """The matrix's "score" part (or None), from the score arrays when the trace still has them."""
+def _score_block(tr, nodes: list, seen: set | None = None):
+    """The matrix's "score" part (or None), from the score arrays when the trace still has them. ``nodes``:
+    the matrix's nodes in order, ``seen`` the same as a set (made here when needed)."""
     arrays = tr._score_arrays  # read once: the scheduling thread may turn them into dicts meanwhile
     if arrays is not None:
         names, per_plugin, totals = arrays
@@ -51,6 +59,7 @@ def _score_block(tr, nodes: list, seen: set):
             snodes = names
         else:
             in_scores = set(names)
+            seen = set(nodes) if seen is None else seen
             snodes = [n for n in nodes if n in in_scores] + [n for n in names if n not in seen]
         if snodes != names:
             pos = {n: i for i, n in enumerate(names)}
@@ -70,6 +79,7 @@ def _score_block(tr, nodes: list, seen: set):
         by_node.setdefault(node, {})["_total"] = total
     if not by_node:
         return None
+    seen = set(nodes) if seen is None else seen
     snodes = [n for n in nodes if n in by_node] + [n for n in by_node if n not in seen]
     splugins, weights = [], {}
     for per in by_node.values():
@@ -84,11 +94,10 @@ def _score_block(tr, nodes: list, seen: set):
             "normalized": norm, "totals": [by_node[n].get("_total") for n in snodes]}
 
 
-def trace_fields(tr) -> dict:
-    """The SchedulingCycle field values of a trace (cluster and seq excluded), from the CycleTrace itself
-    (not mutated meanwhile, apart from building its lazy parts, which this never stores)."""
+def _rows_matrix(tr):
+    """(matrix, failing plugins, failing reasons) with a row of cells per node (the node names inline)."""
     statuses = _unshared(tr.node_statuses)
-    filt = tr.filter
+    filt = _unshared(tr.filter)
     nodes = list(_unshared(tr.evaluated_nodes))
     visited = len(nodes)
     seen = set(nodes)
@@ -185,6 +194,157 @@ def trace_fields(tr) -> dict:
     score = _score_block(tr, nodes, seen)
     if score is not None:
         matrix["score"] = score
+    return matrix, fail_plugins, fail_reasons
+
+
+class NodeLists:
+    """The node name lists that column-form matrices refer to, each named by a digest of its names.
+
+    ``get(names)`` gives (key, {name: row}) for a NodeTable's name list (the same list object while the
+    nodes do not change, so the digest and the row map are made once per list) and notes the list as used;
+    ``take_used()`` hands the used lists over ({key: packed names}) for the writer to store with its batch.
+    """
+
+    def __init__(self, keep: int = 8):
+        self._lists = OrderedDict()   # id(names) -> (names, key, row map, packed names); holds the list
+        self._keep = keep
+        self._used = {}
+
+    def get(self, names: list) -> tuple:
+        hit = self._lists.get(id(names))
+        if hit is None or hit[0] is not names:
+            key = hashlib.blake2b("\n".join(names).encode(), digest_size=16).hexdigest()
+            hit = (names, key, {name: r for r, name in enumerate(names)}, pack_json(names))
+            self._lists[id(names)] = hit
+            while len(self._lists) > self._keep:
+                self._lists.popitem(last=False)
+        else:
+            self._lists.move_to_end(id(names))
+        self._used[hit[1]] = hit[3]
+        return hit[1], hit[2]
+
+    def take_used(self) -> dict:
+        used, self._used = self._used, {}
+        return used
+
+
+def _ranges(rows) -> list:
+    """Row numbers as [[first, count], ...] runs of consecutive rows (a rotation is at most two)."""
+    rows = np.asarray(rows, np.int64)
+    if not len(rows):
+        return []
+    breaks = np.flatnonzero(np.diff(rows) != 1) + 1
+    firsts = np.concatenate(([0], breaks)).tolist()
+    ends = np.concatenate((breaks, [len(rows)])).tolist()
+    values = rows.tolist()
+    return [[values[a], b - a] for a, b in zip(firsts, ends)]
+
+
+def _unranges(ranges) -> np.ndarray:
+    if not ranges:
+        return np.zeros(0, np.int64)
+    return np.concatenate([np.arange(first, first + count, dtype=np.int64) for first, count in ranges])
+
+
+def _column(values) -> int | list:
+    """An int column as one int when every row has it, else as a list."""
+    if not len(values) or (values == values[0]).all():
+        return int(values[0]) if len(values) else 0
+    return values.tolist()
+
+
+def _full_column(value, n: int) -> np.ndarray:
+    return np.full(n, value, np.int64) if isinstance(value, int) else np.asarray(value, np.int64)
+
+
+def _columns_matrix(tr, ft, node_list: NodeLists):
+    """(matrix, failing plugins, failing reasons) in the column form: per Filter plugin one column of status
+    codes over the rows of a stored node list, the visited and scored nodes as runs of rows."""
+    key, row_of = node_list.get(ft.names)
+    n = len(ft.names)
+    interned, by_id, by_key = [], {}, {}
+
+    def intern(st) -> int:
+        i = by_id.get(id(st))
+        if i is None:
+            k = (str(st.code), tuple(st.reasons))
+            i = by_key.get(k)
+            if i is None:
+                interned.append({"code": k[0], "reasons": list(k[1])})
+                i = by_key[k] = len(interned)
+            by_id[id(st)] = i
+        return i
+
+    lut = np.array([PASS] + [intern(st) for st in ft.statuses], np.int64)
+    columns = [lut[col] if isinstance(col, int) else _column(lut[col]) for col in ft.columns]
+    columns = [int(c) if isinstance(c, np.integer) else c for c in columns]
+    final = np.zeros(n, np.int64)
+    fail_plugins, fail_reasons = {}, {}
+    success = Code.SUCCESS
+    for name, st in _unshared(tr.node_statuses).items():
+        if st.code == success:
+            continue
+        final[row_of[name]] = intern(st)
+        if st.plugin:
+            fail_plugins[st.plugin] = fail_plugins.get(st.plugin, 0) + 1
+        for r in st.reasons:
+            fail_reasons[r] = fail_reasons.get(r, 0) + 1
+    stopped = np.full(n, NOT_RUN, np.int64)
+    stop_plugins, stop_index = [], {}
+    for name, plugin in _unshared(tr.kube_stopped_at).items():
+        k = stop_index.get(plugin)
+        if k is None:
+            k = stop_index[plugin] = len(stop_plugins)
+            stop_plugins.append(plugin)
+        stopped[row_of[name]] = k
+    matrix = {"format": COLUMNS, "node_list": key, "evaluated": _ranges(ft.evaluated_rows()),
+              "filter_plugins": list(ft.plugins), "statuses": interned, "columns": columns,
+              "final": _column(final), "stop_plugins": stop_plugins, "stopped": _column(stopped),
+              "prefilter": tr.prefilter_dict(), "feasible": _ranges(sorted(row_of[name] for name in tr.feasible)),
+              "top_nodes": sorted(tr.top_nodes), "prescore_skip": sorted(tr.prescore_skip_plugins),
+              "unschedulable_plugins": sorted(tr.unschedulable_plugins)}
+    score = _score_block(tr, _unshared(tr.evaluated_nodes))
+    if score is not None:
+        score["rows"] = _ranges([row_of[name] for name in score.pop("nodes")])
+        matrix["score"] = score
+    return matrix, fail_plugins, fail_reasons
+
+
+def expand(matrix: dict, names: list) -> dict:
+    """The row form (a row of cells per node, node names inline) of a column-form matrix, whose node list
+    is ``names``: what every reader of a matrix reads."""
+    n = len(names)
+    evaluated = _unranges(matrix["evaluated"])
+    rest = np.ones(n, bool)
+    rest[evaluated] = False
+    order = np.concatenate((evaluated, np.flatnonzero(rest)))
+    columns = [_full_column(c, n) for c in matrix["columns"]]
+    cells = np.stack(columns, axis=1)[order].tolist() if columns else [[] for _ in range(n)]
+    out = {k: v for k, v in matrix.items()
+           if k not in ("format", "node_list", "evaluated", "columns", "final", "stopped", "feasible", "score")}
+    out.update(nodes=[names[r] for r in order.tolist()], visited=len(evaluated), filter=cells,
+               final=_full_column(matrix["final"], n)[order].tolist(),
+               stopped=_full_column(matrix["stopped"], n)[order].tolist(),
+               feasible=sorted(names[r] for r in _unranges(matrix["feasible"]).tolist()))
+    score = matrix.get("score")
+    if score is not None:
+        score = dict(score)
+        score["nodes"] = [names[r] for r in _unranges(score.pop("rows")).tolist()]
+        out["score"] = score
+    return out
+
+
+def trace_fields(tr, node_list: NodeLists | None = None) -> dict:
+    """The SchedulingCycle field values of a trace (cluster and seq excluded), from the CycleTrace itself
+    (not mutated meanwhile, apart from building its lazy parts, which this never stores).
+
+    With ``node_list`` (NodeLists), a trace-mode trace (one with a FilterTable) gets the column form, which
+    refers to its nodes by row in a node list stored once (see ``expand``)."""
+    ft = tr.filter_table
+    if ft is not None and node_list is not None:
+        matrix, fail_plugins, fail_reasons = _columns_matrix(tr, ft, node_list)
+    else:
+        matrix, fail_plugins, fail_reasons = _rows_matrix(tr)
     if tr.reserve_status is not None:
         matrix["reserve"] = tr.reserve_status.to_dict(with_plugin=True)
     for key, value in (("error", tr.error), ("extender_filter", tr.extender_filter),

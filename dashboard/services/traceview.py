@@ -22,13 +22,18 @@ def _filter_rows(matrix: dict, group: bool) -> list:
     filt = matrix.get("filter") or []
     stopped = matrix.get("stopped") or []
     final_cells = matrix.get("final") or []
+    nodes = matrix.get("nodes") or ()
+    visited = matrix.get("visited", len(nodes))   # the matrix's nodes begin with those kube's search visited
     rows, by_sig = [], {}
-    for i, node in enumerate(matrix.get("nodes") or ()):
+    for i, node in enumerate(nodes):
         cells_idx = filt[i] if i < len(filt) else None
         stop_i = stopped[i] if i < len(stopped) else NOT_RUN
         stop = stop_plugins[stop_i] if stop_i != NOT_RUN else ""
         final_i = final_cells[i] if i < len(final_cells) else NOT_RUN
-        sig = (tuple(cells_idx or ()), final_i, stop, node in feasible)
+        # A node the search did not reach has no result, unless it got one before it (a PreFilterResult, the
+        # nominated node): trace mode still records every plugin's verdict on it.
+        evaluated = final_i != NOT_RUN and (i < visited or final_i != PASS)
+        sig = (tuple(cells_idx or ()), final_i, stop, node in feasible, evaluated)
         if group and sig in by_sig:
             by_sig[sig]["nodes"].append(node)
             continue
@@ -48,7 +53,7 @@ def _filter_rows(matrix: dict, group: bool) -> list:
                               "code": st["code"], "stopped": p == stop})
         final = _status(statuses, final_i) if final_i != NOT_RUN else None
         row = {"nodes": [node], "cells": cells, "feasible": node in feasible, "stopped_at": stop,
-               "evaluated": final_i != NOT_RUN,
+               "evaluated": evaluated,
                "reason": ", ".join(final["reasons"]) if final else ""}
         rows.append(row)
         by_sig[sig] = row

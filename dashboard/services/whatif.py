@@ -23,7 +23,8 @@ from ..k8sapi.errors import ApiError
 from ..k8sapi.selectors import LabelSelector
 from ..models import Node, Pod, WhatIfRun, WhatIfTrace
 from . import background, extenders, state
-from .tracecodec import trace_fields
+from .recorder import store_node_lists
+from .tracecodec import NodeLists, trace_fields
 
 PROGRESS_SECONDS = 0.5
 TRACE_FIELDS = ("result", "node", "message", "num_nodes", "num_feasible", "failing_plugins", "matrix", "preemption")
@@ -197,6 +198,8 @@ class _TraceStore:
 
     def __init__(self, run: WhatIfRun, progress):
         self.run, self.rows, self.progress = run, [], progress
+        self.node_lists = NodeLists()
+        self.used_lists = {}
 
     def take(self, entry: dict) -> None:
         tr = entry.pop("trace", None)
@@ -204,23 +207,25 @@ class _TraceStore:
         if tr is None:
             return
         self.progress.stage(f"storing the answer: {len(self.rows)} decision traces encoded")
-        fields = trace_fields(tr)
+        fields = trace_fields(tr, self.node_lists)
+        self.used_lists.update(self.node_lists.take_used())
         self.rows.append(WhatIfTrace(run=self.run, number=len(self.rows) + 1, pod_namespace=fields["pod_namespace"],
                                      pod_name=fields["pod_name"], profile=fields["profile"],
+                                     node_list=fields["matrix"].get("node_list", ""),
                                      suggestions=suggestions or [], **{k: fields[k] for k in TRACE_FIELDS}))
         entry["trace"] = len(self.rows)
 
     def save(self) -> None:
         self.progress.stage(f"storing the answer: {len(self.rows)} decision traces", now=True)
+        store_node_lists(self.used_lists)
         WhatIfTrace.objects.bulk_create(self.rows, batch_size=100)
 
 
 def _answer(run: WhatIfRun, scenario, doc, progress) -> dict:
-    """The core's answer, with the loops' limits on extenders; clusters small enough for the live loop's trace mode
-    get every plugin's verdict too."""
+    """The core's answer, with the loops' limits on extenders, and every Filter plugin's verdict on every node
+    in the traces of the answering run."""
     p = run.params
-    full = {"trace_all_filters": len(scenario.nodes) <= settings.SCHEDSCOPE["TRACE_ALL_FILTERS_MAX_NODES"],
-            "extender_policy": extenders.policy()}
+    full = {"trace_all_filters": True, "extender_policy": extenders.policy()}
     if run.kind == WhatIfRun.CAPACITY:
         return core.capacity(scenario, p["template"], doc, max_copies=p["max_copies"], preemption=p["preemption"],
                              progress=progress, **full)

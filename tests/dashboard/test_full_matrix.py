@@ -1,4 +1,6 @@
-"""A cycle kube evaluated on part of a big cluster, recomputed over every node on demand (page and API)."""
+"""A cycle kube evaluated on part of a big cluster: every Filter plugin's verdict on every node is recorded
+(full trace); a cycle recorded before that (only the nodes kube visited) is recomputed over every node on demand
+(page and API)."""
 from __future__ import annotations
 
 import pytest
@@ -33,6 +35,15 @@ def big(api):
     return cluster
 
 
+def as_older_row(cycle: SchedulingCycle) -> None:
+    """Store the cycle as rows recorded before the full trace were: only the nodes kube's search visited,
+    without per-plugin cells."""
+    m = dict(cycle.matrix)
+    n = m["visited"]
+    m.update(nodes=m["nodes"][:n], filter=[None] * n, final=m["final"][:n], stopped=m["stopped"][:n])
+    SchedulingCycle.objects.filter(pk=cycle.pk).update(matrix=m)
+
+
 def raw_scores(matrix) -> dict:
     sc = matrix["score"]
     return {(p, node): sc["raw"][i][j] for i, p in enumerate(sc["plugins"]) for j, node in enumerate(sc["nodes"])}
@@ -63,8 +74,19 @@ def test_api_recomputes_every_node_on_the_state_of_that_cycle(api, big):
     assert before["bound_pods"] == 0
 
 
-def test_pod_page_offers_and_shows_the_full_matrix(client, big):
+def test_pod_page_shows_the_recorded_full_matrix(client, big):
     second = SchedulingCycle.objects.get(cluster=big, pod_name="second")
+    page = client.get(f"/clusters/big/pods/default/second/?cycle={second.seq}").content.decode()
+    assert f"kube's search visited 101 of {NODES} nodes" in page
+    assert f"every Filter plugin's verdict on all {NODES} nodes was recorded" in page
+    assert "full=1" not in page and f"{NODES} nodes in" in page
+    one_per_node = client.get(f"/clusters/big/pods/default/second/?cycle={second.seq}&group=0&show=notrun").content
+    assert one_per_node.decode().count('<span class="muted">not evaluated</span>') == NODES - 101
+
+
+def test_pod_page_offers_and_shows_the_full_matrix_of_an_older_row(client, big):
+    second = SchedulingCycle.objects.get(cluster=big, pod_name="second")
+    as_older_row(second)
     page = client.get(f"/clusters/big/pods/default/second/?cycle={second.seq}").content.decode()
     assert f"kube's search visited 101 of {NODES} nodes" in page
     assert f"?cycle={second.seq}&amp;full=1" in page
@@ -76,6 +98,7 @@ def test_pod_page_offers_and_shows_the_full_matrix(client, big):
 
 def test_a_deleted_pod_cannot_be_recomputed(api, client, big):
     third = SchedulingCycle.objects.get(cluster=big, pod_name="third")
+    as_older_row(third)
     Pod.objects.filter(cluster=big, name="third").delete()
     r = api.get(f"/api/clusters/big/cycles/{third.seq}/full-matrix/")
     assert r.status_code == 409 and "default/third no longer exists" in r.json()["detail"]
@@ -89,19 +112,6 @@ def test_small_clusters_need_no_recompute(client, api):
     assert "Evaluate all" not in page and "search visited" not in page
 
 
-def test_clusters_above_the_trace_limit_record_what_kube_visited(api, settings):
-    """Above SCHEDSCOPE_TRACE_ALL_FILTERS_MAX_NODES the loop runs kube's search as is (no per-plugin verdict on every
-    node); at or below it, every node gets every Filter plugin's verdict. The full matrix is there on demand."""
-    settings.SCHEDSCOPE = dict(settings.SCHEDSCOPE, TRACE_ALL_FILTERS_MAX_NODES=NODES - 1)
-    cluster = load_cluster(api, big_scenario(), steps=3)
-    second = SchedulingCycle.objects.get(cluster=cluster, pod_name="second")
-    m = second.matrix
-    assert second.result == "scheduled" and m["visited"] == 101
-    assert len(m["nodes"]) == 101 and not any(m["filter"])  # only the visited nodes, no per-plugin cells
-    full = api.get(f"/api/clusters/big/cycles/{second.seq}/full-matrix/").json()
-    assert len(full["matrix"]["nodes"]) == NODES and all(full["matrix"]["filter"])
-
-
-def test_clusters_up_to_the_trace_limit_record_every_plugin_on_every_node(big):
+def test_every_cycle_records_every_plugin_on_every_node(big):
     m = SchedulingCycle.objects.get(cluster=big, pod_name="second").matrix
-    assert len(m["nodes"]) == NODES and all(m["filter"])
+    assert m["visited"] == 101 and len(m["nodes"]) == NODES and all(m["filter"])

@@ -10,12 +10,14 @@ import os
 from types import SimpleNamespace
 
 import pytest
+from django.db import connection
 
-from dashboard.models import Cluster
+from dashboard.models import Cluster, NodeList, SchedulingCycle
+from dashboard.packing import pack_json, unpack_json
 from dashboard.services.broadcast import cycle_summary
 from dashboard.services.engine import FAILED_CODES, Engine
 from dashboard.services.recorder import Recorder, _Emitted
-from dashboard.services.tracecodec import trace_fields
+from dashboard.services.tracecodec import COLUMNS, NOT_RUN, PASS, NodeLists, expand, trace_fields
 from scheduler_core.lazy import LazyDict
 from scheduler_core.run import LoopRun
 from scheduler_core.scenario import load_scenario, scenario_from_data
@@ -140,3 +142,79 @@ def test_emitted_traces_reach_on_commit_as_their_summary():
     assert [k for k, _p in committed] == ["cycle"] * len(trs)
     assert [cycle_summary(p) for _k, p in committed] == \
         [cycle_summary(dict(tr.to_dict(), seq=i)) for i, tr in enumerate(trs, 1)]
+
+
+def readable(matrix: dict) -> dict:
+    """A row-form matrix with its status numbers replaced by the statuses (their numbering may differ)."""
+    statuses = matrix["statuses"]
+
+    def status(i):
+        return "not run" if i == NOT_RUN else None if i == PASS else statuses[i - 1]
+
+    nodes = matrix["nodes"]
+    stop_plugins = matrix["stop_plugins"]
+    out = {k: v for k, v in matrix.items() if k not in ("statuses", "stop_plugins", "filter", "final", "stopped")}
+    out["filter"] = [[status(i) for i in row] if row is not None else None for row in matrix["filter"]]
+    out["final"] = [status(i) for i in matrix["final"]]
+    out["stopped"] = [stop_plugins[i] if i != NOT_RUN else None for i in matrix["stopped"]]
+    assert len(nodes) == len(out["filter"]) == len(out["final"]) == len(out["stopped"])
+    return out
+
+
+@pytest.mark.parametrize("path", GOLDEN + LOOP, ids=_name)
+def test_column_form_expands_to_the_row_form(path):
+    """Trace mode with a node list: the column form (codes per plugin over node rows), expanded with the
+    stored names, reads as the row form of the same trace, and the other fields are the same."""
+    try:
+        sim = Simulation(load_scenario(path), tie_break="name", trace_all_filters=True)
+    except Exception:
+        pytest.skip("configuration rejected")
+    lists = NodeLists()
+    stored_lists = {}
+    columns_seen = 0
+    for tr in sim.run():
+        rows = trace_fields(tr)
+        cols = trace_fields(tr, lists)
+        stored_lists.update(lists.take_used())
+        if tr.filter_table is None:
+            assert cols == rows
+            continue
+        columns_seen += 1
+        m = cols.pop("matrix")
+        assert m["format"] == COLUMNS and "nodes" not in m
+        names = unpack_json(stored_lists[m["node_list"]])
+        assert readable(expand(m, names)) == readable(rows.pop("matrix"))
+        assert cols == rows
+    assert columns_seen
+
+
+@pytest.mark.django_db(transaction=True)
+def test_recorder_stores_full_traces_in_column_form():
+    """Through the recorder: one node list for every cycle, the row form read back from the database, and the
+    matrix of a 300-node full-trace cycle smaller than in the row form (which lists the node names)."""
+    names = [f"node-{i:04d}" for i in range(300)]
+    scenario = {"name": "wide", "nodes": [{"metadata": {"name": n, "labels": {"kubernetes.io/hostname": n}},
+                                           "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}}}
+                                          for n in names],
+                "pods": [], "pending": [{"metadata": {"name": f"p{i}", "namespace": "default", "uid": f"u{i}"},
+                                         "spec": {"containers": [{"name": "c", "resources": {"requests": {
+                                             "cpu": "3" if i % 2 else "100"}}}]}} for i in range(6)]}
+    cluster = Cluster.objects.create(name="wide")
+    rec = Recorder(cluster, batch_size=4, flush_interval=0.05)
+    traces = list(Simulation(scenario_from_data(scenario), tie_break="name", trace_all_filters=True).run())
+    for tr in traces:
+        rec.emit(tr)
+    assert rec.flush(20)
+    rec.close()
+    assert NodeList.objects.count() == 1
+    cycles = list(SchedulingCycle.objects.filter(cluster=cluster).order_by("seq"))
+    assert [c.result for c in cycles] == ["unschedulable", "scheduled"] * 3
+    for tr, cycle in zip(traces, cycles):
+        want = trace_fields(tr)["matrix"]
+        assert readable(cycle.matrix) == readable(want)
+        assert len(cycle.matrix["nodes"]) == 300 and all(cycle.matrix["filter"])
+    with connection.cursor() as cur:
+        cur.execute("SELECT matrix FROM dashboard_schedulingcycle WHERE id = %s", [cycles[1].pk])
+        packed = bytes(cur.fetchone()[0])
+    assert unpack_json(packed)["format"] == COLUMNS
+    assert len(packed) < len(pack_json(trace_fields(traces[1])["matrix"]))
