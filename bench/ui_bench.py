@@ -1,5 +1,6 @@
 """Server time of the UI's pages and API at scale: 5,000 nodes, 50,000 pending pods with a cycle and an
-event each, and one pod whose cycles carry the full 5,000-node x 13-plugin Filter matrix and Score table.
+event each, and one pod whose cycles carry the full 5,000-node x 13-plugin Filter matrix and Score table
+(stored in the column form of a full trace, read back through its node list).
 
 Rows are generated directly in their stored form (COPY for the cycles), into a scratch PostgreSQL
 database (default postgres://postgres@127.0.0.1:5432/schedscope_uibench, created if missing); each URL is
@@ -68,8 +69,28 @@ def big_matrix(nodes: list, rng, scheduled: bool) -> dict:
     return m
 
 
+def as_columns(m: dict) -> tuple:
+    """(the column form, its NodeList) of a row-form matrix whose nodes are in row order and all visited: what
+    the recorder stores for a full trace (tracecodec)."""
+    from dashboard.models import NodeList
+    from dashboard.services.tracecodec import COLUMNS, NodeLists, _ranges
+    nodes = m["nodes"]
+    row = {name: r for r, name in enumerate(nodes)}
+    lists = NodeLists()
+    key, _rows = lists.get(nodes)
+    out = {k: v for k, v in m.items() if k not in ("nodes", "filter", "final", "stopped", "feasible", "score")}
+    out.update(format=COLUMNS, node_list=key, evaluated=[[0, len(nodes)]],
+               columns=[[cells[j] for cells in m["filter"]] for j in range(len(m["filter_plugins"]))],
+               final=m["final"], stopped=m["stopped"], feasible=_ranges(sorted(row[x] for x in m["feasible"])))
+    if "score" in m:
+        score = dict(m["score"])
+        score["rows"] = _ranges([row[x] for x in score.pop("nodes")])
+        out["score"] = score
+    return out, NodeList(key=key, names=lists.take_used()[key], last_used=datetime.now(timezone.utc))
+
+
 def seed(cluster, n_nodes: int, n_pods: int, rng) -> None:
-    from dashboard.models import Node, Pod, SchedulingEvent
+    from dashboard.models import Node, NodeList, Pod, SchedulingEvent
     from dashboard.services.recorder import insert_cycles
     from django.db import connection, transaction
     now = datetime.now(timezone.utc)
@@ -111,13 +132,15 @@ def seed(cluster, n_nodes: int, n_pods: int, rng) -> None:
             "profile": "default-scheduler", "num_nodes": n_nodes, "duration_ms": 40.0,
             "durations": {"total": 40.0, "Filter": 30.0, "Score": 8.0, "Filter/NodeResourcesFit": 9.0},
             "failing_plugins": {p: n_nodes // 4 for p, _r in REASONS}, "failing_reasons": {}, "preemption": None}
-    failed = big_matrix(names, rng, scheduled=False)
-    ok = big_matrix(names, rng, scheduled=True)
+    failed, node_list = as_columns(big_matrix(names, rng, scheduled=False))
+    ok, _same = as_columns(big_matrix(names, rng, scheduled=True))
+    NodeList.objects.filter(key=node_list.key).delete()
+    node_list.save()
     with transaction.atomic():  # insert_cycles' COPY table lives until the commit
         insert_cycles([dict(base, seq=n_pods + 1, attempt=2, started=now - timedelta(seconds=5), result="unschedulable",
                             node="", message=f"0/{n_nodes} nodes are available", num_feasible=0, matrix=failed),
                        dict(base, seq=n_pods + 2, attempt=3, started=now, result="scheduled", node=ok["top_nodes"][0],
-                            message="", num_feasible=len(ok["feasible"]), matrix=ok)])
+                            message="", num_feasible=n_nodes * 3 // 7, matrix=ok)])
 
 
 def timed(client, url: str, repeat: int, expect: str = "") -> dict:
@@ -168,6 +191,7 @@ def main() -> int:
         "pod page, 5000-node matrix, one row per node": (f"/clusters/uibench/pods/team-0/pod-0/?cycle={s}&group=0", f"{n} nodes in {n} rows"),
         "pod page, scheduled, score table": (f"/clusters/uibench/pods/team-0/pod-0/?cycle={ok_seq}", "ranks page 1 of"),
         "pod page, diff of two 5000-node attempts": (f"/clusters/uibench/pods/team-0/pod-0/?cycle={ok_seq}&diff={s}", "changed)"),
+        "API cycle with its 5000-node matrix": (f"/api/clusters/uibench/cycles/{s}/", "filter_plugins"),
         "pod page, small pod": ("/clusters/uibench/pods/team-7/pod-47/", "FailedScheduling"),
         "events page (last hour)": ("/clusters/uibench/events/", "FailedScheduling"),
         "overview": ("/clusters/uibench/", "Top blocking plugins"),

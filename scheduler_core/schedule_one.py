@@ -359,7 +359,9 @@ def _pass_filters_table(fwk, ctx, state, pod, nodes, tr, snapshot, start, num_to
     ft.search = (searched, start, cut + 1 if cut < n else n)
     _set_search_trace(tr, names, start, ft.search[2],
                       Rejections(nodes, [idx[rej]], [result[rej] - 1], ft.statuses))
-    return [nodes[i] for i in idx[pass_pos[:num_to_find]].tolist()]
+    kept = pass_pos[:num_to_find]
+    ft.feasible_rows = rows[kept]
+    return [nodes[i] for i in idx[kept].tolist()]
 
 
 def _run_extender_filters(ctx, pod, feasible, tr):

@@ -51,23 +51,30 @@ POINTS = ("PreFilter", "Filter", "PostFilter", "PreScore", "Score")
 RESULT_STATUS = {"scheduled": "Success", "unschedulable": "Unschedulable", "error": "Error"}
 
 
-def observe_cycle(cluster: str, rec: dict) -> None:
-    """Count one CycleTrace.to_dict() record into the kube metrics."""
-    profile = rec.get("profile") or "default-scheduler"
-    result = rec.get("result") or "unschedulable"
-    durations = rec.get("durations_ms") or {}
-    SCHEDULE_ATTEMPTS.labels(cluster, result, profile).inc()
-    ATTEMPT_DURATION.labels(cluster, result, profile).observe(durations.get("total", 0.0) / 1000)
+_CHILDREN = {}   # (metric, label values) -> the labelled child: labels() costs more than observing
+
+
+def _child(metric, *labels):
+    key = (metric, labels)
+    child = _CHILDREN.get(key)
+    if child is None:
+        child = _CHILDREN[key] = metric.labels(*labels)
+    return child
+
+
+def observe_cycle(cluster: str, profile: str, result: str, durations: dict, filter_plugins) -> None:
+    """Count one cycle into the kube metrics: its profile, result, durations (ms per extension point and
+    plugin, as CycleTrace.durations_ms) and the names of the Filter plugins among them."""
+    profile = profile or "default-scheduler"
+    result = result or "unschedulable"
+    _child(SCHEDULE_ATTEMPTS, cluster, result, profile).inc()
+    _child(ATTEMPT_DURATION, cluster, result, profile).observe(durations.get("total", 0.0) / 1000)
     status = RESULT_STATUS.get(result, "Error")
-    filter_plugins = set()
-    for per_plugin in (rec.get("filter") or {}).values():
-        filter_plugins.update(per_plugin)
-        break
     for key, ms in durations.items():
         if key in POINTS:
-            EXTENSION_POINT_DURATION.labels(cluster, key, status, profile).observe(ms / 1000)
+            _child(EXTENSION_POINT_DURATION, cluster, key, status, profile).observe(ms / 1000)
         elif key.startswith("PreFilter/"):
-            PLUGIN_DURATION.labels(cluster, key[10:], "PreFilter", "Success").observe(ms / 1000)
+            _child(PLUGIN_DURATION, cluster, key[10:], "PreFilter", "Success").observe(ms / 1000)
         elif key != "total":
             point = "Filter" if key in filter_plugins else "Score"
-            PLUGIN_DURATION.labels(cluster, key, point, "Success").observe(ms / 1000)
+            _child(PLUGIN_DURATION, cluster, key, point, "Success").observe(ms / 1000)

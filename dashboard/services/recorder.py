@@ -21,7 +21,6 @@ import threading
 import time
 from collections import deque
 from datetime import datetime, timezone
-from itertools import islice
 
 import orjson
 from django.db import connection, models
@@ -148,9 +147,10 @@ class Recorder(TraceSink):
                 return None
             self._append(CYCLE, _Emitted(seq, trace, overrides))
         if self.observe:
-            metrics.observe_cycle(self.cluster_name, {
-                "profile": trace.profile, "result": overrides.get("result") or trace.result,
-                "durations_ms": trace.durations_ms(), "filter": dict(islice(trace.filter.items(), 1))})
+            ft = trace.filter_table
+            filter_plugins = ft.plugins if ft is not None else next(iter(trace.filter.values()), ())
+            metrics.observe_cycle(self.cluster_name, trace.profile, overrides.get("result") or trace.result,
+                                  trace.durations_ms(), filter_plugins)
         return seq
 
     def _claim_seq(self) -> int | None:

@@ -289,6 +289,9 @@ def _columns_matrix(tr, ft, node_list: NodeLists):
             fail_plugins[st.plugin] = fail_plugins.get(st.plugin, 0) + 1
         for r in st.reasons:
             fail_reasons[r] = fail_reasons.get(r, 0) + 1
+    feasible_rows = ft.feasible_rows
+    if feasible_rows is None or len(feasible_rows) != len(tr.feasible):   # an extender filtered some out
+        feasible_rows = np.array([row_of[name] for name in tr.feasible], np.int64)
     stopped = np.full(n, NOT_RUN, np.int64)
     stop_plugins, stop_index = [], {}
     for name, plugin in _unshared(tr.kube_stopped_at).items():
@@ -297,16 +300,22 @@ def _columns_matrix(tr, ft, node_list: NodeLists):
             k = stop_index[plugin] = len(stop_plugins)
             stop_plugins.append(plugin)
         stopped[row_of[name]] = k
-    matrix = {"format": COLUMNS, "node_list": key, "evaluated": _ranges(ft.evaluated_rows()),
+    evaluated = ft.evaluated_rows()
+    matrix = {"format": COLUMNS, "node_list": key,
+              "evaluated": evaluated if isinstance(evaluated, list) else _ranges(evaluated),
               "filter_plugins": list(ft.plugins), "statuses": interned, "columns": columns,
               "final": _column(final), "stop_plugins": stop_plugins, "stopped": _column(stopped),
-              "prefilter": tr.prefilter_dict(), "feasible": _ranges(sorted(row_of[name] for name in tr.feasible)),
+              "prefilter": tr.prefilter_dict(), "feasible": None,
               "top_nodes": sorted(tr.top_nodes), "prescore_skip": sorted(tr.prescore_skip_plugins),
               "unschedulable_plugins": sorted(tr.unschedulable_plugins)}
     score = _score_block(tr, _unshared(tr.evaluated_nodes))
     if score is not None:
-        score["rows"] = _ranges([row_of[name] for name in score.pop("nodes")])
+        names = score.pop("nodes")
+        same = names == tr.feasible
+        score["rows"] = _ranges(feasible_rows if same else [row_of[name] for name in names])
         matrix["score"] = score
+    if score is None or not same:   # else the feasible nodes are the scored ones (None)
+        matrix["feasible"] = _ranges(np.sort(feasible_rows))
     return matrix, fail_plugins, fail_reasons
 
 
@@ -324,13 +333,15 @@ def expand(matrix: dict, names: list) -> dict:
            if k not in ("format", "node_list", "evaluated", "columns", "final", "stopped", "feasible", "score")}
     out.update(nodes=[names[r] for r in order.tolist()], visited=len(evaluated), filter=cells,
                final=_full_column(matrix["final"], n)[order].tolist(),
-               stopped=_full_column(matrix["stopped"], n)[order].tolist(),
-               feasible=sorted(names[r] for r in _unranges(matrix["feasible"]).tolist()))
+               stopped=_full_column(matrix["stopped"], n)[order].tolist())
     score = matrix.get("score")
     if score is not None:
         score = dict(score)
         score["nodes"] = [names[r] for r in _unranges(score.pop("rows")).tolist()]
         out["score"] = score
+    feasible = matrix["feasible"]
+    out["feasible"] = sorted(score["nodes"] if feasible is None else
+                             [names[r] for r in _unranges(feasible).tolist()])
     return out
 
 

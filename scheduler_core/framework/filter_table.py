@@ -51,7 +51,7 @@ class StatusPool:
 class FilterTable:
     """Per-plugin verdict columns over NodeTable rows (see the module docstring)."""
 
-    __slots__ = ("names", "plugins", "columns", "statuses", "search")
+    __slots__ = ("names", "plugins", "columns", "statuses", "search", "feasible_rows")
 
     def __init__(self, names: list, plugins: list, columns: list, statuses: list):
         self.names = names          # node name of each row (the NodeTable's list, shared, never changed)
@@ -59,13 +59,17 @@ class FilterTable:
         self.columns = columns      # per plugin: an int (every row) or an int16 array over rows
         self.statuses = statuses    # code k is statuses[k - 1]
         self.search = None          # (rows searched in order or None for all, start, nodes visited): kube's search
+        self.feasible_rows = None   # rows of the feasible nodes the search kept, in its order
 
     def evaluated_rows(self):
-        """The rows kube's search visited, in visiting order."""
+        """The rows kube's search visited, in visiting order: a list of [first row, count] runs when it
+        searched every row (a rotation: at most two runs), else an array."""
         searched, start, visited = self.search
         n = len(self.names) if searched is None else len(searched)
-        idx = np.arange(start, start + visited, dtype=np.int64) % max(n, 1)
-        return idx if searched is None else searched[idx]
+        if searched is None:
+            head = min(visited, n - start)
+            return [[start, head]] + ([[0, visited - head]] if visited > head else [])
+        return searched[np.arange(start, start + visited, dtype=np.int64) % max(n, 1)]
 
     def column(self, p: int):
         """Plugin ``p``'s column as an array over rows."""

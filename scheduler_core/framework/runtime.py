@@ -264,13 +264,16 @@ class Framework:
         res = kf(state, pod, table, rows) if kf is not None else None
         if res is not None:
             kinds, kind_statuses = res
-            used = np.unique(kinds).tolist()
-            lut = np.zeros(max(used) + 2, np.int32)
+            shifted = kinds.astype(np.intp) + 1      # 0: passes, k + 1: kind k
+            used = np.flatnonzero(np.bincount(shifted)).tolist()
+            if used == [0]:
+                return 0
+            lut = np.zeros(used[-1] + 1, np.int32)
             for k in used:
-                if k >= 0:
-                    code, reasons = kind_statuses[k]
-                    lut[k + 1] = pool.code(name, code, tuple(reasons))
-            return lut[kinds.astype(np.int64) + 1]
+                if k:
+                    code, reasons = kind_statuses[k - 1]
+                    lut[k] = pool.code(name, code, tuple(reasons))
+            return lut[shifted]
         fb = getattr(pl, "filter_batch", None)
         mask = fb(state, pod, table, rows) if fb is not None else None
         col = np.zeros(len(rows), np.int32)

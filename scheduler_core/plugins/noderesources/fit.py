@@ -169,12 +169,17 @@ class Fit(PreFilterPlugin, FilterPlugin, ResourceAllocationScoring):
                 return None
             if v >= EXACT_LIMIT:
                 return None
-        kinds = (table.pod_count[rows] + 1 > table.alloc_pods[rows]).astype(np.int8)
+        failing = [(1, table.pod_count[rows] + 1 > table.alloc_pods[rows])]
         for bit, res, alloc, used in ((2, "cpu", table.alloc_cpu, table.req_cpu),
                                       (4, "memory", table.alloc_memory, table.req_memory),
                                       (8, "ephemeral-storage", table.alloc_ephemeral, table.req_ephemeral)):
             v = req.get(res, 0)
             if v > 0:
-                kinds |= (v > alloc[rows] - used[rows]).astype(np.int8) * np.int8(bit)
-        kinds[kinds == 0] = -1
+                failing.append((bit, v > alloc[rows] - used[rows]))
+        failing = [(bit, mask) for bit, mask in failing if mask.any()]
+        kinds = np.full(len(rows), -1 if not failing else 0, np.int8)
+        for bit, mask in failing:
+            kinds[mask] |= np.int8(bit)
+        if failing:
+            kinds[kinds == 0] = -1
         return kinds, _BATCH_STATUSES
