@@ -94,6 +94,27 @@ def _score_block(tr, nodes: list, seen: set | None = None):
             "normalized": norm, "totals": [by_node[n].get("_total") for n in snodes]}
 
 
+class _Statuses(list):
+    """A cycle's distinct statuses as {"code", "reasons"} dicts, numbered from 1 (a Status object is looked up
+    once; equal code and reasons share a number)."""
+
+    def __init__(self):
+        super().__init__()
+        self._by_id, self._by_key = {}, {}
+
+    def number(self, st) -> int:
+        """The number of ``st`` (a Status that is not Success)."""
+        i = self._by_id.get(id(st))
+        if i is None:
+            key = (str(st.code), tuple(st.reasons))
+            i = self._by_key.get(key)
+            if i is None:
+                self.append({"code": key[0], "reasons": list(key[1])})
+                i = self._by_key[key] = len(self)
+            self._by_id[id(st)] = i
+        return i
+
+
 def _rows_matrix(tr):
     """(matrix, failing plugins, failing reasons) with a row of cells per node (the node names inline)."""
     statuses = _unshared(tr.node_statuses)
@@ -116,19 +137,9 @@ def _rows_matrix(tr):
                 pidx[p] = len(plugins)
                 plugins.append(p)
 
-    interned, by_id, by_key = [], {}, {}
+    interned = _Statuses()
+    intern = interned.number
     success = Code.SUCCESS
-
-    def intern(st) -> int:  # st: a Status that is not Success
-        i = by_id.get(id(st))
-        if i is None:
-            key = (str(st.code), tuple(st.reasons))
-            i = by_key.get(key)
-            if i is None:
-                interned.append({"code": key[0], "reasons": list(key[1])})
-                i = by_key[key] = len(interned)
-            by_id[id(st)] = i
-        return i
 
     # failing_plugins / failing_reasons count each node once, in to_dict()'s filter_framework order: the
     # filter's nodes, then the visited ones, then the other rejected ones. Without a filter and without
@@ -186,7 +197,7 @@ def _rows_matrix(tr):
         for r in st.reasons:
             fail_reasons[r] = fail_reasons.get(r, 0) + count
 
-    matrix = {"nodes": nodes, "visited": visited, "filter_plugins": plugins, "statuses": interned, "filter": cells,
+    matrix = {"nodes": nodes, "visited": visited, "filter_plugins": plugins, "statuses": list(interned), "filter": cells,
               "final": final_cells, "stop_plugins": stop_plugins, "stopped": stopped,
               "prefilter": tr.prefilter_dict(), "feasible": sorted(tr.feasible), "top_nodes": sorted(tr.top_nodes),
               "prescore_skip": sorted(tr.prescore_skip_plugins),
@@ -262,19 +273,8 @@ def _columns_matrix(tr, ft, node_list: NodeLists):
     codes over the rows of a stored node list, the visited and scored nodes as runs of rows."""
     key, row_of = node_list.get(ft.names)
     n = len(ft.names)
-    interned, by_id, by_key = [], {}, {}
-
-    def intern(st) -> int:
-        i = by_id.get(id(st))
-        if i is None:
-            k = (str(st.code), tuple(st.reasons))
-            i = by_key.get(k)
-            if i is None:
-                interned.append({"code": k[0], "reasons": list(k[1])})
-                i = by_key[k] = len(interned)
-            by_id[id(st)] = i
-        return i
-
+    interned = _Statuses()
+    intern = interned.number
     lut = np.array([PASS] + [intern(st) for st in ft.statuses], np.int64)
     columns = [lut[col] if isinstance(col, int) else _column(lut[col]) for col in ft.columns]
     columns = [int(c) if isinstance(c, np.integer) else c for c in columns]
@@ -303,7 +303,7 @@ def _columns_matrix(tr, ft, node_list: NodeLists):
     evaluated = ft.evaluated_rows()
     matrix = {"format": COLUMNS, "node_list": key,
               "evaluated": evaluated if isinstance(evaluated, list) else _ranges(evaluated),
-              "filter_plugins": list(ft.plugins), "statuses": interned, "columns": columns,
+              "filter_plugins": list(ft.plugins), "statuses": list(interned), "columns": columns,
               "final": _column(final), "stop_plugins": stop_plugins, "stopped": _column(stopped),
               "prefilter": tr.prefilter_dict(), "feasible": None,
               "top_nodes": sorted(tr.top_nodes), "prescore_skip": sorted(tr.prescore_skip_plugins),
