@@ -74,6 +74,7 @@ class CycleMatrixField(PackedJSONField):
             return matrix
         names = _node_list(connection, matrix["node_list"])
         if names is None:  # pruned (retention) while a cycle still refers to it
-            return {k: v for k, v in matrix.items() if k not in ("columns", "final", "stopped", "evaluated")} | {
+            gone = ("columns", "final", "stopped", "evaluated", "score")
+            return {k: v for k, v in matrix.items() if k not in gone} | {
                 "nodes": [], "visited": 0, "feasible": [], "node_list_missing": True}
         return expand(matrix, names)

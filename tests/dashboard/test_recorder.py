@@ -125,6 +125,42 @@ def test_retention_keeps_the_newest_cycles():
     assert SchedulingCycle.objects.filter(cluster=cluster).count() == 8
 
 
+def test_node_lists_are_pruned_when_no_cycle_or_what_if_run_uses_them(client):
+    """Full traces refer to one stored node list; retention deletes a list no cycle was written with since its
+    cutoff, unless a what-if trace refers to it; a cycle whose list is gone reads as one without nodes."""
+    from datetime import timedelta
+
+    from django.contrib.auth.models import User
+
+    from dashboard import fields
+    from dashboard.models import NodeList, WhatIfRun, WhatIfTrace
+    from dashboard.services.retention import prune
+    cluster = Cluster.objects.create(name="lists")
+    rec = Recorder(cluster, batch_size=50, flush_interval=0.05)
+    for tr in traces():
+        rec.emit(tr)
+    assert rec.flush(20)
+    rec.close()
+    (used,) = NodeList.objects.values_list("key", flat=True)
+    cycle = SchedulingCycle.objects.filter(cluster=cluster, result="scheduled").first()
+    assert len(cycle.matrix["nodes"]) == 6 and all(cycle.matrix["filter"]) and cycle.matrix["score"]["nodes"]
+    month_ago = datetime.now(timezone.utc) - timedelta(days=30)
+    kept = NodeList.objects.create(key="f" * 32, names=["n-1"], last_used=month_ago)
+    run = WhatIfRun.objects.create(cluster=cluster, kind=WhatIfRun.CAPACITY)
+    WhatIfTrace.objects.create(run=run, number=1, pod_namespace="default", pod_name="p", profile="default-scheduler",
+                               result="scheduled", node_list=kept.key)
+    NodeList.objects.filter(key=used).update(last_used=month_ago)
+    assert prune(cluster.id, days=7, max_cycles=0) == 0   # the cycles are recent; the list is not
+    assert list(NodeList.objects.values_list("key", flat=True)) == [kept.key]
+    fields._NODE_LISTS.clear()
+    gone = SchedulingCycle.objects.get(pk=cycle.pk).matrix
+    assert gone["node_list_missing"] and gone["nodes"] == [] and "score" not in gone
+    client.force_login(User.objects.create_user("reader"))
+    page = client.get(f"/clusters/lists/pods/{cycle.pod_namespace}/{cycle.pod_name}/?cycle={cycle.seq}")
+    assert page.status_code == 200 and "names of the nodes this cycle was recorded against are gone" in \
+        page.content.decode()
+
+
 def _pending_pods(cluster, n):
     """n unschedulable pods p-0 .. p-(n-1), each with 2 attempts, latest cycle 900 and a rejection."""
     Pod.objects.bulk_create([Pod(cluster=cluster, uid=f"p-{i}", namespace="default", name=f"p-{i}", raw={},

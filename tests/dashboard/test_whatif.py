@@ -64,6 +64,8 @@ def test_capacity_equals_what_the_loop_does_when_the_copies_exist(small, api):
     stop = run.traces.get(number=r["stop"]["trace"])
     assert (stop.pod_key, stop.result, stop.message) == (r["stop"]["pod"], "unschedulable", r["stop"]["message"])
     assert stop.suggestions and stop.matrix["filter_plugins"]
+    # every plugin's verdict on every node, stored in the column form and read back as rows
+    assert stop.node_list and len(stop.matrix["nodes"]) == 6 and all(stop.matrix["filter"])
     assert _copies_in_the_loop(api, small, WEB, fit + 1) == (sorted(p["node"] for p in r["placements"]),
                                                               r["stop"]["message"])
 
