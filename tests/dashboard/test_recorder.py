@@ -106,16 +106,21 @@ def test_database_outage_buffers_retries_and_counts_overflow():
     assert SchedulingEvent.objects.filter(cluster_id=cluster_id).count() == 0
 
 
-def test_retention_keeps_the_newest_cycles():
-    from datetime import datetime, timedelta, timezone
-
-    from dashboard.services.retention import prune
-    cluster = Cluster.objects.create(name="keep")
+def record_all(cluster) -> None:
+    """Record the traces of ``traces()`` for ``cluster`` and wait until they are committed."""
     rec = Recorder(cluster, batch_size=50, flush_interval=0.05)
     for tr in traces():
         rec.emit(tr)
     assert rec.flush(20)
     rec.close()
+
+
+def test_retention_keeps_the_newest_cycles():
+    from datetime import datetime, timedelta, timezone
+
+    from dashboard.services.retention import prune
+    cluster = Cluster.objects.create(name="keep")
+    record_all(cluster)
     assert prune(cluster.id, days=0, max_cycles=10) == 5
     assert list(SchedulingCycle.objects.filter(cluster=cluster).order_by("seq").values_list("seq", flat=True)) == \
         list(range(6, 16))
@@ -136,11 +141,7 @@ def test_node_lists_are_pruned_when_no_cycle_or_what_if_run_uses_them(client):
     from dashboard.models import NodeList, WhatIfRun, WhatIfTrace
     from dashboard.services.retention import prune
     cluster = Cluster.objects.create(name="lists")
-    rec = Recorder(cluster, batch_size=50, flush_interval=0.05)
-    for tr in traces():
-        rec.emit(tr)
-    assert rec.flush(20)
-    rec.close()
+    record_all(cluster)
     (used,) = NodeList.objects.values_list("key", flat=True)
     cycle = SchedulingCycle.objects.filter(cluster=cluster, result="scheduled").first()
     assert len(cycle.matrix["nodes"]) == 6 and all(cycle.matrix["filter"]) and cycle.matrix["score"]["nodes"]
