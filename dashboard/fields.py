@@ -12,6 +12,7 @@ from django.db import models
 from .packing import pack_json, unpack_json
 from .services.tracecodec import COLUMNS, expand
 
+
 class PackedJSONField(models.BinaryField):
     """A JSON value stored compressed (``bytea`` on PostgreSQL), read back as the value.
 

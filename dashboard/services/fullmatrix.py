@@ -1,7 +1,9 @@
 """A recorded cycle's Filter and Score matrices over every node, recomputed on demand.
 
 On big clusters kube stops filtering once it has found numFeasibleNodesToFind nodes
-(percentageOfNodesToScore) and scores only those, so a recorded cycle covers part of the cluster. This
+(percentageOfNodesToScore) and scores only those. Cycles are recorded with every Filter plugin's verdict on
+every node (the full trace), but cycles recorded before that cover only the nodes kube visited, and no cycle
+has scores beyond the nodes kube scored. The pod page offers this for the former; the API for any cycle. This
 re-runs that pod's cycle with the profile version that made it and percentageOfNodesToScore 100, on the
 cluster as of that cycle: today's nodes and objects, the pods bound before the cycle started (``Pod.bound_at``;
 pods bound when the cluster was loaded have none), without the pods bound after it. Pods deleted since are

@@ -276,8 +276,7 @@ def _columns_matrix(tr, ft, node_list: NodeLists):
     interned = _Statuses()
     intern = interned.number
     lut = np.array([PASS] + [intern(st) for st in ft.statuses], np.int64)
-    columns = [lut[col] if isinstance(col, int) else _column(lut[col]) for col in ft.columns]
-    columns = [int(c) if isinstance(c, np.integer) else c for c in columns]
+    columns = [int(lut[col]) if isinstance(col, int) else _column(lut[col]) for col in ft.columns]
     final = np.zeros(n, np.int64)
     fail_plugins, fail_reasons = {}, {}
     success = Code.SUCCESS
