@@ -66,7 +66,14 @@ class _Emitted:
         """The cycle row's field values (tracecodec.trace_fields with the overrides, ``node_lists`` for the
         column form); sets ``summary``."""
         tr = self.trace
-        row = trace_fields(tr, node_lists)
+        try:
+            row = trace_fields(tr, node_lists)
+        except Exception:
+            if node_lists is None:
+                raise
+            # a bug in the column form must not cost the cycle (nor stop the writer): the row form needs no list
+            log.exception("cycle %s of %s: the column form failed; stored in the row form", self.seq, tr.pod.key)
+            row = trace_fields(tr, None)
         over = self.overrides
         error = tr.error
         if over:
@@ -312,6 +319,17 @@ class Recorder(TraceSink):
                     delay = min(self.retry_max, delay * 2 or 0.2)
                     log.warning("recorder %s: write failed (%s); retrying in %.1fs with %d records buffered",
                                 self.cluster_name, self.last_error, delay, self.buffered)
+                    time.sleep(delay)
+                    continue
+                except Exception as err:
+                    # A bug, not the database: the writer must not die with the batch (its loop would go on
+                    # scheduling with nothing stored). Logged with its traceback, retried like a failed write.
+                    self.failures += 1
+                    self.last_error = _first_line(err)
+                    log.exception("recorder %s: writing a batch of %d records failed", self.cluster_name, len(batch))
+                    if self._stop:
+                        return
+                    delay = min(self.retry_max, delay * 2 or 0.2)
                     time.sleep(delay)
                     continue
                 if self.failures and delay:

@@ -59,6 +59,48 @@ def test_cycles_are_written_in_batches_with_their_matrix():
     assert all(r["total"] == sum(c["weighted"] for c in r["cells"]) for r in table["rows"])
 
 
+def test_a_failing_column_form_falls_back_to_the_row_form(monkeypatch, caplog):
+    from dashboard.services import tracecodec
+
+    def broken(*_a):
+        raise IndexError("a bug in the column form")
+    monkeypatch.setattr(tracecodec, "_columns_matrix", broken)
+    cluster = Cluster.objects.create(name="rec-rows")
+    rec = Recorder(cluster, batch_size=4, flush_interval=0.05)
+    trs = traces()
+    for tr in trs:
+        rec.emit(tr)
+    assert rec.flush(20)
+    rec.close()
+    big = SchedulingCycle.objects.get(cluster=cluster, pod_name="too-big")
+    assert "format" not in big.matrix and big.matrix["nodes"]   # the row form: node names inline
+    assert big.failing_plugins == {"NodeResourcesFit": 5, "TaintToleration": 1}
+    assert SchedulingCycle.objects.filter(cluster=cluster).count() == len(trs)
+    assert "the column form failed; stored in the row form" in caplog.text
+
+
+def test_the_writer_survives_a_bug_and_writes_the_batch_again(monkeypatch, caplog):
+    from dashboard.services import recorder as recorder_module
+    real, calls = recorder_module.insert_cycles, []
+
+    def fails_once(rows):
+        calls.append(len(rows))
+        if len(calls) == 1:
+            raise RuntimeError("a bug while writing")
+        real(rows)
+    monkeypatch.setattr(recorder_module, "insert_cycles", fails_once)
+    cluster = Cluster.objects.create(name="rec-bug")
+    rec = Recorder(cluster, batch_size=4, flush_interval=0.05)
+    trs = traces()
+    for tr in trs:
+        rec.emit(tr)
+    assert rec.flush(20)
+    rec.close()
+    assert rec.failures == 1 and rec.last_error == "a bug while writing"
+    assert SchedulingCycle.objects.filter(cluster=cluster).count() == len(trs)
+    assert "writing a batch of" in caplog.text and "RuntimeError" in caplog.text
+
+
 def _admin():
     d = connection.settings_dict
     return psycopg.connect(host=d["HOST"] or "127.0.0.1", port=d["PORT"] or 5432, user=d["USER"] or "postgres",

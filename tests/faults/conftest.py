@@ -98,6 +98,7 @@ def workers(request):
     shutil.rmtree(tmp_path, ignore_errors=True)
     tmp_path.mkdir(parents=True)
     started = []
+    failed_before = request.session.testsfailed
 
     def start(wait=True, **kw):
         w = Worker(tmp_path, **kw)
@@ -106,6 +107,9 @@ def workers(request):
     yield start
     for w in started:
         w.stop()
+    if request.session.testsfailed > failed_before:   # the test failed: its workers' last words, in CI's output
+        for w in started[-3:]:
+            print(f"\n--- the end of worker {w.n}'s log ({w.log_path}):\n" + "\n".join(w.text().splitlines()[-80:]))
 
 
 def scenario(n_nodes: int, n_pods: int, cpu_every: int = 10) -> dict:
