@@ -11,6 +11,7 @@ import time
 import numpy as np
 
 from .framework.cycle_state import CycleState
+from .framework.resource_filter import ResourceFilter
 from .framework.runtime import PREFILTER_RESULT_MSG, Rejections, nominated_pods_to_add
 from .framework.status import Code, Status
 from .lazy import LazyDict, LazyList
@@ -341,8 +342,10 @@ def _pass_filters_table(fwk, ctx, state, pod, nodes, tr, snapshot, start, num_to
     result = first[rows]
     special = _nominated_rows(ctx, pod, table)
     if special is not None:
+        rf = ResourceFilter.for_cycle(fwk, state, pod)
         for pos in np.flatnonzero(np.isin(rows, special)).tolist():
-            st = fwk.run_filter_with_nominated_pods(state, pod, all_nodes[rows[pos]], ctx.nominated_pods_for_node)
+            st = fwk.run_filter_with_nominated_pods(state, pod, all_nodes[rows[pos]], ctx.nominated_pods_for_node,
+                                                    rf)
             result[pos] = 0 if st is None else ft.add(st)
     pass_pos = np.flatnonzero(result == 0)
     cut = int(pass_pos[num_to_find]) if len(pass_pos) > num_to_find else n

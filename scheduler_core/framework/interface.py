@@ -60,6 +60,14 @@ class PreFilterPlugin(Plugin):
 
 
 class FilterPlugin(Plugin):
+    """``filter_depends_on`` says what a plugin's Filter verdict reads of a node: "node" (the Node object
+    only, not its pods), "resources" (the Node object, the summed requests and the number of its pods: then
+    ``filter_resources(state, pod, node, requested, num_pods)`` gives the same Status as ``filter``), or None
+    (anything). The framework's ResourceFilter relies on it to filter nodes with pods added or removed
+    without building them."""
+
+    filter_depends_on = None
+
     def filter(self, state, pod, node_info):
         raise NotImplementedError
 

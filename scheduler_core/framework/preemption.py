@@ -17,6 +17,7 @@ from ..objects.errors import ParseError
 from ..objects.selectors import LabelSelector
 from ..schedule_one import fit_error_message
 from .interface import PostFilterResult
+from .resource_filter import ResourceFilter
 from .status import Code, Status
 
 PREEMPTION_NOT_HELPFUL = "Preemption is not helpful for scheduling"
@@ -240,6 +241,10 @@ class Evaluator:
         n = len(potential)
         prio = pod.priority
         clone_state = self.handle.framework.has_pre_filter_extensions(state)
+        # When the Filter reads no more of a node than its Node object and its pods' summed requests, no node
+        # (nor state) is copied: a policy that can (``takes_resource_filter``) follows the node's pods as sums.
+        sums = ResourceFilter.for_cycle(self.handle.framework, state, pod) \
+            if getattr(self.policy, "takes_resource_filter", False) else None
         for i in range(n):
             ni = potential[(offset + i) % n]
             for p in ni.pods:
@@ -250,9 +255,12 @@ class Evaluator:
                 statuses[ni.name] = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
                                            "No preemption victims found for incoming pod")
                 continue
-            info_copy = ni.clone()
-            state_copy = state.clone() if clone_state else state
-            victims, num_violations, st = self.policy.select_victims_on_node(state_copy, pod, info_copy, pdbs)
+            if sums is not None:
+                victims, num_violations, st = self.policy.select_victims_on_node(state, pod, ni, pdbs, sums)
+            else:
+                info_copy = ni.clone()
+                state_copy = state.clone() if clone_state else state
+                victims, num_violations, st = self.policy.select_victims_on_node(state_copy, pod, info_copy, pdbs)
             if st is None and victims:
                 c = Candidate(ni.name, victims, num_violations)
                 bucket = violating if num_violations else non_violating

@@ -7,6 +7,7 @@ import numpy as np
 
 from .filter_table import FilterTable, StatusPool, fill_first
 from .interface import MAX_NODE_SCORE, MIN_NODE_SCORE, POINT_INTERFACES
+from .resource_filter import ResourceFilter
 from .status import Code, Status
 
 PREFILTER_RESULT_MSG = "node is filtered out by the prefilter result"
@@ -386,8 +387,9 @@ class Framework:
                         status_of[j] = st
                         alive[j] = False
             passed = alive
+            rf = ResourceFilter.for_cycle(self, state, pod) if len(special) else None
             for j in special:
-                st = self.run_filter_with_nominated_pods(state, pod, nodes[idx[j]], nominated_pods_for_node)
+                st = self.run_filter_with_nominated_pods(state, pod, nodes[idx[j]], nominated_pods_for_node, rf)
                 if st is None:
                     passed[j] = True
                 else:
@@ -480,11 +482,18 @@ class Framework:
                                     plugin=name)
         return None
 
-    def run_filter_with_nominated_pods(self, state, pod, node_info, nominated_pods_for_node=None):
-        """RunFilterPluginsWithNominatedPods (§1.2.2): fit with and without higher-priority nominees."""
+    def run_filter_with_nominated_pods(self, state, pod, node_info, nominated_pods_for_node=None,
+                                       resource_filter=None):
+        """RunFilterPluginsWithNominatedPods (§1.2.2): fit with and without higher-priority nominees. The pass
+        with them runs on sums when it can (``resource_filter``: the cycle's ResourceFilter, if the caller has
+        one)."""
         nominated = nominated_pods_to_add(pod, node_info.name, nominated_pods_for_node)
         if not nominated:
             return self.run_filter(state, pod, node_info)
+        rf = resource_filter or ResourceFilter.for_cycle(self, state, pod)
+        if rf is not None:
+            st = rf.status_with_pods(node_info, nominated)
+            return st if st is not None else self.run_filter(state, pod, node_info)
         state_out = state.clone() if self.has_pre_filter_extensions(state) else state
         info_out = node_info.clone()
         for p in nominated:

@@ -4,7 +4,8 @@ sends only nodes with nominated pods of priority >= the pod's through the two-pa
 clusters with priorities, PDBs, nominated pods, pod anti-affinity and spread constraints, every cycle (statuses, preemption record, victims, nominated node),
 the placements, the evictions and the nominations are the same as with the old behaviour (patched back in:
 state cloned for every dry-run node and two-pass Filter, the two-pass Filter for every node with nominated
-pods), on the batch and on the per-node Filter path."""
+pods), on the batch and on the per-node Filter path. The old behaviour also has no ResourceFilter (it exists only
+without PreFilter extensions): every dry-run node is a copy, every pass with nominated pods a copy too."""
 import random
 
 import pytest
@@ -21,14 +22,26 @@ from scheduler_core.trace import CallbackSink
 COLORS = ["red", "blue", "green"]
 
 
-def _node(rng, i):
+def _node(rng, i, varied=False):
+    """A node; ``varied``: some are tainted, cordoned, short of pod slots or have GPUs (what the dry run's
+    node-only plugins and NodeResourcesFit's other reasons see)."""
     name = f"n{i:03d}"
     cpu = rng.choice(["2", "3", "4"])
+    resources = {"cpu": cpu, "memory": "8Gi", "pods": "110"}
+    spec = {}
+    if varied:
+        if rng.random() < 0.15:
+            resources["pods"] = str(rng.randint(2, 4))
+        if rng.random() < 0.3:
+            resources["example.com/gpu"] = str(rng.randint(1, 2))
+        if rng.random() < 0.1:
+            spec["taints"] = [{"key": "dedicated", "value": "batch", "effect": "NoSchedule"}]
+        if rng.random() < 0.05:
+            spec["unschedulable"] = True
     return {"apiVersion": "v1", "kind": "Node",
             "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name,
                                                   "topology.kubernetes.io/zone": rng.choice(["z1", "z2"])}},
-            "spec": {}, "status": {"allocatable": {"cpu": cpu, "memory": "8Gi", "pods": "110"},
-                                   "capacity": {"cpu": cpu, "memory": "8Gi", "pods": "110"}}}
+            "spec": spec, "status": {"allocatable": resources, "capacity": dict(resources)}}
 
 
 def _pod(rng, name, priority, cpu, node=None, nominated=None, constraints=False):
@@ -54,16 +67,30 @@ def _pod(rng, name, priority, cpu, node=None, nominated=None, constraints=False)
             "spec": spec, "status": status}
 
 
-def random_preemption_cluster(seed: int, n: int = 40) -> dict:
+def _vary_pending(rng, pod):
+    """Some pending pods want a GPU, tolerate the taint or select a zone."""
+    spec = pod["spec"]
+    if rng.random() < 0.2:
+        spec["containers"][0]["resources"]["requests"]["example.com/gpu"] = "1"
+    if rng.random() < 0.3:
+        spec["tolerations"] = [{"key": "dedicated", "operator": "Equal", "value": "batch", "effect": "NoSchedule"}]
+    if rng.random() < 0.2:
+        spec["nodeSelector"] = {"topology.kubernetes.io/zone": rng.choice(["z1", "z2"])}
+    return pod
+
+
+def random_preemption_cluster(seed: int, n: int = 40, varied: bool = False) -> dict:
     """Full nodes of low-priority pods, PDBs over their colors, and pending pods of mixed priorities
-    (some already nominated, some with anti-affinity or spread constraints)."""
+    (some already nominated, some with anti-affinity or spread constraints); ``varied``: also taints,
+    cordons, few pod slots, GPUs, tolerations and node selectors, and no constraints on the running pods
+    (so that plain pending pods have no PreFilter extension: their dry runs run on sums)."""
     rng = random.Random(seed)
-    nodes = [_node(rng, i) for i in range(n)]
+    nodes = [_node(rng, i, varied) for i in range(n)]
     pods = []
     for nd in nodes:
         for j in range(int(nd["status"]["allocatable"]["cpu"]) + rng.randint(-1, 0)):
             pods.append(_pod(rng, f"{nd['metadata']['name']}-b{j}", rng.choice([0, 0, 1, 5]),
-                             rng.choice(["700m", "900m"]), node=nd["metadata"]["name"], constraints=True))
+                             rng.choice(["700m", "900m"]), node=nd["metadata"]["name"], constraints=not varied))
     pdbs = [{"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
              "metadata": {"name": f"pdb-{c}", "namespace": "default"},
              "spec": {"selector": {"matchLabels": {"color": c}}},
@@ -71,8 +98,9 @@ def random_preemption_cluster(seed: int, n: int = 40) -> dict:
     pending = []
     for i in range(rng.randint(15, 30)):
         nominated = rng.choice(nodes)["metadata"]["name"] if rng.random() < 0.3 else None
-        pending.append(_pod(rng, f"p{i:02d}", rng.choice([0, 5, 10, 10, 10]), rng.choice(["1", "1500m", "2500m"]),
-                            nominated=nominated, constraints=True))
+        pod = _pod(rng, f"p{i:02d}", rng.choice([0, 5, 10, 10, 10]), rng.choice(["1", "1500m", "2500m"]),
+                   nominated=nominated, constraints=True)
+        pending.append(_vary_pending(rng, pod) if varied else pod)
     return {"nodes": nodes, "pods": pods, "pending": pending, "poddisruptionbudgets": pdbs}
 
 
@@ -104,8 +132,9 @@ def _run(data, batch: bool, seed: int, old: bool, monkeypatch):
 
 
 @pytest.mark.parametrize("seed", range(12))
-def test_random_preemption_clusters_decide_as_before(seed, monkeypatch):
-    data = random_preemption_cluster(seed)
+@pytest.mark.parametrize("varied", [False, True], ids=["plain", "varied"])
+def test_random_preemption_clusters_decide_as_before(seed, varied, monkeypatch):
+    data = random_preemption_cluster(seed, varied=varied)
     old = _run(data, False, seed, True, monkeypatch)
     assert old[2]  # victims were evicted
     for batch, is_old in ((True, True), (True, False), (False, False)):

@@ -23,6 +23,7 @@ from ...framework.preemption import (
     more_important_pod,
 )
 from ...framework.profile import FrameworkError
+from ...framework.resource_filter import add_requests, remove_requests
 from ...framework.runtime import nominated_pods_to_add
 from ...framework.status import Code, Status
 from .. import names
@@ -64,6 +65,7 @@ class DefaultPreemption(PostFilterPlugin):
     """Nominates a node where evicting lower-priority pods lets the pod fit, and evicts them."""
 
     name = names.DEFAULT_PREEMPTION
+    takes_resource_filter = True   # select_victims_on_node's resource_filter (Evaluator.dry_run_preemption)
 
     def __init__(self, handle, min_candidate_nodes_percentage: int = DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE,
                  min_candidate_nodes_absolute: int = DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE):
@@ -131,30 +133,25 @@ class DefaultPreemption(PostFilterPlugin):
                         return False, "not eligible due to a terminating pod on the nominated node."
         return True, ""
 
-    def select_victims_on_node(self, state, pod, node_info, pdbs):
-        """SelectVictimsOnNode on copies of the state and node: remove every lower-priority pod, check the
-        pod fits, then reprieve as many as possible (PDB-violating ones first, each group by importance).
-        Returns (victims, number of PDB-violating victims, status)."""
-        fwk = self.handle.framework
-        nominated = self.handle.nominated_pods_for_node
-        # The nominations cannot change during a dry run: without a nominated pod to add, every Filter below
-        # is the plain one.
-        if nominated_pods_to_add(pod, node_info.name, nominated):
-            run_filter = partial(fwk.run_filter_with_nominated_pods, state, pod, node_info, nominated)
-        else:
-            run_filter = partial(fwk.run_filter, state, pod, node_info)
+    def select_victims_on_node(self, state, pod, node_info, pdbs, resource_filter=None):
+        """SelectVictimsOnNode: remove every lower-priority pod, check the pod fits, then reprieve as many as
+        possible (PDB-violating ones first, each group by importance). ``node_info`` and ``state`` are copies
+        the dry run may change; with ``resource_filter`` (the cycle's ResourceFilter) neither changes: the
+        node's pods are followed as sums. Returns (victims, number of PDB-violating victims, status)."""
         prio = pod.priority
         potential = [p for p in node_info.pods if p.priority < prio]
         if not potential:
             return None, 0, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, NO_VICTIMS)
-        ext = fwk.has_pre_filter_extensions(state)  # without one, AddPod / RemovePod would do nothing
+        nominated = self.handle.nominated_pods_for_node
+        if resource_filter is not None:
+            node = _NodeSums(resource_filter, node_info, nominated_pods_to_add(pod, node_info.name, nominated))
+        else:
+            node = _NodeCopy(self.handle.framework, state, pod, node_info, nominated)
         for p in potential:
-            node_info.remove_pod(p)
-            if ext:
-                st = fwk.run_pre_filter_extension_remove_pod(state, pod, p, node_info)
-                if st is not None:
-                    return None, 0, st
-        st = run_filter()
+            st = node.remove(p)
+            if st is not None:
+                return None, 0, st
+        st = node.filter()
         if st is not None:
             return None, 0, st
         sort_slice(potential, more_important_pod)
@@ -163,18 +160,14 @@ class DefaultPreemption(PostFilterPlugin):
         num_violating = 0
         for group, is_violating in ((violating, True), (non_violating, False)):
             for p in group:
-                node_info.add_pod(p)
-                if ext:
-                    st = fwk.run_pre_filter_extension_add_pod(state, pod, p, node_info)
-                    if st is not None:
-                        return None, 0, st
-                if run_filter() is None:
+                st = node.add(p)
+                if st is not None:
+                    return None, 0, st
+                if node.filter() is None:
                     continue
-                node_info.remove_pod(p)
-                if ext:
-                    st = fwk.run_pre_filter_extension_remove_pod(state, pod, p, node_info)
-                    if st is not None:
-                        return None, 0, st
+                st = node.remove(p)
+                if st is not None:
+                    return None, 0, st
                 victims.append(p)
                 if is_violating:
                     num_violating += 1
@@ -183,3 +176,60 @@ class DefaultPreemption(PostFilterPlugin):
     def ordered_score_funcs(self, nodes_to_victims):
         """No custom order: pickOneNodeForPreemption's default criteria apply."""
         return None
+
+
+class _NodeCopy:
+    """The dry run's node as a NodeInfo copy: pods removed and added back for real, PreFilter extensions told."""
+
+    def __init__(self, fwk, state, pod, node_info, nominated):
+        self.fwk, self.state, self.pod, self.node_info = fwk, state, pod, node_info
+        self.ext = fwk.has_pre_filter_extensions(state)  # without one, AddPod / RemovePod would do nothing
+        # The nominations cannot change during a dry run: without a nominated pod to add, every Filter is the
+        # plain one.
+        if nominated_pods_to_add(pod, node_info.name, nominated):
+            self.filter = partial(fwk.run_filter_with_nominated_pods, state, pod, node_info, nominated)
+        else:
+            self.filter = partial(fwk.run_filter, state, pod, node_info)
+
+    def remove(self, p):
+        self.node_info.remove_pod(p)
+        return self.fwk.run_pre_filter_extension_remove_pod(self.state, self.pod, p, self.node_info) \
+            if self.ext else None
+
+    def add(self, p):
+        self.node_info.add_pod(p)
+        return self.fwk.run_pre_filter_extension_add_pod(self.state, self.pod, p, self.node_info) \
+            if self.ext else None
+
+
+class _NodeSums:
+    """The dry run's node as the summed requests and number of its pods (ResourceFilter); the NodeInfo stays
+    as it is. ``nominated``: the pods RunFilterPluginsWithNominatedPods adds there."""
+
+    def __init__(self, resource_filter, node_info, nominated):
+        self.rf, self.node_info = resource_filter, node_info
+        self.requested = dict(node_info.requested)
+        self.num_pods = len(node_info.pods)
+        self.nominated_requests = None
+        if nominated:
+            self.nominated_requests = {}
+            for p in nominated:
+                add_requests(self.nominated_requests, p.requests)
+            self.num_nominated = len(nominated)
+
+    def remove(self, p):
+        remove_requests(self.requested, p.requests)
+        self.num_pods -= 1
+
+    def add(self, p):
+        add_requests(self.requested, p.requests)
+        self.num_pods += 1
+
+    def filter(self):
+        if self.nominated_requests is not None:
+            with_nominated = dict(self.requested)
+            add_requests(with_nominated, self.nominated_requests)
+            st = self.rf.status(self.node_info, with_nominated, self.num_pods + self.num_nominated)
+            if st is not None:
+                return st
+        return self.rf.status(self.node_info, self.requested, self.num_pods)

@@ -75,6 +75,7 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, S
     """Node affinity of the pod, plus the profile's ``addedAffinity`` applied to every pod."""
 
     name = names.NODE_AFFINITY
+    filter_depends_on = "node"
 
     def __init__(self, added_affinity=None):
         self.added_selector = None     # addedAffinity required NodeSelector, or None

@@ -10,6 +10,7 @@ ERR_REASON = "node(s) didn't match the requested node name"
 
 class NodeName(FilterPlugin):
     name = names.NODE_NAME
+    filter_depends_on = "node"
 
     def filter(self, state, pod, node_info):
         if pod.node_name and pod.node_name != node_info.name:

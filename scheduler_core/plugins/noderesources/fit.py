@@ -89,6 +89,7 @@ def default_fit_args(args) -> dict:
 
 class Fit(PreFilterPlugin, FilterPlugin, ResourceAllocationScoring):
     name = names.NODE_RESOURCES_FIT
+    filter_depends_on = "resources"
 
     def __init__(self, args: dict):
         args = default_fit_args(args)
@@ -128,12 +129,24 @@ class Fit(PreFilterPlugin, FilterPlugin, ResourceAllocationScoring):
             return Status(Code.UNSCHEDULABLE, *reasons)
         return None
 
+    def filter_resources(self, state, pod, node, requested: dict, num_pods: int):
+        """``filter`` on a node with these summed requests and this many pods (see FilterPlugin)."""
+        req = state.get(PRE_FILTER_KEY)
+        if req is None:
+            return Status.error(f'error reading "{PRE_FILTER_KEY}" from cycleState: not found')
+        reasons = self.insufficient_for(req, node.allocatable, requested, num_pods)
+        if reasons:
+            return Status(Code.UNSCHEDULABLE, *reasons)
+        return None
+
     def insufficient(self, req: dict, node_info) -> list:
         """fitsRequest: every insufficient resource's reason, in kube's order."""
+        return self.insufficient_for(req, node_info.node.allocatable, node_info.requested, len(node_info.pods))
+
+    def insufficient_for(self, req: dict, alloc: dict, used: dict, num_pods: int) -> list:
+        """``insufficient`` on a node with allocatable ``alloc``, summed requests ``used`` and ``num_pods`` pods."""
         reasons = []
-        alloc = node_info.node.allocatable
-        used = node_info.requested
-        if len(node_info.pods) + 1 > alloc.get("pods", 0):
+        if num_pods + 1 > alloc.get("pods", 0):
             reasons.append("Too many pods")
         last = self._last_scalars
         if last is not None and last[0] is req:

@@ -12,6 +12,7 @@ UNSCHEDULABLE_TAINT = Taint("node.kubernetes.io/unschedulable", "", "NoSchedule"
 
 class NodeUnschedulable(FilterPlugin):
     name = names.NODE_UNSCHEDULABLE
+    filter_depends_on = "node"
 
     def filter(self, state, pod, node_info):
         if not node_info.node.unschedulable:

@@ -20,6 +20,7 @@ PRE_SCORE_KEY = "PreScore" + names.TAINT_TOLERATION
 
 class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin, ScoreExtensions):
     name = names.TAINT_TOLERATION
+    filter_depends_on = "node"
 
     def filter(self, state, pod, node_info):
         taint = find_untolerated_taint(node_info.node.taints, pod.tolerations)
