@@ -210,6 +210,7 @@ class Scheduler:
         self.ctx.nominated_node_names = self.queue.nominated_node_names
         for h in handles:
             h.nominated_pods_for_node = self.queue.nominated_pods_for_node
+            h.nominated_node_names = self.queue.nominated_node_names
         self._fit = Fit(None)
         self._ready = deque()      # binding cycles whose Permit wait ended: (attempt, status)
         self._cycle_deleted = None  # pods deleted while a scheduling cycle runs (preemption victims)

@@ -15,6 +15,7 @@ class Handle:
         self.snapshot = snapshot
         self.client = client
         self.nominated_pods_for_node = nominated_pods_for_node
+        self.nominated_node_names = None   # () -> the names of the nodes with nominated pods, when known
         self.parallelism = parallelism
         self.framework = None
         self.extenders = []

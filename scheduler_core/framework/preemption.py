@@ -17,6 +17,7 @@ from ..objects.errors import ParseError
 from ..objects.selectors import LabelSelector
 from ..schedule_one import fit_error_message
 from .interface import PostFilterResult
+from .preemption_batch import batch_candidates
 from .resource_filter import ResourceFilter
 from .status import Code, Status
 
@@ -209,7 +210,10 @@ class Evaluator:
         return PostFilterResult(best.name, victims=best.victims), None
 
     def find_candidates(self, state, all_nodes, pod, node_statuses):
-        """Returns (candidates, {node: status} of the nodes that are not candidates, error text or None)."""
+        """Returns (candidates, {node: status} of the nodes that are not candidates, error text or None). When
+        the dry run runs on NodeTable rows (``preemption_batch``, a policy with ``low_priority_pods``) and finds
+        candidates, the statuses are only those of the nodes preemption cannot help: nothing reads the others
+        then (``preempt`` reads the statuses only when there is no candidate)."""
         if not all_nodes:
             return [], {}, "no nodes available"
         potential = []
@@ -227,6 +231,12 @@ class Evaluator:
             return [], statuses, None
         pdbs = pod_disruption_budgets(self.handle.objects)
         offset, num_candidates = self.policy.get_offset_and_num_candidates(len(potential))
+        low_pods = getattr(self.policy, "low_priority_pods", None)
+        if low_pods is not None:
+            rf = ResourceFilter.for_cycle(self.handle.framework, state, pod)
+            found = batch_candidates(self.handle, state, pod, potential, pdbs, offset, num_candidates, rf, low_pods)
+            if found is not None:
+                return [Candidate(name, victims, 0) for name, victims in found], statuses, None
         candidates, dry_statuses, err = self.dry_run_preemption(state, pod, potential, pdbs, offset,
                                                                 num_candidates)
         dry_statuses.update(statuses)

@@ -82,8 +82,9 @@ def _vary_pending(rng, pod):
 def random_preemption_cluster(seed: int, n: int = 40, varied: bool = False) -> dict:
     """Full nodes of low-priority pods, PDBs over their colors, and pending pods of mixed priorities
     (some already nominated, some with anti-affinity or spread constraints); ``varied``: also taints,
-    cordons, few pod slots, GPUs, tolerations and node selectors, and no constraints on the running pods
-    (so that plain pending pods have no PreFilter extension: their dry runs run on sums)."""
+    cordons, few pod slots, GPUs, tolerations and node selectors, with no PDB and no anti-affinity or spread
+    constraint (no PreFilter extension: the dry runs run on sums, and on NodeTable rows when the pod wants no
+    GPU)."""
     rng = random.Random(seed)
     nodes = [_node(rng, i, varied) for i in range(n)]
     pods = []
@@ -95,11 +96,15 @@ def random_preemption_cluster(seed: int, n: int = 40, varied: bool = False) -> d
              "metadata": {"name": f"pdb-{c}", "namespace": "default"},
              "spec": {"selector": {"matchLabels": {"color": c}}},
              "status": {"disruptionsAllowed": rng.choice([0, 1, 3])}} for c in rng.sample(COLORS, 2)]
+    if varied:
+        pdbs = []
     pending = []
     for i in range(rng.randint(15, 30)):
         nominated = rng.choice(nodes)["metadata"]["name"] if rng.random() < 0.3 else None
+        if varied and rng.random() < 0.1:
+            nominated = "gone"   # a node that is not (or no longer) in the cluster
         pod = _pod(rng, f"p{i:02d}", rng.choice([0, 5, 10, 10, 10]), rng.choice(["1", "1500m", "2500m"]),
-                   nominated=nominated, constraints=True)
+                   nominated=nominated, constraints=not varied)
         pending.append(_vary_pending(rng, pod) if varied else pod)
     return {"nodes": nodes, "pods": pods, "pending": pending, "poddisruptionbudgets": pdbs}
 

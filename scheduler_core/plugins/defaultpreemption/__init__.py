@@ -22,6 +22,7 @@ from ...framework.preemption import (
     filter_pods_with_pdb_violation,
     more_important_pod,
 )
+from ...framework.preemption_batch import LowPriorityPods
 from ...framework.profile import FrameworkError
 from ...framework.resource_filter import add_requests, remove_requests
 from ...framework.runtime import nominated_pods_to_add
@@ -70,6 +71,7 @@ class DefaultPreemption(PostFilterPlugin):
     def __init__(self, handle, min_candidate_nodes_percentage: int = DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE,
                  min_candidate_nodes_absolute: int = DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE):
         self.handle = handle
+        self.low_priority_pods = LowPriorityPods(more_important_pod)   # for dry runs on NodeTable rows
         self.min_candidate_nodes_percentage = min_candidate_nodes_percentage
         self.min_candidate_nodes_absolute = min_candidate_nodes_absolute
 

@@ -174,6 +174,33 @@ class Fit(PreFilterPlugin, FilterPlugin, ResourceAllocationScoring):
     def filter_batch_statuses(self, state, pod, table, rows):
         """Filter over NodeTable rows: per row -1 (fits) or the bit set of its insufficient resources (1 pods,
         2 cpu, 4 memory, 8 ephemeral-storage), which indexes ``_BATCH_STATUSES``; None with scalar resources."""
+        req = self._batch_request(state, table)
+        if req is None:
+            return None
+        failing = [(bit, mask) for bit, mask in self._failing(req, table, rows, table.req_cpu[rows],
+                                                               table.req_memory[rows], table.req_ephemeral[rows],
+                                                               table.pod_count[rows]) if mask.any()]
+        kinds = np.full(len(rows), -1 if not failing else 0, np.int8)
+        for bit, mask in failing:
+            kinds[mask] |= np.int8(bit)
+        if failing:
+            kinds[kinds == 0] = -1
+        return kinds, _BATCH_STATUSES
+
+    def fits_batch(self, state, table, rows, used_cpu, used_memory, used_ephemeral, num_pods):
+        """Whether ``filter_resources`` passes on each of the rows' nodes with these summed requests and pod
+        counts (arrays over ``rows``); None where ``filter_batch_statuses`` is None."""
+        req = self._batch_request(state, table)
+        if req is None:
+            return None
+        fits = np.ones(len(rows), bool)
+        for _bit, mask in self._failing(req, table, rows, used_cpu, used_memory, used_ephemeral, num_pods):
+            fits &= ~mask
+        return fits
+
+    @staticmethod
+    def _batch_request(state, table):
+        """The pod's requests when the batch forms apply: no scalar resource, every value exact in the table."""
         req = state.get(PRE_FILTER_KEY)
         if req is None or not table.exact:
             return None
@@ -182,17 +209,17 @@ class Fit(PreFilterPlugin, FilterPlugin, ResourceAllocationScoring):
                 return None
             if v >= EXACT_LIMIT:
                 return None
-        failing = [(1, table.pod_count[rows] + 1 > table.alloc_pods[rows])]
-        for bit, res, alloc, used in ((2, "cpu", table.alloc_cpu, table.req_cpu),
-                                      (4, "memory", table.alloc_memory, table.req_memory),
-                                      (8, "ephemeral-storage", table.alloc_ephemeral, table.req_ephemeral)):
+        return req
+
+    @staticmethod
+    def _failing(req, table, rows, used_cpu, used_memory, used_ephemeral, num_pods) -> list:
+        """fitsRequest over rows: (bit, mask of the rows short of it) for the pod slots and each basic resource
+        the pod requests."""
+        failing = [(1, num_pods + 1 > table.alloc_pods[rows])]
+        for bit, res, alloc, used in ((2, "cpu", table.alloc_cpu, used_cpu),
+                                      (4, "memory", table.alloc_memory, used_memory),
+                                      (8, "ephemeral-storage", table.alloc_ephemeral, used_ephemeral)):
             v = req.get(res, 0)
             if v > 0:
-                failing.append((bit, v > alloc[rows] - used[rows]))
-        failing = [(bit, mask) for bit, mask in failing if mask.any()]
-        kinds = np.full(len(rows), -1 if not failing else 0, np.int8)
-        for bit, mask in failing:
-            kinds[mask] |= np.int8(bit)
-        if failing:
-            kinds[kinds == 0] = -1
-        return kinds, _BATCH_STATUSES
+                failing.append((bit, v > alloc[rows] - used))
+        return failing
