@@ -11,7 +11,7 @@ import time
 import numpy as np
 
 from .framework.cycle_state import CycleState
-from .framework.resource_filter import ResourceFilter
+from .framework.resource_filter import ResourceFilter, nominated_requests
 from .framework.runtime import PREFILTER_RESULT_MSG, Rejections, nominated_pods_to_add
 from .framework.status import Code, Status
 from .lazy import LazyDict, LazyList
@@ -306,6 +306,14 @@ def _nominated_rows(ctx, pod, table):
     return np.array([table.row_of(name) for name in names], dtype=np.int64) if names else None
 
 
+def _nominated_codes(rf, ctx, pod, table, ft, rows):
+    """ResourceFilter.nominated_codes on ``rows`` with the nominated pods' sums, or None."""
+    extra = nominated_requests(ctx.nominated_pods_for_node, ctx.nominated_node_names, pod, table)
+    if not extra:
+        return None
+    return rf.nominated_codes(ft, table, rows, *extra)
+
+
 def _set_search_trace(tr, names, start, visited, rejected):
     """The trace's visited nodes, rejected nodes' statuses and stopping plugins, built when first read: kube-mode
     cycles on big clusters reject thousands of nodes that nothing reads unless the pod fails or a recorder asks."""
@@ -343,10 +351,15 @@ def _pass_filters_table(fwk, ctx, state, pod, nodes, tr, snapshot, start, num_to
     special = _nominated_rows(ctx, pod, table)
     if special is not None:
         rf = ResourceFilter.for_cycle(fwk, state, pod)
-        for pos in np.flatnonzero(np.isin(rows, special)).tolist():
-            st = fwk.run_filter_with_nominated_pods(state, pod, all_nodes[rows[pos]], ctx.nominated_pods_for_node,
-                                                    rf)
-            result[pos] = 0 if st is None else ft.add(st)
+        positions = np.flatnonzero(np.isin(rows, special))
+        codes = _nominated_codes(rf, ctx, pod, table, ft, rows[positions]) if rf is not None else None
+        if codes is not None:   # the first pass's failure where it fails, else the plain Filter's result
+            result[positions] = np.where(codes > 0, codes, result[positions])
+        else:
+            for pos in positions.tolist():
+                st = fwk.run_filter_with_nominated_pods(state, pod, all_nodes[rows[pos]], ctx.nominated_pods_for_node,
+                                                        rf)
+                result[pos] = 0 if st is None else ft.add(st)
     pass_pos = np.flatnonzero(result == 0)
     cut = int(pass_pos[num_to_find]) if len(pass_pos) > num_to_find else n
     is_error = np.array([False] + [st.code == Code.ERROR for st in ft.statuses])

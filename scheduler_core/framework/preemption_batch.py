@@ -14,10 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from .gosort import sort_slice
-from .node_table import EXACT_LIMIT
-from .runtime import nominated_pods_to_add
-
-RESOURCES = ("cpu", "memory", "ephemeral-storage")
+from .resource_filter import RESOURCES, nominated_requests
 
 
 class LowPriorityPods:
@@ -51,15 +48,16 @@ class _Fit:
 
     def passes(self, rows, used, num_pods):
         """Both passes of RunFilterPluginsWithNominatedPods on rows with these sums; None: cannot tell."""
-        fits = self.resources.fits_batch(self.state, self.table, rows, used[:, 0], used[:, 1], used[:, 2], num_pods)
+        fits = self.resources.fits_batch(self.state, self.table, rows, (used[:, 0], used[:, 1], used[:, 2], num_pods))
         if fits is None or self.extra is None:
             return fits
         nominated = self.extra_pods[rows] > 0
         if not nominated.any():
             return fits
         with_pods = used + self.extra[rows]
-        fits_with = self.resources.fits_batch(self.state, self.table, rows, with_pods[:, 0], with_pods[:, 1],
-                                              with_pods[:, 2], num_pods + self.extra_pods[rows])
+        fits_with = self.resources.fits_batch(self.state, self.table, rows, (with_pods[:, 0], with_pods[:, 1],
+                                                                            with_pods[:, 2],
+                                                                            num_pods + self.extra_pods[rows]))
         return fits & (fits_with | ~nominated)
 
 
@@ -80,7 +78,7 @@ def batch_candidates(handle, state, pod, potential, pdbs, offset: int, num_candi
     table = handle.snapshot.table()
     if not table.exact:
         return None
-    extra = _nominated_requests(handle, pod, table)
+    extra = nominated_requests(handle.nominated_pods_for_node, handle.nominated_node_names, pod, table)
     if extra is False:
         return None
     fit = _Fit(resources[0], state, table, *(extra or (None, None)))
@@ -100,35 +98,6 @@ def batch_candidates(handle, state, pod, potential, pdbs, offset: int, num_candi
         pos += w
         ratio = max(len(candidates), 1) / pos
     return candidates or None
-
-
-def _nominated_requests(handle, pod, table):
-    """Per table row, the summed requests and the number of the nominated pods RunFilterPluginsWithNominatedPods
-    adds for ``pod``; None when there are none, False when the nominated nodes cannot be listed."""
-    nominated = handle.nominated_pods_for_node
-    if nominated is None:
-        return None
-    names = handle.nominated_node_names
-    if names is None:
-        return False
-    rows, values = [], []
-    for name in list(names()):
-        pods = nominated_pods_to_add(pod, name, nominated)
-        row = table.row_of(name) if pods else -1
-        if row < 0:   # none to add, or a node that is gone
-            continue
-        for p in pods:
-            rows.append(row)
-            values.append([p.requests.get(r, 0) for r in RESOURCES])
-    if not rows:
-        return None
-    values = np.array(values, dtype=object)
-    if (values >= EXACT_LIMIT).any():
-        return False
-    extra, extra_pods = np.zeros((table.n, len(RESOURCES)), np.int64), np.zeros(table.n, np.int64)
-    np.add.at(extra, rows, values.astype(np.int64))
-    np.add.at(extra_pods, rows, 1)
-    return extra, extra_pods
 
 
 def _window(nodes, state, pod, prio, table, node_only, fit, low_pods):

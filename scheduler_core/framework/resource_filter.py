@@ -2,7 +2,50 @@
 preemption's dry run and RunFilterPluginsWithNominatedPods need, node after node, in most cycles."""
 from __future__ import annotations
 
+import numpy as np
+
+from .node_table import EXACT_LIMIT
 from .status import Code, Status
+
+RESOURCES = ("cpu", "memory", "ephemeral-storage")   # the requests nominated_requests sums
+
+
+def nominated_pods_to_add(pod, node_name: str, nominated_pods_for_node) -> list:
+    """The pods nominated to a node that RunFilterPluginsWithNominatedPods adds for ``pod``: priority >= the
+    pod's, not the pod itself. Empty when there are none (then that Filter is the plain one)."""
+    if nominated_pods_for_node is None:
+        return []
+    prio, uid = pod.priority, pod.uid
+    return [p for p in nominated_pods_for_node(node_name) if p.priority >= prio and p.uid != uid]
+
+
+def nominated_requests(nominated, names, pod, table):
+    """Per NodeTable row, the summed cpu, memory and ephemeral-storage requests (an array of rows x RESOURCES)
+    and the number of the nominated pods RunFilterPluginsWithNominatedPods adds for ``pod``; None when there are
+    none, False when that cannot be told (``names``, the nominated nodes' names, not given; huge values).
+    ``nominated``: the nominator's pods of a node, ``names``: () -> the names of the nodes with nominated pods."""
+    if nominated is None:
+        return None
+    if names is None:
+        return False
+    rows, values = [], []
+    for name in list(names()):
+        pods = nominated_pods_to_add(pod, name, nominated)
+        row = table.row_of(name) if pods else -1
+        if row < 0:   # none to add, or a node that is gone
+            continue
+        for p in pods:
+            rows.append(row)
+            values.append([p.requests.get(r, 0) for r in RESOURCES])
+    if not rows:
+        return None
+    values = np.array(values, dtype=object)
+    if (values >= EXACT_LIMIT).any():
+        return False
+    extra, extra_pods = np.zeros((table.n, len(RESOURCES)), np.int64), np.zeros(table.n, np.int64)
+    np.add.at(extra, rows, values.astype(np.int64))
+    np.add.at(extra_pods, rows, 1)
+    return extra, extra_pods
 
 
 def add_requests(total: dict, requests: dict) -> None:
@@ -69,6 +112,41 @@ class ResourceFilter:
             if st is not None and st.code != Code.SUCCESS:
                 return _tagged(pl, st)
         return verdict[1]
+
+    def nominated_codes(self, ft, table, rows, extra, extra_pods):
+        """RunFilterPluginsWithNominatedPods' first pass on NodeTable rows of a trace-mode FilterTable ``ft``, with
+        ``nominated_requests``' (extra, extra_pods) added: per row the code in ``ft`` of the Status it fails with
+        (0: it passes). The "node" plugins' verdicts are their columns; None when a "resources" plugin has no
+        ``filter_batch_statuses`` for the pod or a "node" plugin gave an error (its wrapping is run_filter's)."""
+        column_of = {name: p for p, name in enumerate(ft.plugins)}
+        codes = np.zeros(len(rows), np.int64)
+        undecided = np.ones(len(rows), bool)
+        sums = None
+        for pl in self.plugins:
+            if pl.filter_depends_on == "resources":
+                if sums is None:
+                    more = extra[rows]
+                    sums = (table.req_cpu[rows] + more[:, 0], table.req_memory[rows] + more[:, 1],
+                            table.req_ephemeral[rows] + more[:, 2], table.pod_count[rows] + extra_pods[rows])
+                batch = getattr(pl, "filter_batch_statuses", None)
+                res = batch(self.state, self.pod, table, rows, sums) if batch is not None else None
+                if res is None:
+                    return None
+                kinds, kind_statuses = res
+                for k in np.unique(kinds[undecided & (kinds >= 0)]).tolist():
+                    fail = undecided & (kinds == k)
+                    code, reasons = kind_statuses[k]
+                    codes[fail] = ft.add(Status(code, *reasons, plugin=pl.name))
+                    undecided &= ~fail
+                continue
+            column = ft.column(column_of[pl.name])[rows]
+            fail = undecided & (column != 0)
+            if fail.any():
+                if any(ft.status(c).code == Code.ERROR for c in np.unique(column[fail]).tolist()):
+                    return None
+                codes[fail] = column[fail]
+                undecided &= ~fail
+        return codes
 
     def status_with_pods(self, node_info, pods):
         """run_filter's Status on ``node_info`` with ``pods`` added (RunFilterPluginsWithNominatedPods' first

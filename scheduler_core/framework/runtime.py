@@ -7,7 +7,7 @@ import numpy as np
 
 from .filter_table import FilterTable, StatusPool, fill_first
 from .interface import MAX_NODE_SCORE, MIN_NODE_SCORE, POINT_INTERFACES
-from .resource_filter import ResourceFilter
+from .resource_filter import ResourceFilter, nominated_pods_to_add  # noqa: F401 (also imported from here)
 from .status import Code, Status
 
 PREFILTER_RESULT_MSG = "node is filtered out by the prefilter result"
@@ -40,15 +40,6 @@ def _int_array(values):
         return np.array(values, dtype=np.int64)
     except (OverflowError, TypeError, ValueError):
         return None
-
-
-def nominated_pods_to_add(pod, node_name: str, nominated_pods_for_node) -> list:
-    """The pods nominated to a node that RunFilterPluginsWithNominatedPods adds for ``pod``: priority >= the
-    pod's, not the pod itself. Empty when there are none (then that Filter is the plain one)."""
-    if nominated_pods_for_node is None:
-        return []
-    prio, uid = pod.priority, pod.uid
-    return [p for p in nominated_pods_for_node(node_name) if p.priority >= prio and p.uid != uid]
 
 
 class Rejections:

@@ -109,7 +109,7 @@ def random_preemption_cluster(seed: int, n: int = 40, varied: bool = False) -> d
     return {"nodes": nodes, "pods": pods, "pending": pending, "poddisruptionbudgets": pdbs}
 
 
-def _run(data, batch: bool, seed: int, old: bool, monkeypatch):
+def _run(data, batch: bool, seed: int, old: bool, monkeypatch, trace: bool = False):
     with monkeypatch.context() as m:
         if old:
             # The old behaviour: a cloned CycleState for every dry-run node and two-pass Filter, the two-pass
@@ -126,7 +126,7 @@ def _run(data, batch: bool, seed: int, old: bool, monkeypatch):
                 d.pop(k, None)
             d["node_statuses_order"] = list(tr.node_statuses)
             traces.append((d, tr.processed_nodes, tr.start_index))
-        sched = Scheduler(cluster, tie_break="random", seed=seed, trace_sink=CallbackSink(keep))
+        sched = Scheduler(cluster, tie_break="random", seed=seed, trace_sink=CallbackSink(keep), trace_all_filters=trace)
         sched.ctx.batch = batch
         sched.run_until_idle()
         for _ in range(3):
@@ -144,6 +144,21 @@ def test_random_preemption_clusters_decide_as_before(seed, varied, monkeypatch):
     assert old[2]  # victims were evicted
     for batch, is_old in ((True, True), (True, False), (False, False)):
         new = _run(data, batch, seed, is_old, monkeypatch)
+        assert new[1:] == old[1:]
+        assert len(new[0]) == len(old[0])
+        for x, y in zip(new[0], old[0]):
+            assert x == y
+
+
+@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("varied", [False, True], ids=["plain", "varied"])
+def test_random_preemption_clusters_decide_as_before_in_trace_mode(seed, varied, monkeypatch):
+    """Trace mode (every Filter plugin on every node): the FilterTable path, where the nominated pods' pass runs
+    on the table's columns and summed requests, against the old per-node trace path."""
+    data = random_preemption_cluster(seed, varied=varied)
+    old = _run(data, False, seed, True, monkeypatch, trace=True)
+    for batch in (True, False):
+        new = _run(data, batch, seed, False, monkeypatch, trace=True)
         assert new[1:] == old[1:]
         assert len(new[0]) == len(old[0])
         for x, y in zip(new[0], old[0]):

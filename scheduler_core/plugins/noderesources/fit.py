@@ -171,15 +171,17 @@ class Fit(PreFilterPlugin, FilterPlugin, ResourceAllocationScoring):
                 reasons.append(f"Insufficient {res}")
         return reasons
 
-    def filter_batch_statuses(self, state, pod, table, rows):
+    def filter_batch_statuses(self, state, pod, table, rows, sums=None):
         """Filter over NodeTable rows: per row -1 (fits) or the bit set of its insufficient resources (1 pods,
-        2 cpu, 4 memory, 8 ephemeral-storage), which indexes ``_BATCH_STATUSES``; None with scalar resources."""
+        2 cpu, 4 memory, 8 ephemeral-storage), which indexes ``_BATCH_STATUSES``; None with scalar resources.
+        ``sums``: (cpu, memory, ephemeral-storage, pods) arrays over ``rows`` of the rows' nodes as they would be
+        with some pods added or removed (``filter_resources`` in batch), instead of the table's."""
         req = self._batch_request(state, table)
         if req is None:
             return None
-        failing = [(bit, mask) for bit, mask in self._failing(req, table, rows, table.req_cpu[rows],
-                                                               table.req_memory[rows], table.req_ephemeral[rows],
-                                                               table.pod_count[rows]) if mask.any()]
+        if sums is None:
+            sums = (table.req_cpu[rows], table.req_memory[rows], table.req_ephemeral[rows], table.pod_count[rows])
+        failing = [(bit, mask) for bit, mask in self._failing(req, table, rows, *sums) if mask.any()]
         kinds = np.full(len(rows), -1 if not failing else 0, np.int8)
         for bit, mask in failing:
             kinds[mask] |= np.int8(bit)
@@ -187,16 +189,11 @@ class Fit(PreFilterPlugin, FilterPlugin, ResourceAllocationScoring):
             kinds[kinds == 0] = -1
         return kinds, _BATCH_STATUSES
 
-    def fits_batch(self, state, table, rows, used_cpu, used_memory, used_ephemeral, num_pods):
-        """Whether ``filter_resources`` passes on each of the rows' nodes with these summed requests and pod
-        counts (arrays over ``rows``); None where ``filter_batch_statuses`` is None."""
-        req = self._batch_request(state, table)
-        if req is None:
-            return None
-        fits = np.ones(len(rows), bool)
-        for _bit, mask in self._failing(req, table, rows, used_cpu, used_memory, used_ephemeral, num_pods):
-            fits &= ~mask
-        return fits
+    def fits_batch(self, state, table, rows, sums):
+        """Whether ``filter_resources`` passes on each of the rows' nodes with these ``sums`` (see
+        ``filter_batch_statuses``); None where ``filter_batch_statuses`` is None."""
+        res = self.filter_batch_statuses(state, None, table, rows, sums)
+        return None if res is None else res[0] < 0
 
     @staticmethod
     def _batch_request(state, table):
