@@ -286,7 +286,7 @@ def _pass_filters_batch(fwk, ctx, state, pod, nodes, tr, snapshot, start, num_to
     all_nodes = snapshot.node_infos
     rows_all = None if nodes is all_nodes else np.fromiter((ni.index for ni in nodes), np.int64, len(nodes))
     feasible, rejected, visited, err = fwk.run_filter_batch(
-        state, pod, nodes, rows_all, start, num_to_find, table, _nominated_rows(ctx, pod, table),
+        state, pod, nodes, rows_all, start, num_to_find, table, _nominated_rows(ctx, state, pod, table),
         ctx.nominated_pods_for_node)
     names = table.names if nodes is all_nodes else [ni.name for ni in nodes]
     _set_search_trace(tr, names, start, visited, rejected)
@@ -296,19 +296,24 @@ def _pass_filters_batch(fwk, ctx, state, pod, nodes, tr, snapshot, start, num_to
     return feasible
 
 
-def _nominated_rows(ctx, pod, table):
+def _nominated_rows(ctx, state, pod, table):
     """Table rows of the nodes with a nominated pod that RunFilterPluginsWithNominatedPods would add (priority
     >= the pod's, not the pod itself): only there does the Filter result differ from the plain one."""
     nominated = ctx.nominated_pods_for_node
     if nominated is None:
         return None
+    extra = nominated_requests(state, nominated, ctx.nominated_node_names, pod, table)
+    if extra is None:
+        return None
+    if extra is not False:
+        return np.flatnonzero(extra[1] > 0)
     names = [name for name in ctx.nominated_node_names() if nominated_pods_to_add(pod, name, nominated)]
     return np.array([table.row_of(name) for name in names], dtype=np.int64) if names else None
 
 
-def _nominated_codes(rf, ctx, pod, table, ft, rows):
+def _nominated_codes(rf, ctx, state, pod, table, ft, rows):
     """ResourceFilter.nominated_codes on ``rows`` with the nominated pods' sums, or None."""
-    extra = nominated_requests(ctx.nominated_pods_for_node, ctx.nominated_node_names, pod, table)
+    extra = nominated_requests(state, ctx.nominated_pods_for_node, ctx.nominated_node_names, pod, table)
     if not extra:
         return None
     return rf.nominated_codes(ft, table, rows, *extra)
@@ -348,11 +353,11 @@ def _pass_filters_table(fwk, ctx, state, pod, nodes, tr, snapshot, start, num_to
     searched = None if nodes is all_nodes else np.fromiter((ni.index for ni in nodes), np.int64, n)
     rows = idx if searched is None else searched[idx]
     result = first[rows]
-    special = _nominated_rows(ctx, pod, table)
+    special = _nominated_rows(ctx, state, pod, table)
     if special is not None:
         rf = ResourceFilter.for_cycle(fwk, state, pod)
         positions = np.flatnonzero(np.isin(rows, special))
-        codes = _nominated_codes(rf, ctx, pod, table, ft, rows[positions]) if rf is not None else None
+        codes = _nominated_codes(rf, ctx, state, pod, table, ft, rows[positions]) if rf is not None else None
         if codes is not None:   # the first pass's failure where it fails, else the plain Filter's result
             result[positions] = np.where(codes > 0, codes, result[positions])
         else:

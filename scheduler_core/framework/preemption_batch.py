@@ -78,7 +78,7 @@ def batch_candidates(handle, state, pod, potential, pdbs, offset: int, num_candi
     table = handle.snapshot.table()
     if not table.exact:
         return None
-    extra = nominated_requests(handle.nominated_pods_for_node, handle.nominated_node_names, pod, table)
+    extra = nominated_requests(state, handle.nominated_pods_for_node, handle.nominated_node_names, pod, table)
     if extra is False:
         return None
     fit = _Fit(resources[0], state, table, *(extra or (None, None)))
@@ -142,10 +142,10 @@ def _window(nodes, state, pod, prio, table, node_only, fit, low_pods):
         pods_s = pods_s + keep
         victim[:, k] = valid & ~fits
     found = []
-    for j, i in enumerate(sub.tolist()):
-        chosen = np.flatnonzero(victim[j]).tolist()
-        if not chosen:
-            return None
+    for i, marks in zip(sub.tolist(), victim.tolist()):
         pods = entries[i][0]
-        found.append((nodes[i].name, [pods[k] for k in chosen]))
+        victims = [p for p, is_victim in zip(pods, marks) if is_victim]
+        if not victims:
+            return None
+        found.append((nodes[i].name, victims))
     return found

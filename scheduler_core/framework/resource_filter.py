@@ -8,6 +8,7 @@ from .node_table import EXACT_LIMIT
 from .status import Code, Status
 
 RESOURCES = ("cpu", "memory", "ephemeral-storage")   # the requests nominated_requests sums
+NOMINATED_REQUESTS_KEY = "schedscope/NominatedRequests"
 
 
 def nominated_pods_to_add(pod, node_name: str, nominated_pods_for_node) -> list:
@@ -19,31 +20,45 @@ def nominated_pods_to_add(pod, node_name: str, nominated_pods_for_node) -> list:
     return [p for p in nominated_pods_for_node(node_name) if p.priority >= prio and p.uid != uid]
 
 
-def nominated_requests(nominated, names, pod, table):
+def nominated_requests(state, nominated, names, pod, table):
     """Per NodeTable row, the summed cpu, memory and ephemeral-storage requests (an array of rows x RESOURCES)
     and the number of the nominated pods RunFilterPluginsWithNominatedPods adds for ``pod``; None when there are
     none, False when that cannot be told (``names``, the nominated nodes' names, not given; huge values).
-    ``nominated``: the nominator's pods of a node, ``names``: () -> the names of the nodes with nominated pods."""
+    ``nominated``: the nominator's pods of a node, ``names``: () -> the names of the nodes with nominated pods.
+    Made once per cycle (kept in ``state``: the nominations do not change during a cycle's Filter and PostFilter)."""
+    kept = state.get(NOMINATED_REQUESTS_KEY)
+    if kept is not None and kept[0] is table:
+        return kept[1]
+    found = _nominated_requests(nominated, names, pod, table)
+    state.write(NOMINATED_REQUESTS_KEY, (table, found))
+    return found
+
+
+def _nominated_requests(nominated, names, pod, table):
     if nominated is None:
         return None
     if names is None:
         return False
     rows, values = [], []
+    prio, uid = pod.priority, pod.uid
     for name in list(names()):
-        pods = nominated_pods_to_add(pod, name, nominated)
-        row = table.row_of(name) if pods else -1
-        if row < 0:   # none to add, or a node that is gone
-            continue
-        for p in pods:
+        row = -1
+        for p in nominated(name):   # nominated_pods_to_add, inline: this runs on every nominated node
+            if p.priority < prio or p.uid == uid:
+                continue
+            if row < 0:
+                row = table.row_of(name)
+                if row < 0:   # a node that is gone
+                    break
             rows.append(row)
-            values.append([p.requests.get(r, 0) for r in RESOURCES])
+            get = p.requests.get
+            values.append((get("cpu", 0), get("memory", 0), get("ephemeral-storage", 0)))
     if not rows:
         return None
-    values = np.array(values, dtype=object)
-    if (values >= EXACT_LIMIT).any():
+    if max(max(v) for v in values) >= EXACT_LIMIT:
         return False
     extra, extra_pods = np.zeros((table.n, len(RESOURCES)), np.int64), np.zeros(table.n, np.int64)
-    np.add.at(extra, rows, values.astype(np.int64))
+    np.add.at(extra, rows, np.array(values, np.int64))
     np.add.at(extra_pods, rows, 1)
     return extra, extra_pods
 
