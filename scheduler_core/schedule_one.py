@@ -285,9 +285,11 @@ def _pass_filters_batch(fwk, ctx, state, pod, nodes, tr, snapshot, start, num_to
     table = snapshot.table()
     all_nodes = snapshot.node_infos
     rows_all = None if nodes is all_nodes else np.fromiter((ni.index for ni in nodes), np.int64, len(nodes))
+    special = _nominated_rows(ctx, state, pod, table)
+    sums = nominated_requests(state, ctx.nominated_pods_for_node, ctx.nominated_node_names, pod, table) \
+        if special is not None else None
     feasible, rejected, visited, err = fwk.run_filter_batch(
-        state, pod, nodes, rows_all, start, num_to_find, table, _nominated_rows(ctx, state, pod, table),
-        ctx.nominated_pods_for_node)
+        state, pod, nodes, rows_all, start, num_to_find, table, special, ctx.nominated_pods_for_node, sums)
     names = table.names if nodes is all_nodes else [ni.name for ni in nodes]
     _set_search_trace(tr, names, start, visited, rejected)
     if err is not None:

@@ -290,7 +290,7 @@ class Framework:
         return col
 
     def run_filter_batch(self, state, pod, nodes, rows_all, start: int, num_to_find: int, table,
-                         nominated_rows=None, nominated_pods_for_node=None):
+                         nominated_rows=None, nominated_pods_for_node=None, nominated_sums=None):
         """The Filter search of findNodesThatPassFilters (one worker) over NodeTable rows.
 
         ``nodes`` are searched in kube's rotating order from ``start``; ``rows_all[i]`` is the table row of
@@ -300,7 +300,10 @@ class Framework:
         rows)`` gives the rows that fail (or None: then its ``filter`` runs per node). A plugin with
         ``filter_batch_statuses(state, pod, table, rows)`` gives instead ``(kinds, statuses)``: per row
         -1 (passes) or the index in ``statuses`` of the (code, reasons) it rejects the row with. Rows in
-        ``nominated_rows`` take the per-node path with nominated pods. A processed node that a batch
+        ``nominated_rows`` take the per-node path with nominated pods, unless the Filter has a ResourceFilter and
+        ``nominated_sums`` (resource_filter.nominated_requests) is given: then they stay in the batch and the
+        pass with the nominated pods is one more ``filter_batch_statuses`` of the resources plugin on the sums
+        (``_nominated_pass``). A processed node that a batch
         rejected gets its exact Status from that plugin's ``filter``, or, when the plugin's
         ``filter_batch_status(state, pod)`` gives the (code, reasons) of every rejection for this pod
         (or its row's kind does), a new Status with those.
@@ -329,6 +332,9 @@ class Framework:
                 g = group_of[(p, code_reasons)] = len(statuses)
                 statuses.append(Status(code_reasons[0], *code_reasons[1], plugin=name))
             return g
+        nominated_pass = self._nominated_pass(state, pod, table, plugins, nominated_sums) \
+            if nominated_rows is not None and len(nominated_rows) else None
+        position = {pl.name: p for p, pl in enumerate(plugins)}
         found = visited = pos = 0
         ratio = 1.0
         while pos < n:
@@ -345,7 +351,8 @@ class Framework:
             special = ()
             if nominated_rows is not None and len(nominated_rows):
                 special = np.flatnonzero(np.isin(rows, nominated_rows))
-                alive[special] = False
+                if nominated_pass is None:
+                    alive[special] = False
             for p, pl in enumerate(plugins):
                 cand = np.flatnonzero(alive)
                 if not len(cand):
@@ -378,6 +385,29 @@ class Framework:
                         status_of[j] = st
                         alive[j] = False
             passed = alive
+            if nominated_pass is not None and len(special):
+                fit, extra, extra_pods = nominated_pass
+                more = extra[rows[special]]
+                r = rows[special]
+                kinds_with, fit_statuses = plugins[fit].filter_batch_statuses(
+                    state, pod, table, r, (table.req_cpu[r] + more[:, 0], table.req_memory[r] + more[:, 1],
+                                           table.req_ephemeral[r] + more[:, 2], table.pod_count[r] + extra_pods[r]))
+                first = failed_by[special].copy()   # the plain Filter's failing plugin (-1: passed or per node)
+                for i, j in enumerate(special.tolist()):
+                    if j in status_of:
+                        first[i] = position[status_of[j].plugin]
+                override = (kinds_with >= 0) & ((first < 0) | (first >= fit))
+                if override.any():
+                    o = special[override]
+                    if kind is None:
+                        kind = np.full(w, -1, np.int64)
+                    kind[o] = kinds_with[override]
+                    kind_statuses[fit] = fit_statuses
+                    failed_by[o] = fit
+                    passed[o] = False
+                    for j in o.tolist():
+                        status_of.pop(j, None)
+                special = ()
             rf = ResourceFilter.for_cycle(self, state, pod) if len(special) else None
             for j in special:
                 st = self.run_filter_with_nominated_pods(state, pod, nodes[idx[j]], nominated_pods_for_node, rf)
@@ -442,6 +472,21 @@ class Framework:
             pos += w
             ratio = max(found, 1) / (pos + 1)
         return feasible, Rejections(nodes, rej_pos, rej_gid, statuses), visited, None
+
+    def _nominated_pass(self, state, pod, table, plugins, nominated_sums):
+        """(position of the resources plugin in ``plugins``, the nominated pods' summed requests per row, their
+        number per row) when run_filter_batch can run the pass with the nominated pods on sums, else None: the
+        Filter has a ResourceFilter whose one "resources" plugin has ``filter_batch_statuses`` for this pod."""
+        if not nominated_sums or ResourceFilter.for_cycle(self, state, pod) is None:
+            return None
+        found = [p for p, pl in enumerate(plugins) if pl.filter_depends_on == "resources"]
+        if len(found) != 1:
+            return None
+        batch = getattr(plugins[found[0]], "filter_batch_statuses", None)
+        none = np.zeros(0, np.int64)
+        if batch is None or batch(state, pod, table, none, (none, none, none, none)) is None:
+            return None
+        return (found[0], *nominated_sums)
 
     def has_pre_filter_extensions(self, state) -> bool:
         """Whether AddPod / RemovePod would reach a PreFilter extension (one not skipped in ``state``).
