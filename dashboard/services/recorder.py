@@ -447,11 +447,23 @@ def store_node_lists(used: dict) -> None:
 def update_statuses(w, statuses: dict) -> None:
     """The status patches of pending pods (pod uid -> status), stored and logged (a pod bound or deleted
     meanwhile keeps what its binding or deletion left)."""
+    rows = []
     for uid, raw in Pod.objects.filter(cluster_id=w.cluster_id, uid__in=list(statuses), node_name="") \
             .values_list("uid", "raw"):
         new = dict(raw, status=statuses[uid])
         rv = w.log("pods", objectstore.MODIFIED, new)
-        Pod.objects.filter(cluster_id=w.cluster_id, uid=uid).update(raw=objectstore.with_rv(new, rv), rv=rv)
+        rows.append((uid, rv, objectstore.with_rv(new, rv)))
+    if connection.vendor != "postgresql":
+        for uid, rv, raw in rows:
+            Pod.objects.filter(cluster_id=w.cluster_id, uid=uid).update(raw=raw, rv=rv)
+        return
+    if rows:   # PostgreSQL: one UPDATE for the batch, its rows as one JSON document
+        with connection.cursor() as cur:
+            cur.execute(f'UPDATE "{Pod._meta.db_table}" AS p SET raw = v.raw, rv = v.rv '
+                        "FROM jsonb_to_recordset(%s::jsonb) AS v(uid text, rv bigint, raw jsonb) "
+                        "WHERE p.cluster_id = %s AND p.uid = v.uid",
+                        [orjson.dumps([{"uid": uid, "rv": rv, "raw": raw} for uid, rv, raw in rows]).decode(),
+                         w.cluster_id])
 
 
 def update_bindings(w, bindings: dict, kubelet: bool = True) -> None:

@@ -114,13 +114,16 @@ def _window(nodes, state, pod, prio, table, node_only, fit, low_pods):
         ok &= ~failing
     k_max = int(counts.max()) if w else 0
     requests = np.zeros((w, k_max, len(RESOURCES)), np.int64)
+    low = np.zeros((w, len(RESOURCES)), np.int64)   # each node's lower-priority pods' summed requests
     flat = [r for e in entries for r in e[1]]
     if flat:
+        flat = np.array(flat, np.int64)
+        ends = np.cumsum(counts)
         which = np.repeat(np.arange(w), counts)
-        place = np.arange(len(flat)) - np.repeat(np.cumsum(counts) - counts, counts)
-        requests[which, place] = flat
-    used = np.stack([table.req_cpu[rows], table.req_memory[rows], table.req_ephemeral[rows]], axis=1) \
-        - requests.sum(axis=1)
+        requests[which, np.arange(len(flat)) - np.repeat(ends - counts, counts)] = flat
+        running = np.concatenate((np.zeros((1, len(RESOURCES)), np.int64), np.cumsum(flat, axis=0)))
+        low = running[ends] - running[ends - counts]
+    used = np.stack([table.req_cpu[rows], table.req_memory[rows], table.req_ephemeral[rows]], axis=1) - low
     num_pods = table.pod_count[rows] - counts
     sub = np.flatnonzero(ok)
     passes = fit.passes(rows[sub], used[sub], num_pods[sub])

@@ -8,7 +8,7 @@ import psycopg
 import pytest
 from django.db import connection
 
-from dashboard.models import Cluster, Pod, SchedulingCycle, SchedulingEvent
+from dashboard.models import Cluster, Pod, SchedulingCycle, SchedulingEvent, StoreChange
 from dashboard.services.recorder import Recorder
 from dashboard.services.traceview import filter_matrix, score_table
 from scheduler_core.scenario import scenario_from_data
@@ -298,3 +298,24 @@ def test_deletions_and_bindings_of_the_same_pod_in_one_batch():
     rec.record_binding("p-3", "node-c", seq, attempts=1)
     _commit_one_batch(rec, batches)
     assert list(Pod.objects.filter(cluster=cluster).values_list("uid", "node_name")) == [("p-3", "node-c")]
+
+
+def test_status_patches_of_a_batch_land_in_one_update():
+    """Pending pods' status patches (nominatedNodeName, PodScheduled) are stored with a new resourceVersion each
+    and logged; a pod bound in the same batch keeps what its binding left."""
+    cluster = Cluster.objects.create(name="statuses")
+    _pending_pods(cluster, 3)
+    rec, batches = _one_batch(cluster)
+    seq = rec.record_trace(traces()[0])
+    for i in range(3):
+        rec.record_pod_status(f"p-{i}", {"phase": "Pending", "nominatedNodeName": f"node-{i}"})
+    rec.record_binding("p-2", "node-z", seq, attempts=1)
+    _commit_one_batch(rec, batches)
+    pods = {p.uid: p for p in Pod.objects.filter(cluster=cluster)}
+    for i in range(2):
+        raw = pods[f"p-{i}"].raw
+        assert raw["status"] == {"phase": "Pending", "nominatedNodeName": f"node-{i}"}
+        assert raw["metadata"]["resourceVersion"] == str(pods[f"p-{i}"].rv)
+    assert pods["p-2"].node_name == "node-z" and pods["p-2"].raw["spec"]["nodeName"] == "node-z"
+    logged = StoreChange.objects.filter(cluster=cluster, kind="pods").values_list("rv", flat=True)
+    assert {pods["p-0"].rv, pods["p-1"].rv, pods["p-2"].rv} <= set(logged)
