@@ -24,15 +24,20 @@ def traces(n_web=12):
     return list(sim.run())
 
 
-def test_cycles_are_written_in_batches_with_their_matrix():
-    cluster = Cluster.objects.create(name="rec")
-    rec = Recorder(cluster, batch_size=4, flush_interval=0.05)
-    trs = traces()
-    for tr in trs:
+def record_all(cluster, batch_size: int = 50) -> Recorder:
+    """Record the traces of ``traces()`` for ``cluster`` and wait until they are committed; the closed recorder."""
+    rec = Recorder(cluster, batch_size=batch_size, flush_interval=0.05)
+    for tr in traces():
         rec.emit(tr)
     assert rec.flush(20)
     rec.close()
-    assert SchedulingCycle.objects.filter(cluster=cluster).count() == len(trs) == 15
+    return rec
+
+
+def test_cycles_are_written_in_batches_with_their_matrix():
+    cluster = Cluster.objects.create(name="rec")
+    record_all(cluster, batch_size=4)
+    assert SchedulingCycle.objects.filter(cluster=cluster).count() == len(traces()) == 15
     assert list(SchedulingCycle.objects.filter(cluster=cluster).order_by("seq").values_list("seq", flat=True)) == \
         list(range(1, 16))
     big = SchedulingCycle.objects.get(cluster=cluster, pod_name="too-big")
@@ -66,16 +71,11 @@ def test_a_failing_column_form_falls_back_to_the_row_form(monkeypatch, caplog):
         raise IndexError("a bug in the column form")
     monkeypatch.setattr(tracecodec, "_columns_matrix", broken)
     cluster = Cluster.objects.create(name="rec-rows")
-    rec = Recorder(cluster, batch_size=4, flush_interval=0.05)
-    trs = traces()
-    for tr in trs:
-        rec.emit(tr)
-    assert rec.flush(20)
-    rec.close()
+    record_all(cluster, batch_size=4)
     big = SchedulingCycle.objects.get(cluster=cluster, pod_name="too-big")
     assert "format" not in big.matrix and big.matrix["nodes"]   # the row form: node names inline
     assert big.failing_plugins == {"NodeResourcesFit": 5, "TaintToleration": 1}
-    assert SchedulingCycle.objects.filter(cluster=cluster).count() == len(trs)
+    assert SchedulingCycle.objects.filter(cluster=cluster).count() == len(traces())
     assert "the column form failed; stored in the row form" in caplog.text
 
 
@@ -90,14 +90,9 @@ def test_the_writer_survives_a_bug_and_writes_the_batch_again(monkeypatch, caplo
         real(rows)
     monkeypatch.setattr(recorder_module, "insert_cycles", fails_once)
     cluster = Cluster.objects.create(name="rec-bug")
-    rec = Recorder(cluster, batch_size=4, flush_interval=0.05)
-    trs = traces()
-    for tr in trs:
-        rec.emit(tr)
-    assert rec.flush(20)
-    rec.close()
+    rec = record_all(cluster, batch_size=4)
     assert rec.failures == 1 and rec.last_error == "a bug while writing"
-    assert SchedulingCycle.objects.filter(cluster=cluster).count() == len(trs)
+    assert SchedulingCycle.objects.filter(cluster=cluster).count() == len(traces())
     assert "writing a batch of" in caplog.text and "RuntimeError" in caplog.text
 
 
@@ -146,15 +141,6 @@ def test_database_outage_buffers_retries_and_counts_overflow():
     # emit() never waited for the database: 99 emits, each converting a trace, in well under a second
     assert emit_seconds < 1.0
     assert SchedulingEvent.objects.filter(cluster_id=cluster_id).count() == 0
-
-
-def record_all(cluster) -> None:
-    """Record the traces of ``traces()`` for ``cluster`` and wait until they are committed."""
-    rec = Recorder(cluster, batch_size=50, flush_interval=0.05)
-    for tr in traces():
-        rec.emit(tr)
-    assert rec.flush(20)
-    rec.close()
 
 
 def test_retention_keeps_the_newest_cycles():
