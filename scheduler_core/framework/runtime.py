@@ -334,7 +334,7 @@ class Framework:
             return g
         nominated_pass = self._nominated_pass(state, pod, table, plugins, nominated_sums) \
             if nominated_rows is not None and len(nominated_rows) else None
-        position = {pl.name: p for p, pl in enumerate(plugins)}
+        position = {pl.name: p for p, pl in enumerate(plugins)} if nominated_pass is not None else None
         found = visited = pos = 0
         ratio = 1.0
         while pos < n:
