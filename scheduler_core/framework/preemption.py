@@ -231,30 +231,38 @@ class Evaluator:
             return [], statuses, None
         pdbs = pod_disruption_budgets(self.handle.objects)
         offset, num_candidates = self.policy.get_offset_and_num_candidates(len(potential))
-        low_pods = getattr(self.policy, "low_priority_pods", None)
-        if low_pods is not None:
-            rf = ResourceFilter.for_cycle(self.handle.framework, state, pod)
-            found = batch_candidates(self.handle, state, pod, potential, pdbs, offset, num_candidates, rf, low_pods)
+        rf = self._resource_filter(state, pod)
+        if rf is not None:
+            found = batch_candidates(self.handle, state, pod, potential, pdbs, offset, num_candidates, rf,
+                                     self.policy.low_priority_pods)
             if found is not None:
                 return [Candidate(name, victims, 0) for name, victims in found], statuses, None
         candidates, dry_statuses, err = self.dry_run_preemption(state, pod, potential, pdbs, offset,
-                                                                num_candidates)
+                                                                num_candidates, rf)
         dry_statuses.update(statuses)
         return candidates, dry_statuses, err
 
-    def dry_run_preemption(self, state, pod, potential, pdbs, offset: int, num_candidates: int):
+    def _resource_filter(self, state, pod):
+        """The cycle's ResourceFilter when the policy can follow nodes as sums (it has ``low_priority_pods``, and
+        its ``select_victims_on_node`` takes a ``resource_filter``) and the Filter allows it; else None."""
+        if getattr(self.policy, "low_priority_pods", None) is None:
+            return None
+        return ResourceFilter.for_cycle(self.handle.framework, state, pod)
+
+    def dry_run_preemption(self, state, pod, potential, pdbs, offset: int, num_candidates: int, sums=False):
         """DryRunPreemption: SelectVictimsOnNode on copies of each potential node, from ``offset``, until
-        there is a non-violating candidate and ``num_candidates`` candidates in all (parallelism 1)."""
+        there is a non-violating candidate and ``num_candidates`` candidates in all (parallelism 1). When the
+        Filter reads no more of a node than its Node object and its pods' summed requests, no node (nor state)
+        is copied: the policy follows the node's pods as sums (``sums``: the cycle's ResourceFilter or None,
+        found here when not given)."""
         non_violating, violating = [], []
         statuses = {}
         errors = []
         n = len(potential)
         prio = pod.priority
         clone_state = self.handle.framework.has_pre_filter_extensions(state)
-        # When the Filter reads no more of a node than its Node object and its pods' summed requests, no node
-        # (nor state) is copied: a policy that can (``takes_resource_filter``) follows the node's pods as sums.
-        sums = ResourceFilter.for_cycle(self.handle.framework, state, pod) \
-            if getattr(self.policy, "takes_resource_filter", False) else None
+        if sums is False:
+            sums = self._resource_filter(state, pod)
         for i in range(n):
             ni = potential[(offset + i) % n]
             for p in ni.pods:

@@ -66,12 +66,12 @@ class DefaultPreemption(PostFilterPlugin):
     """Nominates a node where evicting lower-priority pods lets the pod fit, and evicts them."""
 
     name = names.DEFAULT_PREEMPTION
-    takes_resource_filter = True   # select_victims_on_node's resource_filter (Evaluator.dry_run_preemption)
 
     def __init__(self, handle, min_candidate_nodes_percentage: int = DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE,
                  min_candidate_nodes_absolute: int = DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE):
         self.handle = handle
-        self.low_priority_pods = LowPriorityPods(more_important_pod)   # for dry runs on NodeTable rows
+        # for dry runs on sums and NodeTable rows (Evaluator._resource_filter): select_victims_on_node takes one
+        self.low_priority_pods = LowPriorityPods(more_important_pod)
         self.min_candidate_nodes_percentage = min_candidate_nodes_percentage
         self.min_candidate_nodes_absolute = min_candidate_nodes_absolute
 
