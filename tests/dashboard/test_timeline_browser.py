@@ -14,6 +14,12 @@ from .test_browser import ARGS, CHROMIUM, _shot, embedded_server
 pytestmark = test_browser.pytestmark   # skipped without Chromium
 
 
+
+def _local_input_value(until: str) -> str:
+    """How a datetime-local input shows ``until``: HTML's normalized form drops zero seconds (…T01:27:00 is
+    …T01:27)."""
+    return until[:-3] if until.endswith(":00") and len(until) == 19 else until
+
 def _query(url: str) -> dict:
     return {k: v[0] for k, v in parse_qs(urlparse(url).query).items()}
 
@@ -66,7 +72,7 @@ def test_swimlanes_zoom_narrows_the_window(tmp_path):
         assert bucket < 5, bucket
         assert int(box.get_attribute("data-buckets")) > 30
         expect(page.locator("#window-select")).to_have_value(q["window"])
-        expect(page.locator("#until-input")).to_have_value(q["until"])
+        expect(page.locator("#until-input")).to_have_value(_local_input_value(q["until"]))
         expect(page.locator("#events-head")).to_contain_text(q["until"].replace("T", " ")[11:])
         _shot(page, tmp_path, "events-timeline-zoomed")
 
