@@ -126,6 +126,13 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
                                        "transaction_mode": "IMMEDIATE", "timeout": 20}
     _db_file = Path(DATABASES["default"]["NAME"])  # the test database beside it: schedscope-test.sqlite3
     DATABASES["default"].setdefault("TEST", {})["NAME"] = str(_db_file.with_name(f"{_db_file.stem}-test.sqlite3"))
+else:
+    # Persistent PostgreSQL connections where SCHEDSCOPE_DB_CONN_MAX_AGE says so: the web server sets it
+    # (dashboard.serve), whose requests run in long-lived threads (dashboard.pages_handler), so that a request does
+    # not open a connection of its own (a new PostgreSQL backend each: about as much CPU as the request). A
+    # connection left broken is closed at the end of its request, and checked before the next one is served.
+    DATABASES["default"]["CONN_MAX_AGE"] = int(os.environ.get("SCHEDSCOPE_DB_CONN_MAX_AGE", "0"))
+    DATABASES["default"]["CONN_HEALTH_CHECKS"] = DATABASES["default"]["CONN_MAX_AGE"] > 0
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = os.environ.get("REDIS_URL", "")
@@ -208,7 +215,7 @@ REST_FRAMEWORK = {
     "PAGE_SIZE": 50,
     # Token first: a request without credentials gets 401 with its "WWW-Authenticate: Token" challenge (the
     # session authenticator has none, so with it first DRF answers 403).
-    "DEFAULT_AUTHENTICATION_CLASSES": ["knox.auth.TokenAuthentication",
+    "DEFAULT_AUTHENTICATION_CLASSES": ["dashboard.api.authentication.TokenAuthentication",
                                        "rest_framework.authentication.SessionAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["dashboard.api.permissions.RolePermission"],
 }

@@ -2,11 +2,18 @@
 clients (and schemathesis) find every status code documented with its body."""
 from __future__ import annotations
 
+from drf_spectacular.contrib.knox_auth_token import KnoxTokenScheme
 from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.utils import OpenApiExample, OpenApiRequest
 from rest_framework import serializers
 
 PAGINATION_PARAMETERS = {"page", "page_size"}
+
+
+class TokenScheme(KnoxTokenScheme):
+    """The API token's security scheme (``knoxApiToken``) for the project's knox authentication class."""
+
+    target_class = "dashboard.api.authentication.TokenAuthentication"
 
 
 class ErrorDetailSerializer(serializers.Serializer):

@@ -1,6 +1,8 @@
 """DRF serializers. Writes validate with the scheduler core's own parsers (field-level errors, 400)."""
 from __future__ import annotations
 
+import copy
+
 from django.contrib.auth import get_user_model
 from django.db import models
 from drf_spectacular.types import OpenApiTypes
@@ -25,10 +27,19 @@ class StrictCharField(serializers.CharField):
 
 
 class ModelSerializer(serializers.ModelSerializer):
-    """DRF's ModelSerializer with text columns as StrictCharField."""
+    """DRF's ModelSerializer with text columns as StrictCharField, and its fields built from the model once per
+    class (then copied for each serializer, as DRF copies declared fields): building them walks the model's
+    fields and costs more than serializing a row."""
 
     serializer_field_mapping = {**serializers.ModelSerializer.serializer_field_mapping,
                                 models.CharField: StrictCharField, models.TextField: StrictCharField}
+
+    def get_fields(self):
+        built = type(self).__dict__.get("_built_fields")
+        if built is None:
+            built = super().get_fields()
+            type(self)._built_fields = built
+        return copy.deepcopy(built)
 
 
 class ProfileSerializer(ModelSerializer):

@@ -12,6 +12,7 @@ REST API or ``manage.py clustertoken``, stored as digests, revocable).
 from __future__ import annotations
 
 import datetime
+import functools
 import logging
 import os
 import threading
@@ -27,6 +28,7 @@ from ..models import Cluster, SchedulingEvent
 from ..models import Node as NodeRow
 from ..models import Pod as PodRow
 from ..services import credentials, objectstore
+from ..services.groupcommit import GroupCommit
 from .admission import node_defaults
 from .errors import ApiError
 from .store import EVENT_TTL_SECONDS, EXTRA_KINDS, ApiCluster
@@ -102,7 +104,7 @@ def _load(name: str, pk: int) -> ApiCluster:
         objectstore.store_changes(w, [(kind, objectstore.ADDED, raw, int(raw["metadata"]["resourceVersion"]))
                                       for kind, raw in api.created])
         w.rv = api.rv
-    api.group_commit = _GroupCommit()
+    api.group_commit = GroupCommit(functools.partial(_commit_group, api, pk))
     return api
 
 
@@ -129,54 +131,12 @@ def catch_up(api: ApiCluster, pk: int) -> None:
             return
 
 
-class _Write:
-    """One API write waiting in its cluster's group commit: the verb (``fn``), then its result or error."""
-
-    __slots__ = ("fn", "result", "error", "done", "lead")
-
-    def __init__(self, fn):
-        self.fn, self.result, self.error = fn, None, None
-        self.done, self.lead = threading.Event(), False
-
-
-class _GroupCommit:
-    """The API writes of one cache, committed in groups: a write that finds no commit in progress leads; it
-    takes every write queued meanwhile, applies them one by one to the cache in one transaction of the store
-    (the cluster's row locked, the cache caught up first) and commits their changes together; then the first
-    write queued during that commit leads the next group. Concurrent clients pay one transaction per group
-    instead of one each."""
-
-    def __init__(self):
-        self.lock = threading.Lock()
-        self.queue = []
-        self.leading = False
-
-
 def write(api: ApiCluster, pk: int, fn):
-    """Apply an API write (``fn``: the verb, on the cache) and store its changes; returns ``fn``'s result or
-    raises its error. A failure of the store fails every write of the group and leaves the cache stale (the next
-    lookup rebuilds it from the store)."""
-    group = api.group_commit
-    me = _Write(fn)
-    with group.lock:
-        group.queue.append(me)
-        if not group.leading:
-            group.leading = me.lead = True
-    if not me.lead:
-        me.done.wait()
-    if me.lead:   # took the lead, or was handed it by the previous leader
-        with group.lock:
-            batch, group.queue = group.queue, []
-        _commit_group(api, pk, batch)
-        with group.lock:
-            if group.queue:
-                group.queue[0].lead = True
-                group.queue[0].done.set()
-            else:
-                group.leading = False
-    if me.error is not None:
-        raise me.error
-    return me.result
+    """Apply an API write (``fn``: the verb, on the cache) and store its changes, in the cache's group commit
+    (``services.groupcommit``: concurrent clients share a transaction); returns ``fn``'s result or raises its
+    error. A failure of the store fails every write of the group and leaves the cache stale (the next lookup
+    rebuilds it from the store)."""
+    return api.group_commit.submit(fn)
 
 
 def _commit_group(api: ApiCluster, pk: int, batch: list) -> None:
@@ -188,7 +148,7 @@ def _commit_group(api: ApiCluster, pk: int, batch: list) -> None:
             with api.collecting() as changes:
                 for item in batch:
                     try:
-                        item.result = item.fn()
+                        item.result = item.payload()
                     except Exception as err:   # the verb's answer (an ApiError): what it changed is stored
                         item.error = err
                 objectstore.store_changes(w, [(c.store, c.type, c.obj, c.rv) for c in changes])
@@ -199,9 +159,6 @@ def _commit_group(api: ApiCluster, pk: int, batch: list) -> None:
         for item in batch:
             item.error = ApiError(500, "InternalError", f"Internal error occurred: the write was not stored "
                                                         f"({type(err).__name__})")
-    finally:
-        for item in batch:
-            item.done.set()
 
 
 def _follow(name: str, api: ApiCluster, pk: int) -> None:

@@ -49,8 +49,13 @@ def validate_config(doc, user=None) -> None:
 
 def audit(user, action: str, cluster: Cluster, **detail) -> None:
     """An AuditLog entry for a change a user made to a cluster (None: a command or the system)."""
-    AuditLog.objects.create(user=user if user is not None and user.is_authenticated else None, action=action,
-                            cluster=cluster, detail=detail)
+    audit_row(user, action, cluster, **detail).save()
+
+
+def audit_row(user, action: str, cluster: Cluster, **detail) -> AuditLog:
+    """The AuditLog entry ``audit`` stores, not saved yet."""
+    return AuditLog(user=user if user is not None and user.is_authenticated else None, action=action,
+                    cluster=cluster, detail=detail)
 
 
 def load_scenario(cluster: Cluster, data, source: str = "upload", user=None) -> dict:
@@ -184,9 +189,8 @@ def delete_node(cluster: Cluster, name: str, user=None) -> bool:
 
 def add_pod(cluster: Cluster, raw: dict, user=None) -> Pod:
     require_simulated(cluster, "adding a pod")
-    row = insert_pods(cluster, [raw])[0]
-    audit(user, "pod.create", cluster, pod=row.key, uid=row.uid)
-    return row
+    return insert_pods(cluster, [raw],
+                       audit=lambda row: audit_row(user, "pod.create", cluster, pod=row.key, uid=row.uid))[0]
 
 
 def delete_pod(cluster: Cluster, pod: Pod, user=None) -> None:

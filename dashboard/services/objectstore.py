@@ -13,8 +13,10 @@ and followers rebuild.
 from __future__ import annotations
 
 import datetime
+import functools
 import hashlib
 import json
+import threading
 import time
 import uuid
 
@@ -30,6 +32,8 @@ from scheduler_core.objects import Pod as CorePod
 from scheduler_core.objects.validation import ValidationError, validate_object
 
 from ..models import Cluster, Node, Pod, SchedulingEvent, StoreChange, StoreCounter, StoredObject
+from ..profiles.models import AuditLog
+from .groupcommit import GroupCommit, Item
 from .rowlock import lock_cluster
 
 NAMESPACED = {**{kind: namespaced for kind, (_attr, namespaced) in OBJECT_KINDS.items()},
@@ -416,9 +420,13 @@ def check_size(cluster, nodes: int = 0, pods: int = 0, replace: bool = False) ->
             continue
         total = adding if replace else adding + model.objects.filter(cluster=cluster).count()
         if total > limit:
-            errors[field] = [f"a simulated cluster holds at most {limit} {field}; this would make {total}"]
+            errors[field] = [_too_many(field, limit, total)]
     if errors:
         raise ValidationFailed(errors)
+
+
+def _too_many(field: str, limit: int, total: int) -> str:
+    return f"a simulated cluster holds at most {limit} {field}; this would make {total}"
 
 
 def node_row(cluster, node: CoreNode, now: float | None = None) -> Node:
@@ -460,19 +468,67 @@ def checked(kind: str, raw):
         raise ValidationFailed({err.path or kind.lower(): [err.message]}) from None
 
 
-def insert_pods(cluster, raws, writer: str = "") -> list:
+def insert_pods(cluster, raws, writer: str = "", audit=None) -> list:
     """Create pod rows from v1.Pod dicts (validated first: none is stored unless all are valid); raises
-    ValidationFailed on invalid pods and duplicate names. ``writer``: see ``writing``."""
-    check_size(cluster, pods=len(raws))
+    ValidationFailed on invalid pods and duplicate names. ``writer``: see ``writing``; ``audit(row)``: an AuditLog
+    entry per pod, stored in the same transaction. Concurrent calls of one process for one cluster share a
+    transaction (``services.groupcommit``), except a loop's (``writer``: one thread) and calls inside a
+    transaction of the caller's, which the pods then join."""
     rows = [pod_row(cluster, checked("Pod", raw)) for raw in raws]
+    entries = [audit(row) for row in rows] if audit is not None else []
+    if writer or connection.in_atomic_block:
+        item = Item((rows, entries))
+        _commit_pod_creates(cluster.pk, writer, [item])
+        if item.error is not None:
+            raise item.error
+    else:
+        with _pod_creates_guard:
+            group = _pod_creates.get(cluster.pk)
+            if group is None:
+                group = _pod_creates[cluster.pk] = GroupCommit(functools.partial(_commit_pod_creates, cluster.pk, ""))
+        group.submit((rows, entries))
+    return rows
+
+
+_pod_creates = {}   # cluster id -> the GroupCommit of the pod creates of this process
+_pod_creates_guard = threading.Lock()
+
+
+def _commit_pod_creates(cluster_id: int, writer: str, batch: list) -> None:
+    """Store the pods (and audit rows) of a group of ``insert_pods`` calls in one transaction, each call refused
+    (ValidationFailed) if it would grow the cluster past MAX_PODS (counted under the cluster's lock, once per
+    group); when a name or uid clashes, each call again in its own, so that only the clashing one fails."""
     try:
-        with writing(cluster.pk, writer) as w:
+        with writing(cluster_id, writer) as w:
+            limit = settings.SCHEDSCOPE["MAX_PODS"]
+            total = Pod.objects.filter(cluster_id=cluster_id).count()
+            stored = []
+            for item in batch:
+                adding = len(item.payload[0])
+                item.error = None if total + adding <= limit else ValidationFailed(
+                    {"pods": [_too_many("pods", limit, total + adding)]})
+                if item.error is None:
+                    total += adding
+                    stored.append(item)
+            rows = [row for item in stored for row in item.payload[0]]
             for row in rows:
                 put_pod(w, row)
             Pod.objects.bulk_create(rows)
+            audits = [entry for item in stored for entry in item.payload[1]]
+            if audits:
+                AuditLog.objects.bulk_create(audits)
     except IntegrityError:
-        raise ValidationFailed({"metadata.name": ["a pod with this name or uid already exists"]}) from None
-    return rows
+        if len(batch) > 1 and not connection.in_atomic_block:
+            for item in batch:
+                _commit_pod_creates(cluster_id, writer, [item])
+            return
+        err = ValidationFailed({"metadata.name": ["a pod with this name or uid already exists"]})
+    except Exception as exc:   # the database's: every call of the group fails with it
+        err = exc
+    else:
+        return
+    for item in batch:
+        item.error = err
 
 
 # -- reading --------------------------------------------------------------------------------------------
