@@ -4,7 +4,10 @@ cluster of 500 nodes and 5,000 pending pods being scheduled, watched by many web
 Phases, each on a freshly loaded scenario: (1) scheduling with no viewers (pods/s); (2) --viewers websockets
 opened evenly within --open-seconds, then scheduling while they all watch (pods/s, broadcast-to-client lag);
 (3) --page-viewers of them left open, scheduling again while pages are fetched (page p99); then every socket
-closes at once and the Redis group members left are counted; errors in daphne's and the worker's logs are
+closes at once and the Redis group members left are counted; (4) with the cluster running, --burst pods created
+through the REST API from --burst-clients threads (bare v1.Pod bodies, an API token, keep-alive connections):
+seconds until every create was answered (``burst_s``), answers other than 201, and seconds until every one of
+them was bound (``burst_scheduled_s``, from the first create). Errors in daphne's and the worker's logs are
 counted throughout. Uses its own database (created if missing) and Redis db (flushed). Prints one JSON object
 with --json (otherwise key: value lines). Not a test: the figures depend on the machine's load.
 
@@ -69,8 +72,8 @@ class Stack:
         self.base = f"http://127.0.0.1:{self.port}"
         self.logs = {"daphne": logdir / "daphne.log", "worker": logdir / "worker.log"}
         self.procs = []
-        for name, cmd in (("daphne", [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(self.port),
-                                      "dashboard.asgi:application"]),
+        for name, cmd in (("daphne", [sys.executable, "-m", "dashboard.serve", "-b", "127.0.0.1", "-p",
+                                      str(self.port), "dashboard.asgi:application"]),
                           ("worker", [sys.executable, "-m", "celery", "-A", "dashboard", "worker", "--pool=threads",
                                       "--concurrency=4", "-l", "info", "--without-gossip", "--without-mingle",
                                       "--without-heartbeat", "-n", f"livebench-{os.getpid()}@%h"])):
@@ -210,6 +213,46 @@ class Viewers:
         self.loop.call_soon_threadsafe(self.loop.stop)
 
 
+def burst(base: str, cluster, token: str, n: int, clients: int, timeout: float = 600) -> dict:
+    """``n`` pods created through the REST API from ``clients`` threads while the cluster runs: seconds until
+    every create was answered, answers other than 201, seconds from the first create until all were bound."""
+    import http.client
+    import urllib.parse
+    from concurrent.futures import ThreadPoolExecutor
+
+    from dashboard.models import Cluster, Pod
+    from dashboard.services import clusters as svc
+    svc.set_state(cluster, Cluster.RUNNING)
+    parts, local, errors = urllib.parse.urlsplit(base), threading.local(), []
+    path = f"/api/clusters/{cluster.name}/pods/"
+
+    def create(i: int):
+        if not hasattr(local, "conn"):
+            local.conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=60)
+        body = json.dumps({"apiVersion": "v1", "kind": "Pod",
+                           "metadata": {"name": f"burst-{i:05d}", "namespace": "burst"},
+                           "spec": {"containers": [{"name": "c", "image": "busybox", "resources": {
+                               "requests": {"cpu": "10m", "memory": "16Mi"}}}]}})
+        local.conn.request("POST", path, body, {"Content-Type": "application/json", "Authorization": f"Token {token}"})
+        resp = local.conn.getresponse()
+        answer = resp.read()
+        if resp.status != 201:
+            errors.append(f"{resp.status} {answer[:200]!r}")
+    start = time.monotonic()
+    with ThreadPoolExecutor(clients) as pool:
+        for fut in [pool.submit(create, i) for i in range(n)]:
+            fut.result()
+    answered = time.monotonic() - start
+    bound = Pod.objects.filter(cluster=cluster, namespace="burst", queue=Pod.BOUND)
+    while bound.count() < n - len(errors) and time.monotonic() - start < timeout:
+        time.sleep(0.2)
+    scheduled = time.monotonic() - start
+    svc.set_state(cluster, Cluster.PAUSED)
+    return {"burst": n, "burst_clients": clients, "burst_s": round(answered, 2),
+            "burst_creates_per_s": round(n / answered, 1), "burst_errors": len(errors),
+            "burst_error_samples": errors[:3], "burst_bound": bound.count(), "burst_scheduled_s": round(scheduled, 2)}
+
+
 def group_members(redis_url: str, prefix: str = "schedscope") -> int:
     import redis
     client = redis.Redis.from_url(redis_url)
@@ -223,6 +266,8 @@ def main(argv=None) -> int:
     ap.add_argument("--open-seconds", type=float, default=10.0, help="open the websockets evenly within this")
     ap.add_argument("--nodes", type=int, default=500)
     ap.add_argument("--pods", type=int, default=5000)
+    ap.add_argument("--burst", type=int, default=10000, help="pods created through the REST API in phase 4 (0: none)")
+    ap.add_argument("--burst-clients", type=int, default=32)
     ap.add_argument("--database-url", default=os.environ.get("LIVE_BENCH_DATABASE_URL",
                                                             "postgres://postgres@127.0.0.1:5432/schedscope_livebench"))
     ap.add_argument("--redis-url", default=os.environ.get("LIVE_BENCH_REDIS_URL", "redis://127.0.0.1:6379/9"))
@@ -238,8 +283,9 @@ def main(argv=None) -> int:
     import redis
     from django.core.management import call_command
     from django.conf import settings
-    from django.contrib.auth.models import User
+    from django.contrib.auth.models import Group, User
     from django.test import Client
+    from knox.models import AuthToken
 
     from dashboard.models import Cluster
     call_command("migrate", verbosity=0)
@@ -247,6 +293,8 @@ def main(argv=None) -> int:
     Cluster.objects.filter(name="live-load").delete()
     cluster = Cluster.objects.create(name="live-load")
     user = User.objects.filter(username="live-load").first() or User.objects.create_user("live-load")
+    user.groups.add(Group.objects.get_or_create(name="editor")[0])   # the burst's creates need the editor role
+    token = AuthToken.objects.create(user=user)[1]
     client = Client()
     client.force_login(user)
     cookie = f"{settings.SESSION_COOKIE_NAME}={client.cookies[settings.SESSION_COOKIE_NAME].value}"
@@ -275,6 +323,8 @@ def main(argv=None) -> int:
         pages = schedule_with_pages()
         viewers.close()
         time.sleep(3)
+        members_left = group_members(args.redis_url)
+        bursts = burst(stack.base, cluster, token, args.burst, args.burst_clients) if args.burst else {}
         result = {
             "viewers": args.viewers, "nodes": args.nodes, "pods": args.pods,
             "connected_ratio": round(len(viewers.connect_s) / args.viewers, 3) if args.viewers else 1.0,
@@ -287,7 +337,7 @@ def main(argv=None) -> int:
             "page_viewers": args.page_viewers, "page_requests": len(pages),
             "page_p50_ms": round(statistics.median(pages), 1) if pages else None, "page_p99_ms": round(p99(pages), 1),
             "connect_failures": sorted(set(viewers.failed))[:5],
-            "groups_left_after_close": group_members(args.redis_url),
+            "groups_left_after_close": members_left, **bursts,
             "log_errors": stack.log_errors(), "logs": str(logdir),
         }
     finally:

@@ -41,11 +41,11 @@ def is_admin(user) -> bool:
 
 
 def is_editor(user) -> bool:
-    """Editors: admins, the "editor" group, or holders of profiles.edit_profiles."""
+    """Editors: admins, the "editor" group, or holders of profiles.edit_profiles (given to the user or to one of
+    their groups, as Django's ModelBackend grants it): one query."""
     if not (user and user.is_authenticated and user.is_active):
         return False
-    return (is_admin(user) or user.has_perm("profiles.edit_profiles")
-            or user.groups.filter(name=EDITOR_GROUP).exists())
+    return is_admin(user) or _fetch_one(_editor_sql(), {_ANY_USER_ID: user.pk}) is not None
 
 
 def global_role(user) -> str | None:
@@ -68,7 +68,8 @@ def cluster_role(user, cluster: Cluster) -> str | None:
     role = global_role(user)
     if role is None or role == ADMIN:
         return role
-    member = ClusterMembership.objects.filter(cluster=cluster, user=user).values_list("role", flat=True).first()
+    member = _fetch_one(_membership_sql(), {_ANY_USER_ID: user.pk, _ANY_CLUSTER_ID: cluster.pk})
+    member = member[0] if member is not None else None
     if cluster.restricted:
         return member
     return max(role, member, key=ROLE_ORDER.index)
@@ -92,7 +93,37 @@ def visible_to(user_id: int, clusters=None):
     return clusters.filter(Exists(users), Exists(admin) | Q(restricted=False) | Exists(member))
 
 
-_ANY_USER_ID, _ANY_CLUSTER_NAME = -7_391_023, "\x00any cluster"   # markers for the values of one connect
+# markers for the values of one query in SQL compiled once per process (Django's compiler costs more than
+# these small queries: ``_fetch_one``)
+_ANY_USER_ID, _ANY_CLUSTER_ID, _ANY_CLUSTER_NAME = -7_391_023, -7_391_024, "\x00any cluster"
+
+
+def _fetch_one(compiled: tuple[str, tuple], values: dict):
+    """The first row of compiled SQL (``sql_with_params`` of a query built with the markers above), with the
+    markers' ``values`` put in; None when there is none."""
+    sql, params = compiled
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [values.get(p, p) for p in params])
+        return cursor.fetchone()
+
+
+@cache
+def _editor_sql() -> tuple[str, tuple]:
+    """``is_editor``'s query: the user is in the editor group or holds profiles.edit_profiles, directly or
+    through a group."""
+    from django.contrib.auth.models import Group, Permission
+    perm = Permission.objects.filter(content_type__app_label="profiles", codename="edit_profiles")
+    return (get_user_model().objects.filter(pk=_ANY_USER_ID)
+            .filter(Exists(Group.objects.filter(user=OuterRef("pk"), name=EDITOR_GROUP))
+                    | Exists(perm.filter(user=OuterRef("pk"))) | Exists(perm.filter(group__user=OuterRef("pk"))))
+            .values_list("pk")[:1].query.sql_with_params())
+
+
+@cache
+def _membership_sql() -> tuple[str, tuple]:
+    """``cluster_role``'s query: the user's membership role on the cluster."""
+    return (ClusterMembership.objects.filter(cluster_id=_ANY_CLUSTER_ID, user_id=_ANY_USER_ID)
+            .values_list("role")[:1].query.sql_with_params())
 
 
 @cache
@@ -119,11 +150,7 @@ def websocket_viewer(session, cluster_name: str) -> tuple[int, int | None, str] 
         return None
     if backend not in settings.AUTHENTICATION_BACKENDS:
         return None
-    sql, params = _websocket_viewer_sql()
-    params = [user_id if p == _ANY_USER_ID else cluster_name if p == _ANY_CLUSTER_NAME else p for p in params]
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        row = cursor.fetchone()
+    row = _fetch_one(_websocket_viewer_sql(), {_ANY_USER_ID: user_id, _ANY_CLUSTER_NAME: cluster_name})
     if row is None:
         return None
     user = user_model(pk=user_id, password=row[0])

@@ -90,8 +90,10 @@ def _usage_rows(cluster: Cluster, order: str, q: str) -> list:
 
 def _with_nodes(rows: list) -> list:
     """``rows`` with their full Node rows (labels, taints) as ``node`` and their labels but the hostname (which
-    repeats the name) as sorted (key, value) pairs, ``labels``."""
+    repeats the name) as sorted (key, value) pairs, ``labels``; a node deleted since ``rows`` were read is dropped
+    from them (in place)."""
     full = Node.objects.defer("raw").in_bulk([r["pk"] for r in rows])
+    rows[:] = [r for r in rows if r["pk"] in full]
     for r in rows:
         r["node"] = full[r["pk"]]
         r["labels"] = sorted((k, v) for k, v in (r["node"].labels or {}).items() if k != "kubernetes.io/hostname")

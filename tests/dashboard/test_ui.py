@@ -133,3 +133,17 @@ def test_replicas_of_one_template_share_one_explanation(api, monkeypatch):
     stored = {c.pod_name: c.matrix["suggestions"] for c in SchedulingCycle.objects.filter(
         cluster=cluster, pod_name__in=replicas, result="unschedulable")}
     assert set(stored) == set(replicas) and all(s == stored["too-big"] and s for s in stored.values())
+
+
+def test_a_node_deleted_between_the_nodes_page_reads_is_left_out():
+    from dashboard.models import Cluster, Node
+    from dashboard.services import clusters as svc
+    from dashboard.services import queries
+    cluster = Cluster.objects.create(name="racy")
+    svc.load_scenario(cluster, small_scenario(2), "racy")
+    rows = queries._usage_rows(cluster, "name", "")
+    gone = rows[1]["name"]
+    Node.objects.filter(pk=rows[1]["pk"]).delete()   # deleted by another writer after the first read
+    shown = queries._with_nodes(rows)
+    assert gone not in [r["name"] for r in shown] and len(shown) == len(rows) and len(shown) >= 1
+    assert all(r["node"].name == r["name"] for r in shown)
