@@ -7,8 +7,9 @@ unreachable the thread keeps the batch, backs off and retries; records made mean
 buffer is bounded for cycles, events and shadow decisions (``max_buffer``); what does not fit is dropped and counted (``overflow``, also in /metrics). Bindings,
 deletions and pod states are never dropped: they are small, and pod states are coalesced per pod.
 
-Each batch is a write of the cluster's store (``objectstore.writing``: the cluster row locked first, as every
-writer of a cluster's rows does, so they never deadlock): bindings, deletions and events get resourceVersions and
+Each batch is a write of the cluster's store (``objectstore.writing``: the cluster row locked before any of its
+nodes, pods or events is written, as every writer of a cluster's rows does, so they never deadlock; the batch's
+cycles go in before it, in the same transaction): bindings, deletions and events get resourceVersions and
 enter the change log that the Kubernetes API's watches follow. A binding also writes what the simulated kubelet
 reports (``Cluster.kubelet``: phase Running, Ready conditions, hostIP, podIP, startTime). Fencing: with ``fence`` set (the token of the loop's cluster lock), the batch then checks that
 ``Cluster.runner`` is still that token. A loop that lost its lock (it stalled past the TTL and another worker claimed the cluster and rebuilt it from the database) therefore commits
@@ -23,7 +24,7 @@ from collections import deque
 from datetime import datetime, timezone
 
 import orjson
-from django.db import connection, models
+from django.db import connection, models, transaction
 from django.db.utils import DatabaseError, IntegrityError, InterfaceError
 
 from scheduler_core.trace import TraceSink
@@ -378,61 +379,65 @@ class Recorder(TraceSink):
 
     def _write(self, batch, states):
         cid = self.cluster_id
-        with objectstore.writing(cid, self.fence or "") as w:
-            if self.fence is not None and w.runner != self.fence:
-                raise Deposed()
-            cycles, events, snaps, shadows, deleted = [], [], [], [], []
-            bindings = {}   # pod uid -> (node, cycle seq, attempts, bound at): what its bindings leave
-            statuses, objects = {}, []
-            for kind, payload, _t in batch:
-                if kind == CYCLE:
-                    cycles.append(dict(payload.encode(self.node_lists), cluster_id=cid, seq=payload.seq))
-                elif kind == EVENT:
-                    events.append(SchedulingEvent(cluster_id=cid, raw=self._event_object(*payload), **payload[0]))
-                elif kind == SNAPSHOT:
-                    snaps.append(QueueSnapshot(cluster_id=cid, **payload))
-                elif kind == SHADOW:
-                    shadows.append(ShadowDecision(cluster_id=cid, **payload))
-                elif kind == BIND:
-                    uid, node, seq, attempts, when = payload
-                    earlier = bindings.get(uid)
-                    if attempts is None and earlier is not None:   # keeps what the earlier binding decided
-                        seq, attempts = earlier[1], earlier[2]
-                    bindings[uid] = (node, seq, attempts, when)
-                elif kind == STATUS:
-                    statuses[payload[0]] = payload[1]
-                elif kind == OBJECT:
-                    objects.append(payload)
-                else:
-                    deleted.append(payload)
-            # One transaction: nobody sees the order of the statements inside it, so the cycle rows are
-            # inserted first and the bindings written after them in one statement. The recorder never
-            # creates pod rows, so a deleted pod's row is gone at the end whether its binding came before
-            # or after its deletion: the deletions go last.
+        cycles, events, snaps, shadows, deleted = [], [], [], [], []
+        bindings = {}   # pod uid -> (node, cycle seq, attempts, bound at): what its bindings leave
+        statuses, objects = {}, []
+        for kind, payload, _t in batch:
+            if kind == CYCLE:
+                cycles.append(dict(payload.encode(self.node_lists), cluster_id=cid, seq=payload.seq))
+            elif kind == EVENT:
+                events.append(SchedulingEvent(cluster_id=cid, raw=self._event_object(*payload), **payload[0]))
+            elif kind == SNAPSHOT:
+                snaps.append(QueueSnapshot(cluster_id=cid, **payload))
+            elif kind == SHADOW:
+                shadows.append(ShadowDecision(cluster_id=cid, **payload))
+            elif kind == BIND:
+                uid, node, seq, attempts, when = payload
+                earlier = bindings.get(uid)
+                if attempts is None and earlier is not None:   # keeps what the earlier binding decided
+                    seq, attempts = earlier[1], earlier[2]
+                bindings[uid] = (node, seq, attempts, when)
+            elif kind == STATUS:
+                statuses[payload[0]] = payload[1]
+            elif kind == OBJECT:
+                objects.append(payload)
+            else:
+                deleted.append(payload)
+        # One transaction: nobody sees the order of the statements inside it, so the cycle rows are inserted
+        # first and the bindings written after them in one statement. The rows that only refer to the cluster
+        # (cycles, queue snapshots, shadow decisions: their foreign keys take FOR KEY SHARE, which the cluster's
+        # other writers do not wait for) go in before the cluster's row lock, which the store's writes take
+        # (``objectstore.writing``), so that the lock is held only for those. The recorder never creates pod
+        # rows, so a deleted pod's row is gone at the end whether its binding came before or after its
+        # deletion: the deletions go last.
+        with transaction.atomic():
             store_node_lists(self.node_lists.take_used())
             if cycles:
                 insert_cycles(cycles)
-            for ev in events:
-                ev.rv = w.log("Event", objectstore.ADDED, ev.raw)
-                ev.raw = objectstore.with_rv(ev.raw, ev.rv)
-            if events:
-                SchedulingEvent.objects.bulk_create(events)
             if snaps:
                 QueueSnapshot.objects.bulk_create(snaps)
             if shadows:
                 ShadowDecision.objects.bulk_create(shadows)
-            if statuses:
-                update_statuses(w, statuses)
-            for kind, raw in objects:
-                objectstore.put_object(w, kind, raw)
-            if bindings:
-                update_bindings(w, bindings, self.kubelet)
-            if deleted:
-                gone = Pod.objects.filter(cluster_id=cid, uid__in=deleted)
-                objectstore.deleted(w, "pods", list(gone.values_list("raw", flat=True)))
-                gone.delete()
-            for uid, fields in states.items():
-                Pod.objects.filter(cluster_id=cid, uid=uid, node_name="").update(**fields)
+            with objectstore.writing(cid, self.fence or "") as w:
+                if self.fence is not None and w.runner != self.fence:
+                    raise Deposed()
+                for ev in events:
+                    ev.rv = w.log("Event", objectstore.ADDED, ev.raw)
+                    ev.raw = objectstore.with_rv(ev.raw, ev.rv)
+                if events:
+                    SchedulingEvent.objects.bulk_create(events)
+                if statuses:
+                    update_statuses(w, statuses)
+                for kind, raw in objects:
+                    objectstore.put_object(w, kind, raw)
+                if bindings:
+                    update_bindings(w, bindings, self.kubelet)
+                if deleted:
+                    gone = Pod.objects.filter(cluster_id=cid, uid__in=deleted)
+                    objectstore.deleted(w, "pods", list(gone.values_list("raw", flat=True)))
+                    gone.delete()
+                for uid, fields in states.items():
+                    Pod.objects.filter(cluster_id=cid, uid=uid, node_name="").update(**fields)
 
 
 def store_node_lists(used: dict) -> None:
