@@ -98,12 +98,17 @@ def visible_to(user_id: int, clusters=None):
 _ANY_USER_ID, _ANY_CLUSTER_ID, _ANY_CLUSTER_NAME = -7_391_023, -7_391_024, "\x00any cluster"
 
 
-def _fetch_one(compiled: tuple[str, tuple], values: dict):
-    """The first row of compiled SQL (``sql_with_params`` of a query built with the markers above), with the
-    markers' ``values`` put in; None when there is none."""
+def _filled(compiled: tuple[str, tuple], values: dict) -> tuple[str, list]:
+    """Compiled SQL (``sql_with_params`` of a query built with the markers above) and its parameters, with the
+    markers' ``values`` put in."""
     sql, params = compiled
+    return sql, [values.get(p, p) for p in params]
+
+
+def _fetch_one(compiled: tuple[str, tuple], values: dict):
+    """The first row of ``_filled(compiled, values)``; None when there is none."""
     with connection.cursor() as cursor:
-        cursor.execute(sql, [values.get(p, p) for p in params])
+        cursor.execute(*_filled(compiled, values))
         return cursor.fetchone()
 
 
@@ -161,12 +166,9 @@ def websocket_viewer(session, cluster_name: str) -> tuple[int, int | None, str] 
 
 
 @cache
-def _cluster_by_name_sql() -> str:
-    """The SQL of ``get_cluster``'s query without filters, compiled once per process (Django's compiler costs as
-    much as the query, and every request below clusters/<name>/ makes it)."""
-    sql, params = Cluster.objects.filter(name=_ANY_CLUSTER_NAME).order_by("pk")[:1].query.sql_with_params()
-    assert list(params) == [_ANY_CLUSTER_NAME], params
-    return sql
+def _cluster_by_name_sql() -> tuple[str, tuple]:
+    """``get_cluster``'s query without filters (every request below clusters/<name>/ makes it)."""
+    return Cluster.objects.filter(name=_ANY_CLUSTER_NAME).order_by("pk")[:1].query.sql_with_params()
 
 
 def get_cluster(user, name: str, needed: str = VIEWER, **filters) -> tuple[Cluster, str]:
@@ -175,7 +177,7 @@ def get_cluster(user, name: str, needed: str = VIEWER, **filters) -> tuple[Clust
     if filters:
         cluster = Cluster.objects.filter(name=name, **filters).first()
     else:
-        cluster = next(iter(Cluster.objects.raw(_cluster_by_name_sql(), [name])), None)
+        cluster = next(iter(Cluster.objects.raw(*_filled(_cluster_by_name_sql(), {_ANY_CLUSTER_NAME: name}))), None)
     role = cluster_role(user, cluster) if cluster is not None else None
     if role is None:
         raise Http404(f"no cluster named {name!r}")
