@@ -158,6 +158,9 @@ def test_redis_outage(request, workers, web, services):
         first_update = wait_for(lambda: next((e["t"] for e in page.messages("update") if e["t"] > up_at), None),
                                 60, 0.1, "a live update in the browser after Redis came back") - up_at
         reopened_at = next((e["t"] for e in page.tap if e["kind"] == "open" and e["t"] > down_at), None)
+        # the loop takes its lock again (Redis came back empty) before the commands below: each sends a Celery
+        # task, which stands by while the lock is held but would take a lock that nobody holds yet
+        wait_for(lambda: "Redis is back" in worker.text(), 30, 0.2, "the loop taking its lock again")
         wait_for(lambda: bound() == PODS, 300, 0.3, "every pod bound")
         # Celery reconnected: a command sent through the broker after the outage is executed
         svc.set_state(cluster, Cluster.PAUSED)
