@@ -17,11 +17,11 @@ from django.conf import settings
 from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY, get_user_model
 from django.contrib.auth.middleware import LoginRequiredMiddleware as DjangoLoginRequired
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.db import connection
 from django.db.models import Exists, OuterRef, Q, Subquery
 from django.http import Http404
 from django.utils.crypto import constant_time_compare
 
+from .compiled import ANY_CLUSTER_ID, ANY_CLUSTER_NAME, ANY_USER_ID, fetch_one, instance, width
 from .models import Cluster, ClusterMembership
 
 VIEWER_GROUP = "viewer"
@@ -45,7 +45,7 @@ def is_editor(user) -> bool:
     their groups, as Django's ModelBackend grants it): one query."""
     if not (user and user.is_authenticated and user.is_active):
         return False
-    return is_admin(user) or _fetch_one(_editor_sql(), {_ANY_USER_ID: user.pk}) is not None
+    return is_admin(user) or fetch_one(_editor_sql(), {ANY_USER_ID: user.pk}) is not None
 
 
 def global_role(user) -> str | None:
@@ -68,9 +68,13 @@ def cluster_role(user, cluster: Cluster) -> str | None:
     role = global_role(user)
     if role is None or role == ADMIN:
         return role
-    member = _fetch_one(_membership_sql(), {_ANY_USER_ID: user.pk, _ANY_CLUSTER_ID: cluster.pk})
-    member = member[0] if member is not None else None
-    if cluster.restricted:
+    member = fetch_one(_membership_sql(), {ANY_USER_ID: user.pk, ANY_CLUSTER_ID: cluster.pk})
+    return _with_membership(role, member[0] if member is not None else None, cluster.restricted)
+
+
+def _with_membership(role: str, member: str | None, restricted: bool) -> str | None:
+    """A viewer's or editor's role on a cluster, given their membership role there (None: not a member)."""
+    if restricted:
         return member
     return max(role, member, key=ROLE_ORDER.index)
 
@@ -93,41 +97,27 @@ def visible_to(user_id: int, clusters=None):
     return clusters.filter(Exists(users), Exists(admin) | Q(restricted=False) | Exists(member))
 
 
-# markers for the values of one query in SQL compiled once per process (Django's compiler costs more than
-# these small queries: ``_fetch_one``)
-_ANY_USER_ID, _ANY_CLUSTER_ID, _ANY_CLUSTER_NAME = -7_391_023, -7_391_024, "\x00any cluster"
-
-
-def _filled(compiled: tuple[str, tuple], values: dict) -> tuple[str, list]:
-    """Compiled SQL (``sql_with_params`` of a query built with the markers above) and its parameters, with the
-    markers' ``values`` put in."""
-    sql, params = compiled
-    return sql, [values.get(p, p) for p in params]
-
-
-def _fetch_one(compiled: tuple[str, tuple], values: dict):
-    """The first row of ``_filled(compiled, values)``; None when there is none."""
-    with connection.cursor() as cursor:
-        cursor.execute(*_filled(compiled, values))
-        return cursor.fetchone()
-
-
 @cache
 def _editor_sql() -> tuple[str, tuple]:
     """``is_editor``'s query: the user is in the editor group or holds profiles.edit_profiles, directly or
     through a group."""
+    return (get_user_model().objects.filter(pk=ANY_USER_ID).filter(_editor_condition(OuterRef("pk")))
+            .values_list("pk")[:1].query.sql_with_params())
+
+
+def _editor_condition(user_id):
+    """A condition on any query: the user ``user_id`` (a value or an OuterRef) is in the editor group or holds
+    profiles.edit_profiles, directly or through a group."""
     from django.contrib.auth.models import Group, Permission
     perm = Permission.objects.filter(content_type__app_label="profiles", codename="edit_profiles")
-    return (get_user_model().objects.filter(pk=_ANY_USER_ID)
-            .filter(Exists(Group.objects.filter(user=OuterRef("pk"), name=EDITOR_GROUP))
-                    | Exists(perm.filter(user=OuterRef("pk"))) | Exists(perm.filter(group__user=OuterRef("pk"))))
-            .values_list("pk")[:1].query.sql_with_params())
+    return (Exists(Group.objects.filter(user=user_id, name=EDITOR_GROUP)) | Exists(perm.filter(user=user_id))
+            | Exists(perm.filter(group__user=user_id)))
 
 
 @cache
 def _membership_sql() -> tuple[str, tuple]:
     """``cluster_role``'s query: the user's membership role on the cluster."""
-    return (ClusterMembership.objects.filter(cluster_id=_ANY_CLUSTER_ID, user_id=_ANY_USER_ID)
+    return (ClusterMembership.objects.filter(cluster_id=ANY_CLUSTER_ID, user_id=ANY_USER_ID)
             .values_list("role")[:1].query.sql_with_params())
 
 
@@ -135,8 +125,8 @@ def _membership_sql() -> tuple[str, tuple]:
 def _websocket_viewer_sql() -> tuple[str, tuple]:
     """The SQL of a websocket connect's query, with markers for the user id and cluster name: compiled once per
     process (Django's compiler took about 15 ms of CPU per connect, 10x the query itself)."""
-    cluster = visible_to(_ANY_USER_ID).filter(name=_ANY_CLUSTER_NAME)
-    return (get_user_model().objects.filter(pk=_ANY_USER_ID, is_active=True)
+    cluster = visible_to(ANY_USER_ID).filter(name=ANY_CLUSTER_NAME)
+    return (get_user_model().objects.filter(pk=ANY_USER_ID, is_active=True)
             .annotate(cluster_id=Subquery(cluster.values("pk")[:1]),
                       cluster_state=Subquery(cluster.values("desired_state")[:1]))
             .values_list("password", "cluster_id", "cluster_state")[:1].query.sql_with_params())
@@ -155,7 +145,7 @@ def websocket_viewer(session, cluster_name: str) -> tuple[int, int | None, str] 
         return None
     if backend not in settings.AUTHENTICATION_BACKENDS:
         return None
-    row = _fetch_one(_websocket_viewer_sql(), {_ANY_USER_ID: user_id, _ANY_CLUSTER_NAME: cluster_name})
+    row = fetch_one(_websocket_viewer_sql(), {ANY_USER_ID: user_id, ANY_CLUSTER_NAME: cluster_name})
     if row is None:
         return None
     user = user_model(pk=user_id, password=row[0])
@@ -167,8 +157,34 @@ def websocket_viewer(session, cluster_name: str) -> tuple[int, int | None, str] 
 
 @cache
 def _cluster_by_name_sql() -> tuple[str, tuple]:
-    """``get_cluster``'s query without filters (every request below clusters/<name>/ makes it)."""
-    return Cluster.objects.filter(name=_ANY_CLUSTER_NAME).order_by("pk")[:1].query.sql_with_params()
+    """``get_cluster``'s query without filters (every request below clusters/<name>/ makes it), for an admin."""
+    return Cluster.objects.filter(name=ANY_CLUSTER_NAME).order_by("pk")[:1].query.sql_with_params()
+
+
+@cache
+def _cluster_and_role_sql() -> tuple[str, tuple]:
+    """``_cluster_by_name_sql`` with what decides a user's role on it: ``user_is_editor`` (``is_editor``'s
+    condition) and ``member_role`` (their membership's role there, or NULL)."""
+    member = ClusterMembership.objects.filter(cluster=OuterRef("pk"), user_id=ANY_USER_ID)
+    return (Cluster.objects.filter(name=ANY_CLUSTER_NAME)
+            .annotate(user_is_editor=_editor_condition(ANY_USER_ID),
+                      member_role=Subquery(member.values("role")[:1]))
+            .order_by("pk")[:1].query.sql_with_params())
+
+
+def _cluster_with_role(user, name: str) -> tuple[Cluster | None, str | None]:
+    """(the cluster named ``name`` or None, the user's role on it: ``cluster_role``) in one query."""
+    if not (user and user.is_authenticated and user.is_active):
+        return None, None
+    if is_admin(user):
+        row = fetch_one(_cluster_by_name_sql(), {ANY_CLUSTER_NAME: name})
+        return (instance(Cluster, row) if row is not None else None), ADMIN
+    row = fetch_one(_cluster_and_role_sql(), {ANY_CLUSTER_NAME: name, ANY_USER_ID: user.pk})
+    if row is None:
+        return None, None
+    cluster = instance(Cluster, row)
+    user_is_editor, member_role = row[width(Cluster):]
+    return cluster, _with_membership(EDITOR if user_is_editor else VIEWER, member_role, cluster.restricted)
 
 
 def get_cluster(user, name: str, needed: str = VIEWER, **filters) -> tuple[Cluster, str]:
@@ -176,9 +192,9 @@ def get_cluster(user, name: str, needed: str = VIEWER, **filters) -> tuple[Clust
     the user may see, PermissionDenied when the role is below ``needed``."""
     if filters:
         cluster = Cluster.objects.filter(name=name, **filters).first()
+        role = cluster_role(user, cluster) if cluster is not None else None
     else:
-        cluster = next(iter(Cluster.objects.raw(*_filled(_cluster_by_name_sql(), {_ANY_CLUSTER_NAME: name}))), None)
-    role = cluster_role(user, cluster) if cluster is not None else None
+        cluster, role = _cluster_with_role(user, name)
     if role is None:
         raise Http404(f"no cluster named {name!r}")
     if not at_least(role, needed):

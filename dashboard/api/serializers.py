@@ -39,7 +39,21 @@ class ModelSerializer(serializers.ModelSerializer):
         if built is None:
             built = super().get_fields()
             type(self)._built_fields = built
-        return copy.deepcopy(built)
+        return {name: _copied(field) for name, field in built.items()}
+
+
+def _copied(field: serializers.Field) -> serializers.Field:
+    """A copy of a field never bound to a serializer: shallow (binding sets only the copy's own attributes; DRF's
+    deep copy builds the field again from its arguments, most of a row's serializing time), with its own copy of a
+    list's or dict's child, whose parent it is; deep for a nested serializer or a relation."""
+    if isinstance(field, serializers.BaseSerializer) or hasattr(field, "child_relation"):
+        return copy.deepcopy(field)
+    copied = object.__new__(type(field))   # copy.copy's result, without its protocol's cost
+    copied.__dict__.update(field.__dict__)
+    if hasattr(field, "child"):
+        copied.child = _copied(field.child)   # bound to the original (as ListField binds it), now to the copy
+        copied.child.parent = copied
+    return copied
 
 
 class ProfileSerializer(ModelSerializer):

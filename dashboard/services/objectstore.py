@@ -236,18 +236,22 @@ POD_COPY_COLUMNS = ("cluster_id", "uid", "namespace", "name", "labels", "priorit
 
 def _insert_pods(cluster_id: int, pods: list) -> None:
     """Insert new pods' rows: (raw, rv, queue, parsed pod) each."""
+    _insert_pod_rows([Pod(cluster_id=cluster_id, raw=raw, rv=rv, queue=queue, **pod_columns(pod))
+                      for raw, rv, queue, pod in pods])
+
+
+def _insert_pod_rows(rows: list) -> None:
+    """Insert new Pod rows (their ``created`` set to now; on PostgreSQL, by COPY, their ids left unset)."""
     if connection.vendor != "postgresql":
-        Pod.objects.bulk_create([Pod(cluster_id=cluster_id, raw=raw, rv=rv, queue=queue, **pod_columns(pod))
-                                 for raw, rv, queue, pod in pods])
+        Pod.objects.bulk_create(rows)
         return
     now = datetime.datetime.now(datetime.timezone.utc)
-    rows = []
-    for raw, rv, queue, pod in pods:
-        c = pod_columns(pod)
-        rows.append((cluster_id, c["uid"], c["namespace"], c["name"], _json_text(c["labels"]),
-                     c["priority"], c["scheduler_name"], c["cpu_m"], c["memory"], c["node_name"], queue, 0, "", "",
-                     _json_text(raw), rv, now))
-    _copy_rows(Pod, POD_COPY_COLUMNS, rows)
+    for row in rows:
+        row.created = now
+    _copy_rows(Pod, POD_COPY_COLUMNS, [
+        (r.cluster_id, r.uid, r.namespace, r.name, _json_text(r.labels), r.priority, r.scheduler_name, r.cpu_m,
+         r.memory, r.node_name, r.queue, r.attempts, r.reason, r.plugins, _json_text(r.raw), r.rv, now)
+        for r in rows])
 
 
 class _Writing:
@@ -473,7 +477,8 @@ def insert_pods(cluster, raws, writer: str = "", audit=None) -> list:
     ValidationFailed on invalid pods and duplicate names. ``writer``: see ``writing``; ``audit(row)``: an AuditLog
     entry per pod, stored in the same transaction. Concurrent calls of one process for one cluster share a
     transaction (``services.groupcommit``), except a loop's (``writer``: one thread) and calls inside a
-    transaction of the caller's, which the pods then join."""
+    transaction of the caller's, which the pods then join. Returns the rows stored (on PostgreSQL without their
+    ids: ``_insert_pod_rows``)."""
     rows = [pod_row(cluster, checked("Pod", raw)) for raw in raws]
     entries = [audit(row) for row in rows] if audit is not None else []
     if writer or connection.in_atomic_block:
@@ -513,7 +518,7 @@ def _commit_pod_creates(cluster_id: int, writer: str, batch: list) -> None:
             rows = [row for item in stored for row in item.payload[0]]
             for row in rows:
                 put_pod(w, row)
-            Pod.objects.bulk_create(rows)
+            _insert_pod_rows(rows)
             audits = [entry for item in stored for entry in item.payload[1]]
             if audits:
                 AuditLog.objects.bulk_create(audits)
