@@ -133,6 +133,9 @@ class StoreCounter(models.Model):
 
     cluster = models.OneToOneField(Cluster, on_delete=models.CASCADE, primary_key=True, related_name="store_counter")
     resource_version = models.BigIntegerField(default=0)
+    pods = models.BigIntegerField(default=0, db_default=0, help_text=(
+        "how many pod rows the cluster has: kept by the database itself, with triggers on the pods table "
+        "(migration 0012), so that the size limit needs no count of them under the cluster's lock"))
 
 
 class StoreChange(models.Model):

@@ -174,11 +174,12 @@ def event_row_fields(raw: dict) -> dict:
 class Write:
     """The changes of one transaction of a cluster's store (see the module doc); made by ``writing``."""
 
-    def __init__(self, cluster_id: int, runner: str, rv: int, writer: str = ""):
+    def __init__(self, cluster_id: int, runner: str, rv: int, writer: str = "", pods: int = 0):
         self.cluster_id = cluster_id
         self.runner = runner
         self.writer = writer
         self.start_rv = self.rv = rv
+        self.pods = pods   # the cluster's pod rows when the transaction took the lock
         self.changes = []
 
     def next_rv(self) -> int:
@@ -267,7 +268,8 @@ class _Writing:
         except BaseException as err:
             self._atomic.__exit__(type(err), err, err.__traceback__)
             raise
-        self.write = Write(self.cluster_id, None if row is None else row[0], 0 if row is None else row[1], self.writer)
+        runner, rv, pods = (None, 0, 0) if row is None else row
+        self.write = Write(self.cluster_id, runner, rv, self.writer, pods)
         return self.write
 
     def __exit__(self, exc_type, exc, tb):
@@ -418,11 +420,11 @@ def check_size(cluster, nodes: int = 0, pods: int = 0, replace: bool = False) ->
     to what it holds, or replaces it when ``replace``)."""
     limits = settings.SCHEDSCOPE
     errors = {}
-    for field, adding, model, limit in (("nodes", nodes, Node, limits["MAX_NODES"]),
-                                        ("pods", pods, Pod, limits["MAX_PODS"])):
+    held = {"nodes": lambda: Node.objects.filter(cluster=cluster).count(), "pods": lambda: pod_count(cluster.pk)}
+    for field, adding, limit in (("nodes", nodes, limits["MAX_NODES"]), ("pods", pods, limits["MAX_PODS"])):
         if not adding:
             continue
-        total = adding if replace else adding + model.objects.filter(cluster=cluster).count()
+        total = adding if replace else adding + held[field]()
         if total > limit:
             errors[field] = [_too_many(field, limit, total)]
     if errors:
@@ -501,12 +503,11 @@ _pod_creates_guard = threading.Lock()
 
 def _commit_pod_creates(cluster_id: int, writer: str, batch: list) -> None:
     """Store the pods (and audit rows) of a group of ``insert_pods`` calls in one transaction, each call refused
-    (ValidationFailed) if it would grow the cluster past MAX_PODS (counted under the cluster's lock, once per
-    group); when a name or uid clashes, each call again in its own, so that only the clashing one fails."""
+    (ValidationFailed) if it would grow the cluster past MAX_PODS (the store's count, read under the cluster's
+    lock); when a name or uid clashes, each call again in its own, so that only the clashing one fails."""
     try:
         with writing(cluster_id, writer) as w:
-            limit = settings.SCHEDSCOPE["MAX_PODS"]
-            total = Pod.objects.filter(cluster_id=cluster_id).count()
+            limit, total = settings.SCHEDSCOPE["MAX_PODS"], w.pods
             stored = []
             for item in batch:
                 adding = len(item.payload[0])
@@ -539,6 +540,11 @@ def _commit_pod_creates(cluster_id: int, writer: str, batch: list) -> None:
 # -- reading --------------------------------------------------------------------------------------------
 def current_rv(cluster_id: int) -> int:
     return StoreCounter.objects.filter(cluster_id=cluster_id).values_list("resource_version", flat=True).first() or 0
+
+
+def pod_count(cluster_id: int) -> int:
+    """How many pods the cluster holds (StoreCounter.pods, kept by the database)."""
+    return StoreCounter.objects.filter(cluster_id=cluster_id).values_list("pods", flat=True).first() or 0
 
 
 def scenario_objects(cluster_id: int) -> dict:

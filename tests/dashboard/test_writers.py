@@ -16,6 +16,7 @@ from django.db import connection
 
 from dashboard.models import Cluster, Pod, SchedulingEvent
 from dashboard.services import clusters as svc
+from dashboard.services import objectstore
 from dashboard.services.recorder import Recorder
 from dashboard.services.workload import pod_manifest
 
@@ -117,3 +118,4 @@ def test_all_writers_of_one_cluster_never_deadlock():
         recorder.last_error
     assert min(counts.values()) > 0, counts
     assert SchedulingEvent.objects.filter(cluster=cluster, reason="Writers").count() == counts["bindings"]
+    assert objectstore.pod_count(cluster.pk) == Pod.objects.filter(cluster=cluster).count()   # the triggers' count
