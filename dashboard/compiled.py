@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from functools import cache
 
+import psycopg
 from django.db import connection
 
 ANY_USER_ID, ANY_CLUSTER_ID = -7_391_023, -7_391_024
@@ -24,15 +25,34 @@ def filled(compiled: tuple[str, tuple], values: dict) -> tuple[str, list]:
 
 def fetch_one(compiled: tuple[str, tuple], values: dict):
     """The first row of the query; None when there is none."""
-    with connection.cursor() as cursor:
-        cursor.execute(*filled(compiled, values))
-        return cursor.fetchone()
+    rows = fetch_all(compiled, values)
+    return rows[0] if rows else None
 
 
 def fetch_all(compiled: tuple[str, tuple], values: dict) -> list:
-    with connection.cursor() as cursor:
-        cursor.execute(*filled(compiled, values))
+    """The query's rows. On PostgreSQL a prepared statement of the connection's: PostgreSQL's parsing and planning
+    of these queries (joins, EXISTS) cost it more than running them (a cluster's role: 1.3 ms to plan)."""
+    sql, params = filled(compiled, values)
+    if connection.vendor != "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute(sql, params)
+            return cursor.fetchall()
+    with _preparing_cursor() as cursor:
+        cursor.execute(sql, params)
         return cursor.fetchall()
+
+
+def _preparing_cursor():
+    """A psycopg cursor binding values on the server, so that psycopg prepares its queries, once per connection
+    (``prepare_threshold``: dashboard.settings; Django's own cursors bind on the client and prepare nothing), in
+    Django's cursor wrapper (its errors, execute wrappers and query log), made as ``connection.cursor()`` makes
+    one."""
+    connection.close_if_health_check_failed()
+    connection.ensure_connection()
+    connection.validate_thread_sharing()
+    with connection.wrap_database_errors:
+        raw = psycopg.Cursor(connection.connection)
+    return connection.make_debug_cursor(raw) if connection.queries_logged else connection.make_cursor(raw)
 
 
 def width(model) -> int:
