@@ -133,6 +133,8 @@ else:
     # connection left broken is closed at the end of its request, and checked before the next one is served.
     DATABASES["default"]["CONN_MAX_AGE"] = int(os.environ.get("SCHEDSCOPE_DB_CONN_MAX_AGE", "0"))
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = DATABASES["default"]["CONN_MAX_AGE"] > 0
+    if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+        DATABASES["default"]["ENGINE"] = "dashboard.postgresql"   # that check without a round trip, when it can
     # psycopg prepares what a cursor binding on the server runs (Django's cursors bind on the client and prepare
     # nothing): only dashboard.compiled's hot queries, prepared once per connection (Django's default, None,
     # turns psycopg's prepared statements off)
