@@ -178,7 +178,7 @@ def _cluster_with_role(user, name: str) -> tuple[Cluster | None, str | None]:
         return None, None
     if is_admin(user):
         row = fetch_one(_cluster_by_name_sql(), {ANY_CLUSTER_NAME: name})
-        return (instance(Cluster, row) if row is not None else None), ADMIN
+        return (instance(Cluster, row), ADMIN) if row is not None else (None, None)
     row = fetch_one(_cluster_and_role_sql(), {ANY_CLUSTER_NAME: name, ANY_USER_ID: user.pk})
     if row is None:
         return None, None

@@ -205,6 +205,12 @@ def test_editor_writes_simulated_clusters_and_profiles_but_not_clusters(acl, edi
     assert Cluster.objects.filter(name="acl").exists() and not Cluster.objects.filter(name="nope").exists()
 
 
+def test_a_cluster_that_is_not_there_is_a_404_for_every_role(acl, viewer_user, editor_user, admin_user):
+    for user in (viewer_user, editor_user, admin_user):
+        assert page_client(user).get("/clusters/no-such/events/").status_code == 404, user
+        assert api_client(user).get("/api/clusters/no-such/pods/").status_code == 404, user
+
+
 def test_api_token_and_session_csrf(acl, editor_user, admin_user):
     _row, token = AuthToken.objects.create(user=editor_user)
     anon = api_client()
