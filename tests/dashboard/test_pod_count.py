@@ -63,6 +63,6 @@ def test_the_limit_reads_the_count():
 
 def test_the_triggers_exist_on_sqlite_too(tmp_path):
     if connection.vendor == "sqlite":
-        pytest.skip("runs the PostgreSQL tests above on SQLite: see the PostgreSQL run")
+        pytest.skip("this test runs the two above on SQLite, from the PostgreSQL run")
     run_on_sqlite(tmp_path, [f"{__file__}::test_the_count_follows_every_writer_and_a_deleted_cluster_leaves_no_counter",
                              f"{__file__}::test_the_limit_reads_the_count"])
