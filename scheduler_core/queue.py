@@ -304,6 +304,7 @@ class PriorityQueue:
         self.move_request_cycle = -1
         self._nominated = {}      # node name -> [Pod]
         self._nominated_node = {}  # pod uid -> node name
+        self.nomination_listeners = []   # (+1 | -1, node name, pod) on every nomination added or removed
         now = self.clock.now()
         self._next_backoff_flush = now
         self._next_unsched_flush = now
@@ -587,6 +588,8 @@ class PriorityQueue:
             for i, p in enumerate(pods):
                 if p.uid == pod.uid:
                     del pods[i]
+                    for listener in self.nomination_listeners:
+                        listener(-1, node, p)
                     break
             if not pods:
                 del self._nominated[node]
@@ -606,6 +609,8 @@ class PriorityQueue:
                 return
         self._nominated_node[pod.uid] = node
         self._nominated.setdefault(node, []).append(pod)
+        for listener in self.nomination_listeners:
+            listener(1, node, pod)
 
     def delete_nominated_pod_if_exists(self, pod) -> None:
         self._nominator_delete(pod)

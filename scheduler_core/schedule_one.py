@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import random
 import time
+from collections import Counter
 
 import numpy as np
 
@@ -43,10 +44,10 @@ def fit_error_message(num_all_nodes: int, node_statuses: dict, pre_filter_msg: s
         msg += f" {pre_filter_msg}."
     else:
         hist = {}
-        for st in node_statuses.values():
+        for st, n in Counter(node_statuses.values()).items():   # nodes share Status objects: count them once each
             if st is not None:
                 for r in st.reasons:
-                    hist[r] = hist.get(r, 0) + 1
+                    hist[r] = hist.get(r, 0) + n
         items = sorted(f"{n} {r}" for r, n in hist.items())
         if items:
             msg += " " + ", ".join(items) + "."
@@ -70,6 +71,7 @@ class SchedulerContext:
         # () -> names of the nodes that have nominated pods; without it (when nominated_pods_for_node is
         # set) the Filter search stays on the per-node path.
         self.nominated_node_names = nominated_node_names
+        self.nominated_sums = None   # the nominator's NominatedSums, when it keeps them
         self.trace_all_filters = trace_all_filters
         # NumPy batch paths (NodeTable) for Filter in kube mode and for Score; False: per node only.
         self.batch = batch
@@ -286,7 +288,8 @@ def _pass_filters_batch(fwk, ctx, state, pod, nodes, tr, snapshot, start, num_to
     all_nodes = snapshot.node_infos
     rows_all = None if nodes is all_nodes else np.fromiter((ni.index for ni in nodes), np.int64, len(nodes))
     special = _nominated_rows(ctx, state, pod, table)
-    sums = nominated_requests(state, ctx.nominated_pods_for_node, ctx.nominated_node_names, pod, table) \
+    sums = nominated_requests(state, ctx.nominated_pods_for_node, ctx.nominated_node_names, pod, table,
+                             ctx.nominated_sums) \
         if special is not None else None
     feasible, rejected, visited, err = fwk.run_filter_batch(
         state, pod, nodes, rows_all, start, num_to_find, table, special, ctx.nominated_pods_for_node, sums)
@@ -304,7 +307,7 @@ def _nominated_rows(ctx, state, pod, table):
     nominated = ctx.nominated_pods_for_node
     if nominated is None:
         return None
-    extra = nominated_requests(state, nominated, ctx.nominated_node_names, pod, table)
+    extra = nominated_requests(state, nominated, ctx.nominated_node_names, pod, table, ctx.nominated_sums)
     if extra is None:
         return None
     if extra is not False:
@@ -315,7 +318,8 @@ def _nominated_rows(ctx, state, pod, table):
 
 def _nominated_codes(rf, ctx, state, pod, table, ft, rows):
     """ResourceFilter.nominated_codes on ``rows`` with the nominated pods' sums, or None."""
-    extra = nominated_requests(state, ctx.nominated_pods_for_node, ctx.nominated_node_names, pod, table)
+    extra = nominated_requests(state, ctx.nominated_pods_for_node, ctx.nominated_node_names, pod, table,
+                             ctx.nominated_sums)
     if not extra:
         return None
     return rf.nominated_codes(ft, table, rows, *extra)

@@ -23,6 +23,7 @@ from .framework.cycle_state import CycleState
 from .framework.handle import Handle
 from .framework.interface import (FilterPlugin, PermitPlugin, Plugin, PreEnqueuePlugin, PreFilterPlugin,
                                   ReservePlugin)
+from .framework.resource_filter import NominatedSums
 from .framework.snapshot import Snapshot
 from .framework.status import Code, Status
 from .framework.waiting_pods import WaitingPod
@@ -206,11 +207,16 @@ class Scheduler:
             pre_enqueue={name: fwk.run_pre_enqueue for name, fwk in self.profiles.items()},
             events={name: enqueue_registrations(fwk, bool(self.extenders)) for name, fwk in self.profiles.items()},
             pod_lister=cluster.get_pod, namespace_labels=lambda: cluster.objects.namespace_labels)
+        sums = NominatedSums(self.queue.nominated_pods_for_node, self.queue.nominated_node_names,
+                             self.queue.nominated_node_of)
+        self.queue.nomination_listeners.append(sums.changed)
         self.ctx.nominated_pods_for_node = self.queue.nominated_pods_for_node
         self.ctx.nominated_node_names = self.queue.nominated_node_names
+        self.ctx.nominated_sums = sums
         for h in handles:
             h.nominated_pods_for_node = self.queue.nominated_pods_for_node
             h.nominated_node_names = self.queue.nominated_node_names
+            h.nominated_sums = sums
         self._fit = Fit(None)
         self._ready = deque()      # binding cycles whose Permit wait ended: (attempt, status)
         self._cycle_deleted = None  # pods deleted while a scheduling cycle runs (preemption victims)

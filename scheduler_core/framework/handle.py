@@ -16,6 +16,7 @@ class Handle:
         self.client = client
         self.nominated_pods_for_node = nominated_pods_for_node
         self.nominated_node_names = None   # () -> the names of the nodes with nominated pods, when known
+        self.nominated_sums = None   # the nominator's NominatedSums, when it keeps them
         self.parallelism = parallelism
         self.framework = None
         self.extenders = []

@@ -18,24 +18,57 @@ from .resource_filter import RESOURCES, nominated_requests
 
 
 class LowPriorityPods:
-    """Per node, its pods of a priority below a preemptor's in the order select_victims_on_node reprieves
-    them (``sort_slice`` with ``more_important``, from the node's pod order) and their cpu, memory and
-    ephemeral-storage requests; kept while the node's pods (its generation) and the priority stay the same."""
+    """Per NodeTable row, the node's pods of a priority below a preemptor's in the order select_victims_on_node
+    reprieves them (``sort_slice`` with ``more_important``, from the node's pod order), as columns (``_Rows``):
+    kept for a few tables and priorities, a row re-read when its node's pods changed (its generation)."""
+
+    KEPT = 4
 
     def __init__(self, more_important):
         self.more_important = more_important
-        self._by_node = {}   # node name -> (generation, priority, (pods, requests))
+        self._kept = {}   # priority -> _Rows
 
-    def get(self, node_info, priority: int) -> tuple:
-        hit = self._by_node.get(node_info.name)
-        if hit is not None and hit[0] == node_info.generation and hit[1] == priority:
-            return hit[2]
-        pods = [p for p in node_info.pods if p.priority < priority]
-        sort_slice(pods, self.more_important)
-        requests = [tuple(p.requests.get(r, 0) for r in RESOURCES) for p in pods]
-        entry = (pods, requests)
-        self._by_node[node_info.name] = (node_info.generation, priority, entry)
-        return entry
+    def rows(self, nodes, rows, table, priority: int) -> "_Rows":
+        """The columns, up to date on ``rows`` (the table rows of ``nodes``)."""
+        kept = self._kept.get(priority)
+        if kept is None or kept.table is not table:
+            if len(self._kept) >= self.KEPT:
+                del self._kept[next(iter(self._kept))]
+            kept = self._kept[priority] = _Rows(table, priority)
+        generations = np.fromiter((ni.generation for ni in nodes), np.int64, len(nodes))
+        for i in np.flatnonzero(kept.generation[rows] != generations).tolist():
+            kept.read(nodes[i], int(rows[i]), self.more_important)
+        return kept
+
+
+class _Rows:
+    """A table's nodes' lower-priority pods: per row the pods (sorted), their count, their summed requests of
+    RESOURCES and each one's (rows x positions x RESOURCES, zero beyond the count), and the generation read."""
+
+    def __init__(self, table, priority: int):
+        self.table, self.priority = table, priority
+        n = table.n
+        self.pods = [()] * n
+        self.generation = np.full(n, -1, np.int64)
+        self.counts = np.zeros(n, np.int64)
+        self.low = np.zeros((n, len(RESOURCES)), np.int64)
+        self.requests = np.zeros((n, 4, len(RESOURCES)), np.int64)
+
+    def read(self, node_info, row: int, more_important) -> None:
+        pods = [p for p in node_info.pods if p.priority < self.priority]
+        sort_slice(pods, more_important)
+        k = len(pods)
+        if k > self.requests.shape[1]:
+            grown = np.zeros((self.table.n, max(k, 2 * self.requests.shape[1]), len(RESOURCES)), np.int64)
+            grown[:, :self.requests.shape[1]] = self.requests
+            self.requests = grown
+        self.requests[row] = 0
+        if k:
+            self.requests[row, :k] = [[p.requests.get(r, 0) for r in RESOURCES] for p in pods]
+        self.low[row] = self.requests[row].sum(axis=0)
+        self.pods[row] = pods
+        self.counts[row] = k
+        self.generation[row] = node_info.generation
 
 
 class _Fit:
@@ -78,7 +111,8 @@ def batch_candidates(handle, state, pod, potential, pdbs, offset: int, num_candi
     table = handle.snapshot.table()
     if not table.exact:
         return None
-    extra = nominated_requests(state, handle.nominated_pods_for_node, handle.nominated_node_names, pod, table)
+    extra = nominated_requests(state, handle.nominated_pods_for_node, handle.nominated_node_names, pod, table,
+                               handle.nominated_sums)
     if extra is False:
         return None
     fit = _Fit(resources[0], state, table, *(extra or (None, None)))
@@ -104,8 +138,8 @@ def _window(nodes, state, pod, prio, table, node_only, fit, low_pods):
     """The candidates among ``nodes`` in their order, as (name, victims); None: cannot tell."""
     w = len(nodes)
     rows = np.fromiter((ni.index for ni in nodes), np.int64, w)
-    entries = [low_pods.get(ni, prio) for ni in nodes]
-    counts = np.fromiter((len(e[0]) for e in entries), np.int64, w)
+    low_rows = low_pods.rows(nodes, rows, table, prio)
+    counts = low_rows.counts[rows]
     ok = counts > 0
     for pl in node_only:
         failing = pl.filter_batch(state, pod, table, rows)
@@ -113,16 +147,8 @@ def _window(nodes, state, pod, prio, table, node_only, fit, low_pods):
             return None
         ok &= ~failing
     k_max = int(counts.max()) if w else 0
-    requests = np.zeros((w, k_max, len(RESOURCES)), np.int64)
-    low = np.zeros((w, len(RESOURCES)), np.int64)   # each node's lower-priority pods' summed requests
-    flat = [r for e in entries for r in e[1]]
-    if flat:
-        flat = np.array(flat, np.int64)
-        ends = np.cumsum(counts)
-        which = np.repeat(np.arange(w), counts)
-        requests[which, np.arange(len(flat)) - np.repeat(ends - counts, counts)] = flat
-        running = np.concatenate((np.zeros((1, len(RESOURCES)), np.int64), np.cumsum(flat, axis=0)))
-        low = running[ends] - running[ends - counts]
+    requests = low_rows.requests[rows, :k_max]
+    low = low_rows.low[rows]   # each node's lower-priority pods' summed requests
     used = np.stack([table.req_cpu[rows], table.req_memory[rows], table.req_ephemeral[rows]], axis=1) - low
     num_pods = table.pod_count[rows] - counts
     sub = np.flatnonzero(ok)
@@ -145,8 +171,9 @@ def _window(nodes, state, pod, prio, table, node_only, fit, low_pods):
         pods_s = pods_s + keep
         victim[:, k] = valid & ~fits
     found = []
+    all_pods = low_rows.pods
     for i, marks in zip(sub.tolist(), victim.tolist()):
-        pods = entries[i][0]
+        pods = all_pods[rows[i]]
         victims = [p for p, is_victim in zip(pods, marks) if is_victim]
         if not victims:
             return None

@@ -20,16 +20,20 @@ def nominated_pods_to_add(pod, node_name: str, nominated_pods_for_node) -> list:
     return [p for p in nominated_pods_for_node(node_name) if p.priority >= prio and p.uid != uid]
 
 
-def nominated_requests(state, nominated, names, pod, table):
+def nominated_requests(state, nominated, names, pod, table, sums=None):
     """Per NodeTable row, the summed cpu, memory and ephemeral-storage requests (an array of rows x RESOURCES)
     and the number of the nominated pods RunFilterPluginsWithNominatedPods adds for ``pod``; None when there are
     none, False when that cannot be told (``names``, the nominated nodes' names, not given; huge values).
-    ``nominated``: the nominator's pods of a node, ``names``: () -> the names of the nodes with nominated pods.
-    Made once per cycle (kept in ``state``: the nominations do not change during a cycle's Filter and PostFilter)."""
+    ``nominated``: the nominator's pods of a node, ``names``: () -> the names of the nodes with nominated pods,
+    ``sums``: the nominator's NominatedSums when it keeps them (then neither is walked). Made once per cycle
+    (kept in ``state``: the nominations do not change during a cycle's Filter and PostFilter)."""
     kept = state.get(NOMINATED_REQUESTS_KEY)
     if kept is not None and kept[0] is table:
         return kept[1]
-    found = _nominated_requests(nominated, names, pod, table)
+    if sums is not None:
+        found = sums.for_pod(table, pod)
+    else:
+        found = _nominated_requests(nominated, names, pod, table)
     state.write(NOMINATED_REQUESTS_KEY, (table, found))
     return found
 
@@ -51,8 +55,7 @@ def _nominated_requests(nominated, names, pod, table):
                 if row < 0:   # a node that is gone
                     break
             rows.append(row)
-            get = p.requests.get
-            values.append((get("cpu", 0), get("memory", 0), get("ephemeral-storage", 0)))
+            values.append(_summed(p))
     if not rows:
         return None
     if max(max(v) for v in values) >= EXACT_LIMIT:
@@ -61,6 +64,90 @@ def _nominated_requests(nominated, names, pod, table):
     np.add.at(extra, rows, np.array(values, np.int64))
     np.add.at(extra_pods, rows, 1)
     return extra, extra_pods
+
+
+def _summed(pod) -> tuple:
+    """A pod's requests of RESOURCES."""
+    get = pod.requests.get
+    return get("cpu", 0), get("memory", 0), get("ephemeral-storage", 0)
+
+
+class NominatedSums:
+    """The nominated pods' summed requests per NodeTable row, for each preemptor priority asked about: those of
+    the pods of that priority or higher. They follow the nominator's changes (``changed``, one row updated per
+    change) instead of being summed over every nominated node at each cycle, which preemption makes a walk of
+    hundreds of nodes per cycle. ``for_pod`` gives ``nominated_requests``' answer."""
+
+    KEPT_PRIORITIES = 8
+
+    def __init__(self, nominated_pods_for_node, nominated_node_names, nominated_node_of):
+        self._pods, self._names, self._node_of = nominated_pods_for_node, nominated_node_names, nominated_node_of
+        self._by_priority = {}   # priority -> [table, requests (rows x RESOURCES), pods per row, huge pods]
+
+    def changed(self, sign: int, node_name: str, pod) -> None:
+        """A nomination of ``pod`` to ``node_name`` added (sign 1) or removed (-1): the nominator's listener."""
+        if not self._by_priority:
+            return
+        values = _summed(pod)
+        huge = max(values) >= EXACT_LIMIT
+        for prio, kept in self._by_priority.items():
+            if pod.priority < prio:
+                continue
+            row = kept[0].row_of(node_name)
+            if row < 0:
+                continue
+            if huge:
+                kept[3] += sign
+                continue
+            kept[1][row] += values if sign > 0 else tuple(-v for v in values)
+            kept[2][row] += sign
+
+    def for_pod(self, table, pod):
+        """As ``nominated_requests``: (requests, pods) per row for ``pod`` (its own nomination left out), None
+        when no nominated pod is added for it, False when a huge value keeps the sums from being exact."""
+        kept = self._by_priority.get(pod.priority)
+        if kept is None or kept[0] is not table:
+            kept = self._build(table, pod.priority)
+        extra, extra_pods, huge = kept[1].copy(), kept[2].copy(), kept[3]
+        node = self._node_of(pod)
+        if node is not None:
+            row = table.row_of(node)
+            own = next((p for p in self._pods(node) if p.uid == pod.uid), None)
+            if row >= 0 and own is not None and own.priority >= pod.priority:
+                values = _summed(own)
+                if max(values) >= EXACT_LIMIT:
+                    huge -= 1
+                else:
+                    extra[row] -= values
+                    extra_pods[row] -= 1
+        if huge:
+            return False
+        if not extra_pods.any():
+            return None
+        return extra, extra_pods
+
+    def _build(self, table, prio: int) -> list:
+        rows, values, huge = [], [], 0
+        for name in list(self._names()):
+            row = table.row_of(name)
+            if row < 0:
+                continue
+            for p in self._pods(name):
+                if p.priority >= prio:
+                    v = _summed(p)
+                    if max(v) >= EXACT_LIMIT:
+                        huge += 1
+                    else:
+                        rows.append(row)
+                        values.append(v)
+        extra, extra_pods = np.zeros((table.n, len(RESOURCES)), np.int64), np.zeros(table.n, np.int64)
+        if rows:
+            np.add.at(extra, rows, np.array(values, np.int64))
+            np.add.at(extra_pods, rows, 1)
+        if len(self._by_priority) >= self.KEPT_PRIORITIES:
+            del self._by_priority[next(iter(self._by_priority))]
+        kept = self._by_priority[prio] = [table, extra, extra_pods, huge]
+        return kept
 
 
 def add_requests(total: dict, requests: dict) -> None:
