@@ -12,15 +12,21 @@ from collections.abc import MutableMapping, Sequence
 
 class LazyDict(MutableMapping):
     """A dict made by ``build()`` on first use. ``size``, when given, answers ``len`` and ``distinct``
-    (every value, each once) answers ``distinct_values`` without building it."""
+    (every value, each once) answers ``distinct_values`` without building it. ``source``: what ``build`` reads
+    (``unbuilt_source`` gives it while the dict is not built, for readers that can use it as it is)."""
 
-    __slots__ = ("_build", "_data", "_size", "_distinct")
+    __slots__ = ("_build", "_data", "_size", "_distinct", "_source")
 
-    def __init__(self, build, size: int | None = None, distinct=None):
+    def __init__(self, build, size: int | None = None, distinct=None, source=None):
         self._build = build
         self._data = None
         self._size = size
         self._distinct = distinct
+        self._source = source
+
+    def unbuilt_source(self):
+        """``source`` while the dict is not built (then it holds exactly what ``source`` gives), else None."""
+        return self._source if self._data is None else None
 
     def distinct_values(self):
         """The values, each at least once (all of them once built or without ``distinct``)."""

@@ -44,7 +44,12 @@ def fit_error_message(num_all_nodes: int, node_statuses: dict, pre_filter_msg: s
         msg += f" {pre_filter_msg}."
     else:
         hist = {}
-        for st, n in Counter(node_statuses.values()).items():   # nodes share Status objects: count them once each
+        rejections = node_statuses.unbuilt_source() if isinstance(node_statuses, LazyDict) else None
+        if rejections is not None:
+            counted = [(rejections.statuses[g], n) for g, n in rejections.counts()]
+        else:   # nodes share Status objects: count them once each
+            counted = Counter(node_statuses.values()).items()
+        for st, n in counted:
             if st is not None:
                 for r in st.reasons:
                     hist[r] = hist.get(r, 0) + n
@@ -337,11 +342,11 @@ def _set_search_trace(tr, names, start, visited, rejected):
     if tr.node_statuses:
         tr.node_statuses.update(rejected.as_dict())
     else:
-        tr.node_statuses = LazyDict(rejected.as_dict, len(rejected), rejected.distinct())
+        tr.node_statuses = LazyDict(rejected.as_dict, len(rejected), rejected.distinct(), source=rejected)
     if tr.kube_stopped_at:
         tr.kube_stopped_at.update(rejected.stopped_at())
     else:
-        tr.kube_stopped_at = LazyDict(rejected.stopped_at)
+        tr.kube_stopped_at = LazyDict(rejected.stopped_at, source=rejected)
 
 
 def _pass_filters_table(fwk, ctx, state, pod, nodes, tr, snapshot, start, num_to_find):
@@ -385,7 +390,7 @@ def _pass_filters_table(fwk, ctx, state, pod, nodes, tr, snapshot, start, num_to
     rej = np.flatnonzero(result[:cut] != 0)
     ft.search = (searched, start, cut + 1 if cut < n else n)
     _set_search_trace(tr, names, start, ft.search[2],
-                      Rejections(nodes, [idx[rej]], [result[rej] - 1], ft.statuses))
+                      Rejections(nodes, [idx[rej]], [result[rej] - 1], ft.statuses, rows=rows[rej]))
     kept = pass_pos[:num_to_find]
     ft.feasible_rows = rows[kept]
     return [nodes[i] for i in idx[kept].tolist()]

@@ -39,6 +39,12 @@ def _unshared(value):
     return data if data is not None else build()
 
 
+def _rejections(value):
+    """The Rejections (with NodeTable rows) behind a trace's LazyDict that is not built, else None."""
+    source = value.unbuilt_source() if isinstance(value, LazyDict) else None
+    return source if source is not None and getattr(source, "rows", None) is not None else None
+
+
 def _ints(values) -> list:
     return values.tolist() if hasattr(values, "tolist") else list(values)
 
@@ -280,25 +286,46 @@ def _columns_matrix(tr, ft, node_list: NodeLists):
     final = np.zeros(n, np.int64)
     fail_plugins, fail_reasons = {}, {}
     success = Code.SUCCESS
-    for name, st in _unshared(tr.node_statuses).items():
+    rejections = _rejections(tr.node_statuses)
+    if rejections is not None:   # the search's arrays, without a dict of every rejected node
+        statuses = rejections.statuses
+        final[rejections.rows] = np.array([0 if st.code == success else intern(st) for st in statuses],
+                                          np.int64)[rejections.groups]
+        counted = [(statuses[g], k) for g, k in rejections.counts()]
+    else:
+        by_name = _unshared(tr.node_statuses)
+        counted = [(st, 1) for st in by_name.values()]
+        for name, st in by_name.items():
+            if st.code != success:
+                final[row_of[name]] = intern(st)
+    for st, k in counted:
         if st.code == success:
             continue
-        final[row_of[name]] = intern(st)
         if st.plugin:
-            fail_plugins[st.plugin] = fail_plugins.get(st.plugin, 0) + 1
+            fail_plugins[st.plugin] = fail_plugins.get(st.plugin, 0) + k
         for r in st.reasons:
-            fail_reasons[r] = fail_reasons.get(r, 0) + 1
+            fail_reasons[r] = fail_reasons.get(r, 0) + k
     feasible_rows = ft.feasible_rows
     if feasible_rows is None or len(feasible_rows) != len(tr.feasible):   # an extender filtered some out
         feasible_rows = np.array([row_of[name] for name in tr.feasible], np.int64)
     stopped = np.full(n, NOT_RUN, np.int64)
     stop_plugins, stop_index = [], {}
-    for name, plugin in _unshared(tr.kube_stopped_at).items():
-        k = stop_index.get(plugin)
-        if k is None:
-            k = stop_index[plugin] = len(stop_plugins)
-            stop_plugins.append(plugin)
-        stopped[row_of[name]] = k
+    rejections = _rejections(tr.kube_stopped_at)
+    if rejections is not None:
+        by_group = np.full(len(rejections.statuses), NOT_RUN, np.int64)
+        for g, _k in rejections.counts():   # the plugins numbered in the order of their first node
+            plugin = rejections.statuses[g].plugin
+            if plugin:
+                by_group[g] = stop_index.setdefault(plugin, len(stop_index))
+        stop_plugins = list(stop_index)
+        stopped[rejections.rows] = by_group[rejections.groups]
+    else:
+        for name, plugin in _unshared(tr.kube_stopped_at).items():
+            k = stop_index.get(plugin)
+            if k is None:
+                k = stop_index[plugin] = len(stop_plugins)
+                stop_plugins.append(plugin)
+            stopped[row_of[name]] = k
     evaluated = ft.evaluated_rows()
     matrix = {"format": COLUMNS, "node_list": key,
               "evaluated": evaluated if isinstance(evaluated, list) else _ranges(evaluated),

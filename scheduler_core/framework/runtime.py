@@ -44,15 +44,17 @@ def _int_array(values):
 
 class Rejections:
     """The rejected nodes of a batch Filter search, in visiting order, without per-node objects:
-    positions in the searched node list and, per node, the index of its Status in ``statuses``."""
+    positions in the searched node list and, per node, the index of its Status in ``statuses``; ``rows``, when
+    given, the nodes' NodeTable rows (trace mode: what the recorder's column form reads)."""
 
-    __slots__ = ("nodes", "positions", "groups", "statuses")
+    __slots__ = ("nodes", "positions", "groups", "statuses", "rows")
 
-    def __init__(self, nodes, positions, groups, statuses):
+    def __init__(self, nodes, positions, groups, statuses, rows=None):
         self.nodes = nodes
         self.positions = np.concatenate(positions) if positions else np.zeros(0, np.int64)
         self.groups = np.concatenate(groups) if groups else np.zeros(0, np.int64)
         self.statuses = statuses
+        self.rows = rows
 
     def __len__(self):
         return len(self.positions)
@@ -73,6 +75,12 @@ class Rejections:
         """The Statuses of these nodes, each once."""
         statuses = self.statuses
         return [statuses[g] for g in np.unique(self.groups).tolist()]
+
+    def counts(self) -> list:
+        """(index in ``statuses``, number of nodes) of each Status, in the order of their first node."""
+        groups, firsts, counts = np.unique(self.groups, return_index=True, return_counts=True)
+        order = np.argsort(firsts, kind="stable")
+        return list(zip(groups[order].tolist(), counts[order].tolist()))
 
     def stopped_at(self) -> dict:
         """{node name: plugin} for the rejected nodes whose Status names a plugin."""
