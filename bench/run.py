@@ -96,7 +96,9 @@ class _BenchDatabase:
         call_command("migrate", verbosity=0)
         cluster = Cluster.objects.create(name=workload)
         self.commits = []  # (highest cycle seq of a committed batch, perf_counter after its commit)
-        self.recorder = Recorder(cluster, max_buffer=1_000_000, observe=False, on_commit=self._committed)
+        # scheduler_core's Scheduler records its cycles only: no binding follows a cycle there
+        self.recorder = Recorder(cluster, max_buffer=1_000_000, observe=False, on_commit=self._committed,
+                                 bindings=False)
 
     def _committed(self, records):
         """on_commit (writer thread): when the batch holding each cycle seq was committed."""

@@ -37,6 +37,7 @@ from .tracecodec import NodeLists, trace_fields
 
 log = logging.getLogger("dashboard.recorder")
 HOLD_FOR_BINDING_SECONDS = 0.5
+HELD_POLL_SECONDS = 0.005   # how often a flush looks again for the binding of a held cycle
 
 CYCLE, EVENT, BIND, DELETE, SNAPSHOT, SHADOW = "cycle", "event", "bind", "delete", "snapshot", "shadow"
 STATUS, OBJECT = "status", "object"
@@ -107,7 +108,7 @@ class Recorder(TraceSink):
 
     def __init__(self, cluster, *, first_seq: int = 1, batch_size: int = 500, max_buffer: int = 100_000,
                  flush_interval: float = 0.25, retry_max: float = 5.0, on_commit=None, observe=True,
-                 fence: str | None = None):
+                 fence: str | None = None, bindings: bool = True):
         self.cluster_id = cluster.id
         self.cluster_name = cluster.name
         self.kubelet = getattr(cluster, "kubelet", True)
@@ -119,6 +120,7 @@ class Recorder(TraceSink):
         self.on_commit = on_commit          # callable(list of committed (kind, payload)) for broadcasts
         self.observe = observe
         self.fence = fence
+        self.bindings = bindings            # a chosen node's binding follows its cycle (held for it, see _run)
         self.deposed = False
         self.fenced = 0                     # records dropped because another loop claimed the cluster
         self.high_water = 0                 # most records waiting at once (e.g. during an outage)
@@ -136,6 +138,7 @@ class Recorder(TraceSink):
         self._wake = threading.Event()
         self._idle = threading.Event()
         self._idle.set()
+        self._flushing = False              # a flush waits: write what is buffered without waiting for more
         self._stop = False
         self._thread = threading.Thread(target=self._run, name=f"recorder-{cluster.name}", daemon=True)
         self._thread.start()
@@ -245,6 +248,8 @@ class Recorder(TraceSink):
 
     def flush(self, timeout: float = 30.0) -> bool:
         """Wait until everything queued so far is written; False on timeout."""
+        with self._lock:
+            self._flushing = True
         self._wake.set()
         return self._idle.wait(timeout)
 
@@ -260,12 +265,17 @@ class Recorder(TraceSink):
     def _run(self):
         delay = 0.0
         batch, states = [], {}
+        held = False   # the last turn put back a cycle that awaits its binding
         try:
             while True:
                 if not batch and not states:
-                    if not self._stop:
-                        self._wake.wait(self.flush_interval)
+                    with self._lock:   # the buffer, not the event: a wake set before the last clear is not lost
+                        flushing = self._flushing
+                        ready = self._stop or len(self._buf) >= self.batch_size or (flushing and not held)
+                    if not ready:
+                        self._wake.wait(HELD_POLL_SECONDS if held and flushing else self.flush_interval)
                     self._wake.clear()
+                    held = False
                     with self._lock:
                         # A batch ends only before a cycle: a cycle and the binding and events that
                         # follow it are committed together or not at all.
@@ -277,10 +287,12 @@ class Recorder(TraceSink):
                             # killed in between leaves neither (its successor schedules the pod once), never
                             # the cycle alone (its successor would schedule the pod again).
                             self._buf.appendleft(batch.pop())
+                            held = True
                         if not self._buf:
                             states, self._states = self._states, {}
                         if not batch and not states:
                             if not self._buf:
+                                self._flushing = False
                                 self._idle.set()
                                 if self._stop:
                                     return
@@ -368,7 +380,7 @@ class Recorder(TraceSink):
     def _awaits_binding(self, record) -> bool:
         """A cycle that chose a node, recorded less than HOLD_FOR_BINDING_SECONDS ago, while the writer runs on."""
         kind, payload, t = record
-        return (kind == CYCLE and not self._stop and bool(payload.trace.chosen)
+        return (kind == CYCLE and self.bindings and not self._stop and bool(payload.trace.chosen)
                 and time.monotonic() - t < HOLD_FOR_BINDING_SECONDS)
 
     def _release(self, batch):
