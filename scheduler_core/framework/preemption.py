@@ -92,8 +92,17 @@ def more_important_pod(a, b) -> bool:
 def earliest_pod_start_time(victims) -> tuple:
     """util.GetEarliestPodStartTime: the earliest start among the highest-priority victims. (The start times
     of pods that have none are read in the victims' order; only their order counts.)"""
-    max_prio = max(p.priority for p in victims)
-    return min(pod_start_time(p) for p in victims if p.priority == max_prio)
+    max_prio = victims[0].priority
+    for p in victims:
+        if p.priority > max_prio:
+            max_prio = p.priority
+    earliest = None
+    for p in victims:
+        if p.priority == max_prio:
+            t = pod_start_time(p)
+            if earliest is None or t < earliest:
+                earliest = t
+    return earliest
 
 
 def filter_pods_with_pdb_violation(pods, pdbs):
