@@ -1,15 +1,16 @@
 """The simulated clusters' Kubernetes API over the one store: creates, scheduling while pods arrive, and a watch.
 
-The real app under daphne (embedded scheduler thread, PostgreSQL: its own database, created if missing), driven
-with the official ``kubernetes`` client, as kubectl and outside schedulers drive it:
+The real app as it runs on PostgreSQL (its own database, created if missing): daphne, Redis (its own db, flushed)
+and a Celery worker that runs the scheduler loop; with ``--embedded``, the loop in daphne's process and no Redis.
+It is driven with the official ``kubernetes`` client, as kubectl and outside schedulers drive it:
 
 1. ``--creates`` pod creates from ``--threads`` threads into a stopped cluster of ``--nodes`` nodes: creates/s
    (each create is stored, with its resourceVersion and change log entry, before it is answered), and the CPU
    milliseconds per create of the server process, of this client and of the machine's PostgreSQL; then
    ``--rest-creates`` pods through the dashboard's REST API from ``--rest-threads`` threads (bare v1.Pod bodies,
    keep-alive connections): creates/s, answers other than 201, CPU per create;
-2. the cluster running (the dashboard's loop in the web process follows the store) while ``--scheduled`` pods are
-   created the same way: pods/s from the first create to the last binding stored;
+2. the cluster running (the dashboard's loop follows the store) while ``--scheduled`` pods are created the same
+   way: pods/s from the first create to the last binding stored;
 3. a watch of one namespace while ``--events`` pods are created there: the lag from each create's answer
    (its commit) to the watch event carrying it, p50 / p99 / max.
 
@@ -135,11 +136,18 @@ def main(argv=None) -> int:
     ap.add_argument("--rest-creates", type=int, default=10000, help="pods created through the REST API (0: none)")
     ap.add_argument("--rest-threads", type=int, default=32)
     ap.add_argument("--database", default="postgres://postgres@127.0.0.1:5432/schedscope_api_bench")
+    ap.add_argument("--redis-url", default="redis://127.0.0.1:6379/13", help="the full stack's Redis db (flushed)")
+    ap.add_argument("--embedded", action="store_true", help="the scheduler loop in daphne's process, no Redis")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     ensure_database(args.database)
-    out = {"nodes": args.nodes, "threads": args.threads}
-    srv = ApiServer(Path(tempfile.mkdtemp(prefix="api-bench-")), args.database, migrate=True)
+    out = {"nodes": args.nodes, "threads": args.threads, "stack": "embedded" if args.embedded else "full"}
+    redis_url = ""
+    if not args.embedded:
+        import redis
+        redis.Redis.from_url(args.redis_url).flushdb()
+        redis_url = args.redis_url
+    srv = ApiServer(Path(tempfile.mkdtemp(prefix="api-bench-")), args.database, migrate=True, redis_url=redis_url)
     try:
         name = f"api-bench-{int(time.time())}"   # a new cluster each run, in the bench's own database
         core = cluster_client(srv, name, args.nodes)

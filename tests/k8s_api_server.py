@@ -40,17 +40,21 @@ class ApiServer:
     """``daphne dashboard.asgi:application`` on a free port of 127.0.0.1, against ``database_url``.
 
     ``watch_window`` and ``bookmark_seconds`` set the API's watch log size and bookmark period (small values
-    make 410 Gone and bookmarks quick to reach in tests).
+    make 410 Gone and bookmarks quick to reach in tests). With ``redis_url``, the full stack: Redis for the
+    channel layer and Celery's broker, and a Celery worker (``--pool=threads``, as compose runs it) that runs
+    the scheduler loops; without it the loops run in daphne's process.
     """
 
     def __init__(self, tmp_dir: Path, database_url: str, watch_window: int = 10000, bookmark_seconds: float = 60,
-                 migrate: bool = False):
+                 migrate: bool = False, redis_url: str = ""):
         self.tmp_dir = Path(tmp_dir)
         self.log_path = self.tmp_dir / "daphne.log"
         env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "DJANGO_SETTINGS_MODULE")}
         env.update(DATABASE_URL=database_url, SCHEDSCOPE_AUTOSTART="0", DJANGO_SETTINGS_MODULE="dashboard.settings",
                    SCHEDSCOPE_K8S_WATCH_WINDOW=str(watch_window), SCHEDSCOPE_K8S_BOOKMARK_SECONDS=str(bookmark_seconds),
                    PYTHONUNBUFFERED="1")
+        if redis_url:
+            env["REDIS_URL"] = redis_url
         if migrate:
             subprocess.run([sys.executable, "manage.py", "migrate", "--noinput", "-v", "0"], cwd=ROOT, env=env,
                            check=True)
@@ -58,8 +62,25 @@ class ApiServer:
         self.token = ""
         self.log = None
         self.port = 0
+        self.worker = self.worker_log = None
+        if redis_url:
+            self._start_worker()
         self.start()
         self.url = f"http://127.0.0.1:{self.port}"
+
+    def _start_worker(self) -> None:
+        path = self.tmp_dir / "worker.log"
+        self.worker_log = open(path, "w")
+        self.worker = subprocess.Popen(
+            [sys.executable, "-m", "celery", "-A", "dashboard", "worker", "--pool=threads", "--concurrency=4", "-l",
+             "info", "--without-gossip", "--without-mingle", "--without-heartbeat", "-n",
+             f"apiserver-{os.getpid()}@%h"], cwd=ROOT, env=self.env, stdout=self.worker_log,
+            stderr=subprocess.STDOUT, start_new_session=True)
+        end = time.monotonic() + 60
+        while "ready." not in path.read_text(errors="replace"):
+            if self.worker.poll() is not None or time.monotonic() > end:
+                raise RuntimeError(f"the Celery worker did not start:\n{path.read_text(errors='replace')}")
+            time.sleep(0.1)
 
     def start(self) -> None:
         """Start daphne (on the port it had before, after ``stop``)."""
@@ -116,14 +137,18 @@ class ApiServer:
         return path
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGTERM)
-            try:
-                self.proc.wait(15)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait(10)
+        """Stop daphne (``start`` starts it again) and the Celery worker, if there is one."""
+        for proc in (self.proc, self.worker):
+            if proc is not None and proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGTERM)
+                try:
+                    proc.wait(15)
+                except subprocess.TimeoutExpired:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                    proc.wait(10)
         self.log.close()
+        if self.worker_log is not None:
+            self.worker_log.close()
 
 
 def node(name: str, cpu: str = "4", memory: str = "16Gi", zone: str = "a", labels=None, taints=None) -> dict:
