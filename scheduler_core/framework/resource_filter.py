@@ -82,7 +82,8 @@ class NominatedSums:
 
     def __init__(self, nominated_pods_for_node, nominated_node_names, nominated_node_of):
         self._pods, self._names, self._node_of = nominated_pods_for_node, nominated_node_names, nominated_node_of
-        self._by_priority = {}   # priority -> [table, requests (rows x RESOURCES), pods per row, huge pods]
+        # priority -> [table, requests (rows x RESOURCES), pods per row, huge pods, pods counted in all]
+        self._by_priority = {}
 
     def changed(self, sign: int, node_name: str, pod) -> None:
         """A nomination of ``pod`` to ``node_name`` added (sign 1) or removed (-1): the nominator's listener."""
@@ -96,6 +97,7 @@ class NominatedSums:
             row = kept[0].row_of(node_name)
             if row < 0:
                 continue
+            kept[4] += sign
             if huge:
                 kept[3] += sign
                 continue
@@ -105,9 +107,13 @@ class NominatedSums:
     def for_pod(self, table, pod):
         """As ``nominated_requests``: (requests, pods) per row for ``pod`` (its own nomination left out), None
         when no nominated pod is added for it, False when a huge value keeps the sums from being exact."""
+        if not self._names():
+            return None   # no nomination at all: nothing to copy or look up
         kept = self._by_priority.get(pod.priority)
         if kept is None or kept[0] is not table:
             kept = self._build(table, pod.priority)
+        if not kept[4]:
+            return None
         extra, extra_pods, huge = kept[1].copy(), kept[2].copy(), kept[3]
         node = self._node_of(pod)
         if node is not None:
@@ -146,7 +152,7 @@ class NominatedSums:
             np.add.at(extra_pods, rows, 1)
         if len(self._by_priority) >= self.KEPT_PRIORITIES:
             del self._by_priority[next(iter(self._by_priority))]
-        kept = self._by_priority[prio] = [table, extra, extra_pods, huge]
+        kept = self._by_priority[prio] = [table, extra, extra_pods, huge, len(rows) + huge]
         return kept
 
 
