@@ -255,6 +255,21 @@ def _insert_pod_rows(rows: list) -> None:
         for r in rows])
 
 
+EVENT_COPY_COLUMNS = ("cluster_id", "time", "type", "reason", "pod_uid", "pod_namespace", "pod_name", "node",
+                      "message", "cycle_seq", "rv", "raw")
+
+
+def insert_events(rows: list) -> None:
+    """Insert SchedulingEvent rows (on PostgreSQL by COPY, their ids left unset): the recorder's events, one or
+    more per cycle."""
+    if connection.vendor != "postgresql":
+        SchedulingEvent.objects.bulk_create(rows)
+        return
+    _copy_rows(SchedulingEvent, EVENT_COPY_COLUMNS, [
+        (e.cluster_id, e.time, e.type, e.reason, e.pod_uid, e.pod_namespace, e.pod_name, e.node, e.message,
+         e.cycle_seq, e.rv, None if e.raw is None else _json_text(e.raw)) for e in rows])
+
+
 class _Writing:
     def __init__(self, cluster_id: int, writer: str):
         self.cluster_id = cluster_id

@@ -437,7 +437,7 @@ class Recorder(TraceSink):
                     ev.rv = w.log("Event", objectstore.ADDED, ev.raw)
                     ev.raw = objectstore.with_rv(ev.raw, ev.rv)
                 if events:
-                    SchedulingEvent.objects.bulk_create(events)
+                    objectstore.insert_events(events)
                 if statuses:
                     update_statuses(w, statuses)
                 for kind, raw in objects:
