@@ -78,9 +78,15 @@ class Rejections:
 
     def counts(self) -> list:
         """(index in ``statuses``, number of nodes) of each Status, in the order of their first node."""
-        groups, firsts, counts = np.unique(self.groups, return_index=True, return_counts=True)
-        order = np.argsort(firsts, kind="stable")
-        return list(zip(groups[order].tolist(), counts[order].tolist()))
+        groups = self.groups
+        counts = np.bincount(groups, minlength=len(self.statuses)) if len(groups) else np.zeros(0, np.int64)
+        present = np.flatnonzero(counts).tolist()
+        if len(present) > 32:   # many statuses: one sort instead of a pass per status
+            present, firsts = np.unique(groups, return_index=True)
+            present = present[np.argsort(firsts, kind="stable")].tolist()
+        elif len(present) > 1:
+            present.sort(key=lambda g: int(np.argmax(groups == g)))
+        return [(g, int(counts[g])) for g in present]
 
     def stopped_at(self) -> dict:
         """{node name: plugin} for the rejected nodes whose Status names a plugin."""
