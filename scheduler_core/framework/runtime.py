@@ -47,7 +47,7 @@ class Rejections:
     positions in the searched node list and, per node, the index of its Status in ``statuses``; ``rows``, when
     given, the nodes' NodeTable rows (trace mode: what the recorder's column form reads)."""
 
-    __slots__ = ("nodes", "positions", "groups", "statuses", "rows")
+    __slots__ = ("nodes", "positions", "groups", "statuses", "rows", "_counts")
 
     def __init__(self, nodes, positions, groups, statuses, rows=None):
         self.nodes = nodes
@@ -55,6 +55,7 @@ class Rejections:
         self.groups = np.concatenate(groups) if groups else np.zeros(0, np.int64)
         self.statuses = statuses
         self.rows = rows
+        self._counts = None
 
     def __len__(self):
         return len(self.positions)
@@ -77,7 +78,13 @@ class Rejections:
         return [statuses[g] for g in np.unique(self.groups).tolist()]
 
     def counts(self) -> list:
-        """(index in ``statuses``, number of nodes) of each Status, in the order of their first node."""
+        """(index in ``statuses``, number of nodes) of each Status, in the order of their first node (counted
+        once: the FitError message and the recorder's encoding both read them)."""
+        if self._counts is None:
+            self._counts = self._count()
+        return self._counts
+
+    def _count(self) -> list:
         groups = self.groups
         counts = np.bincount(groups, minlength=len(self.statuses)) if len(groups) else np.zeros(0, np.int64)
         present = np.flatnonzero(counts).tolist()
