@@ -12,8 +12,9 @@ until it returns None, engine.sync_queue_states once per second, queue_counts ea
 every QUEUE_SNAPSHOT_SECONDS; when it returns None before every measured pod is bound (Preemption: the
 preemptors wait out their 1 s backoff before they bind to their nominated nodes), the loop sleeps until the
 scheduler's next wakeup, as the Runner does, and that wait (``backoff_wait_s``) is left out of the window, as
-upstream's throughput collector leaves out the seconds with no new bound pod (bench/run.py jumps a fake clock). Every cycle records the full trace (every Filter plugin's verdict on every node),
-as the dashboard's loop does. Reported: pods/s, pods/s up to the commit of everything (pods_per_s_to_commit),
+upstream's throughput collector leaves out the seconds with no new bound pod (bench/run.py jumps a fake
+clock). Every cycle records the full trace (every Filter plugin's verdict on every node), as the dashboard's
+loop does. Reported: pods/s, pods/s up to the commit of everything (pods_per_s_to_commit),
 p50/p99 of schedule_one, the recorder's lag (end of the last cycle to the commit of everything), peak RSS, and
 the cycle, bound pod and event rows read back.
 ``--profile FILE`` writes cProfile stats of the timed loop (the scheduling thread) to FILE and of the

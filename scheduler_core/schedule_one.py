@@ -7,13 +7,12 @@ from __future__ import annotations
 
 import random
 import time
-from collections import Counter
 
 import numpy as np
 
 from .framework.cycle_state import CycleState
 from .framework.resource_filter import ResourceFilter, nominated_requests
-from .framework.runtime import PREFILTER_RESULT_MSG, Rejections, nominated_pods_to_add
+from .framework.runtime import PREFILTER_RESULT_MSG, Rejections, nominated_pods_to_add, status_counts
 from .framework.status import Code, Status
 from .lazy import LazyDict, LazyList
 from .trace import CycleTrace
@@ -44,12 +43,7 @@ def fit_error_message(num_all_nodes: int, node_statuses: dict, pre_filter_msg: s
         msg += f" {pre_filter_msg}."
     else:
         hist = {}
-        rejections = node_statuses.unbuilt_source() if isinstance(node_statuses, LazyDict) else None
-        if rejections is not None:
-            counted = [(rejections.statuses[g], n) for g, n in rejections.counts()]
-        else:   # nodes share Status objects: count them once each
-            counted = Counter(node_statuses.values()).items()
-        for st, n in counted:
+        for st, n in status_counts(node_statuses):
             if st is not None:
                 for r in st.reasons:
                     hist[r] = hist.get(r, 0) + n

@@ -18,6 +18,7 @@ from itertools import chain
 
 import numpy as np
 
+from scheduler_core.framework.runtime import status_counts
 from scheduler_core.framework.status import Code
 from scheduler_core.lazy import LazyDict, LazyList
 
@@ -288,13 +289,12 @@ def _columns_matrix(tr, ft, node_list: NodeLists):
     success = Code.SUCCESS
     rejections = _rejections(tr.node_statuses)
     if rejections is not None:   # the search's arrays, without a dict of every rejected node
-        statuses = rejections.statuses
-        final[rejections.rows] = np.array([0 if st.code == success else intern(st) for st in statuses],
+        final[rejections.rows] = np.array([0 if st.code == success else intern(st) for st in rejections.statuses],
                                           np.int64)[rejections.groups]
-        counted = [(statuses[g], k) for g, k in rejections.counts()]
+        counted = status_counts(tr.node_statuses)
     else:
         by_name = _unshared(tr.node_statuses)
-        counted = [(st, 1) for st in by_name.values()]
+        counted = status_counts(by_name)
         for name, st in by_name.items():
             if st.code != success:
                 final[row_of[name]] = intern(st)

@@ -2,9 +2,11 @@
 from __future__ import annotations
 
 import time
+from collections import Counter
 
 import numpy as np
 
+from ..lazy import LazyDict
 from .filter_table import FilterTable, StatusPool, fill_first
 from .interface import MAX_NODE_SCORE, MIN_NODE_SCORE, POINT_INTERFACES
 from .resource_filter import ResourceFilter, nominated_pods_to_add  # noqa: F401 (also imported from here)
@@ -98,6 +100,15 @@ class Rejections:
     def stopped_at(self) -> dict:
         """{node name: plugin} for the rejected nodes whose Status names a plugin."""
         return {name: st.plugin for name, st in zip(self.names(), self.status_list()) if st.plugin}
+
+
+def status_counts(node_statuses) -> list:
+    """(Status, number of nodes) of a trace's node statuses, in the order of their first node: from the search's
+    Rejections while their LazyDict is not built, else counted from the dict (nodes share Status objects)."""
+    rejections = node_statuses.unbuilt_source() if isinstance(node_statuses, LazyDict) else None
+    if rejections is not None:
+        return [(rejections.statuses[g], n) for g, n in rejections.counts()]
+    return list(Counter(node_statuses.values()).items())
 
 
 class Framework:
