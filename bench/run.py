@@ -88,6 +88,7 @@ class _BenchDatabase:
         os.environ.setdefault("DJANGO_SETTINGS_MODULE", "dashboard.settings")
         import django
         django.setup()
+        from django.conf import settings
         from django.core.management import call_command
 
         from dashboard.models import Cluster
@@ -98,7 +99,7 @@ class _BenchDatabase:
         self.commits = []  # (highest cycle seq of a committed batch, perf_counter after its commit)
         # scheduler_core's Scheduler records its cycles only: no binding follows a cycle there
         self.recorder = Recorder(cluster, max_buffer=1_000_000, observe=False, on_commit=self._committed,
-                                 bindings=False)
+                                 bindings=False, fork_cycles=settings.SCHEDSCOPE["RECORDER_FORK_CYCLES"])
 
     def _committed(self, records):
         """on_commit (writer thread): when the batch holding each cycle seq was committed."""

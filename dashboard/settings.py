@@ -119,7 +119,8 @@ TEMPLATES = [{
 SQLITE_DEFAULT = f"sqlite:///{BASE_DIR / 'schedscope.sqlite3'}"
 DATABASES = {"default": dj_database_url.parse(os.environ.get("DATABASE_URL") or SQLITE_DEFAULT,
                                               conn_max_age=0)}
-if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+_SQLITE = DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3"
+if _SQLITE:
     DATABASES["default"]["ENGINE"] = "dashboard.sqlite"  # the file and its journals private (0600)
     # WAL lets the pages read while the recorder writes; IMMEDIATE avoids upgrade deadlocks.
     DATABASES["default"]["OPTIONS"] = {"init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
@@ -182,9 +183,13 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {"ack_emulation": False}
 # The scheduler loop and the recorder.
 SCHEDSCOPE = {
     "LOCK_TTL_SECONDS": float(os.environ.get("SCHEDSCOPE_LOCK_TTL", "15")),
-    "RECORDER_BATCH_SIZE": int(os.environ.get("SCHEDSCOPE_RECORDER_BATCH", "500")),
+    # records (cycles, bindings, events, ...) per batch: on PostgreSQL a batch is written by a forked child (below),
+    # and fewer, bigger batches cost the scheduling process fewer forks; SQLite keeps its write lock shorter
+    "RECORDER_BATCH_SIZE": int(os.environ.get("SCHEDSCOPE_RECORDER_BATCH", "500" if _SQLITE else "1500")),
     "RECORDER_MAX_BUFFER": int(os.environ.get("SCHEDSCOPE_RECORDER_BUFFER", "100000")),
     "RECORDER_FLUSH_SECONDS": float(os.environ.get("SCHEDSCOPE_RECORDER_FLUSH", "0.25")),
+    # on PostgreSQL, a batch of at least this many cycles is written by a child process (0: always by the thread)
+    "RECORDER_FORK_CYCLES": int(os.environ.get("SCHEDSCOPE_RECORDER_FORK_CYCLES", "32")),
     "RETENTION_DAYS": float(os.environ.get("SCHEDSCOPE_RETENTION_DAYS", "7")),
     "RETENTION_CYCLES": int(os.environ.get("SCHEDSCOPE_RETENTION_CYCLES", "1000000")),
     "BROADCAST_INTERVAL_SECONDS": float(os.environ.get("SCHEDSCOPE_BROADCAST_INTERVAL", "0.5")),

@@ -14,17 +14,29 @@ enter the change log that the Kubernetes API's watches follow. A binding also wr
 reports (``Cluster.kubelet``: phase Running, Ready conditions, hostIP, podIP, startTime). Fencing: with ``fence`` set (the token of the loop's cluster lock), the batch then checks that
 ``Cluster.runner`` is still that token. A loop that lost its lock (it stalled past the TTL and another worker claimed the cluster and rebuilt it from the database) therefore commits
 nothing more: its batch is dropped (``fenced``) and ``deposed`` is set, so no pod is bound twice.
+
+On PostgreSQL a batch of at least ``fork_cycles`` cycles is encoded and written by a child process forked for it
+(``_write_forked``): the child sees the batch's traces as they were at the fork, without copying them, and the
+encoding and the database driver's work then take no time from the scheduling thread's GIL. The child writes
+exactly what the thread would (the same ``_write_here``, in its own connection and transaction) and reports
+how it went (the cycles' summaries for ``on_commit``, or the error) through a pipe. Smaller batches (a loop
+scheduling a few pods a second) are written by the thread, where a fork and a new connection would cost more
+than they save.
 """
 from __future__ import annotations
 
+import gc
 import logging
+import os
+import pickle
+import signal
 import threading
 import time
 from collections import deque
 from datetime import datetime, timezone
 
 import orjson
-from django.db import connection, models, transaction
+from django.db import connection, connections, models, transaction
 from django.db.utils import DatabaseError, IntegrityError, InterfaceError
 
 from scheduler_core.trace import TraceSink
@@ -108,7 +120,7 @@ class Recorder(TraceSink):
 
     def __init__(self, cluster, *, first_seq: int = 1, batch_size: int = 500, max_buffer: int = 100_000,
                  flush_interval: float = 0.25, retry_max: float = 5.0, on_commit=None, observe=True,
-                 fence: str | None = None, bindings: bool = True):
+                 fence: str | None = None, bindings: bool = True, fork_cycles: int = 32):
         self.cluster_id = cluster.id
         self.cluster_name = cluster.name
         self.kubelet = getattr(cluster, "kubelet", True)
@@ -121,6 +133,8 @@ class Recorder(TraceSink):
         self.observe = observe
         self.fence = fence
         self.bindings = bindings            # a chosen node's binding follows its cycle (held for it, see _run)
+        self.fork_cycles = fork_cycles      # batches with this many cycles are written by a child (0: never)
+        self.forked = 0                     # batches written by a child process
         self.deposed = False
         self.fenced = 0                     # records dropped because another loop claimed the cluster
         self.high_water = 0                 # most records waiting at once (e.g. during an outage)
@@ -390,6 +404,42 @@ class Recorder(TraceSink):
         self._inflight = 0
 
     def _write(self, batch, states):
+        ncycles = sum(1 for kind, _p, _t in batch if kind == CYCLE)
+        if self.fork_cycles and ncycles >= self.fork_cycles and connection.vendor == "postgresql":
+            self._write_forked(batch, states)
+        else:
+            self._write_here(batch, states)
+
+    def _write_forked(self, batch, states):
+        """``_write_here`` in a child process forked for this batch; raises what it raised there (Deposed,
+        IntegrityError, DatabaseError, or RuntimeError for anything else and for a child that died)."""
+        read_fd, write_fd = os.pipe()
+        try:
+            pid = os.fork()
+        except OSError as err:   # no memory or process left for a child: the thread writes the batch
+            os.close(read_fd)
+            os.close(write_fd)
+            log.warning("recorder %s: cannot fork a writer (%s); writing in the thread", self.cluster_name, err)
+            return self._write_here(batch, states)
+        if pid == 0:
+            os.close(read_fd)
+            _child_write(self, batch, states, write_fd)   # never returns
+        os.close(write_fd)
+        with os.fdopen(read_fd, "rb") as pipe:
+            report = pipe.read()
+        _pid, status = os.waitpid(pid, 0)
+        if not report:
+            raise RuntimeError(f"the writer process died ({_wait_status(status)})")
+        outcome, detail = pickle.loads(report)
+        if outcome == "ok":
+            for payload, summary in zip((p for kind, p, _t in batch if kind == CYCLE), detail):
+                payload.summary = summary
+            self.forked += 1
+            return
+        raise {"deposed": Deposed, "integrity": IntegrityError, "database": DatabaseError}.get(
+            outcome, RuntimeError)(detail)
+
+    def _write_here(self, batch, states):
         cid = self.cluster_id
         cycles, events, snaps, shadows, deleted = [], [], [], [], []
         bindings = {}   # pod uid -> (node, cycle seq, attempts, bound at): what its bindings leave
@@ -450,6 +500,52 @@ class Recorder(TraceSink):
                     gone.delete()
                 for uid, fields in states.items():
                     Pod.objects.filter(cluster_id=cid, uid=uid, node_name="").update(**fields)
+
+
+def _child_write(recorder: Recorder, batch, states, report_fd: int) -> None:
+    """In a child forked by ``Recorder._write_forked``: write the batch in a connection of its own, report the
+    outcome through ``report_fd`` and exit (``os._exit``: none of the parent's atexit handlers, buffers or
+    sockets is touched)."""
+    code = 1
+    try:
+        # the worker's shutdown signals are for the worker: the child ends its batch (a Ctrl-C in a terminal
+        # reaches the whole process group), and the parent, which waits for it, stops after that
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        gc.disable()   # a collection would touch (and copy) the whole inherited heap
+        for conn in connections.all(initialized_only=True):
+            conn.connection = None   # the parent's session: dropped, never closed (psycopg does not end it here)
+        try:
+            recorder._write_here(batch, states)
+            report = ("ok", [p.summary for kind, p, _t in batch if kind == CYCLE])
+        except Deposed:
+            report = ("deposed", "")
+        except IntegrityError as err:
+            report = ("integrity", _first_line(err))
+        except (DatabaseError, InterfaceError) as err:
+            report = ("database", _first_line(err))
+        except Exception as err:
+            log.exception("recorder %s: the writer process failed on a batch of %d records", recorder.cluster_name,
+                          len(batch))
+            report = ("error", _first_line(err))
+        finally:
+            for conn in connections.all(initialized_only=True):
+                try:
+                    conn.close()
+                except (DatabaseError, InterfaceError):
+                    pass
+        data = pickle.dumps(report)
+        while data:
+            data = data[os.write(report_fd, data):]
+        code = 0
+    finally:
+        os._exit(code)
+
+
+def _wait_status(status: int) -> str:
+    if os.WIFSIGNALED(status):
+        return f"killed by signal {os.WTERMSIG(status)}"
+    return f"exit status {os.waitstatus_to_exitcode(status)}"
 
 
 def store_node_lists(used: dict) -> None:

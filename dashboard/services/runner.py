@@ -121,6 +121,7 @@ class Runner:
         self.recorder = Recorder(cluster, first_seq=next_seq(cluster.id), batch_size=_conf("RECORDER_BATCH_SIZE"),
                                  max_buffer=_conf("RECORDER_MAX_BUFFER"),
                                  flush_interval=_conf("RECORDER_FLUSH_SECONDS"),
+                                 fork_cycles=_conf("RECORDER_FORK_CYCLES"),
                                  on_commit=self.broadcaster.committed, fence=self.lock.token)
         self.cluster = cluster
         try:

@@ -215,6 +215,22 @@ def _rows_matrix(tr):
     return matrix, fail_plugins, fail_reasons
 
 
+class _RowMap:
+    """{name: row} of a node list, built when first read: most cycles never look a node up by name (a forked
+    writer, which starts without the thread's cached maps, would otherwise build one per batch)."""
+
+    __slots__ = ("names", "_rows")
+
+    def __init__(self, names: list):
+        self.names = names
+        self._rows = None
+
+    def __getitem__(self, name: str) -> int:
+        if self._rows is None:
+            self._rows = {n: r for r, n in enumerate(self.names)}
+        return self._rows[name]
+
+
 class NodeLists:
     """The node name lists that column-form matrices refer to, each named by a digest of its names.
 
@@ -232,7 +248,7 @@ class NodeLists:
         hit = self._lists.get(id(names))
         if hit is None or hit[0] is not names:
             key = hashlib.blake2b("\n".join(names).encode(), digest_size=16).hexdigest()
-            hit = (names, key, {name: r for r, name in enumerate(names)}, pack_json(names))
+            hit = (names, key, _RowMap(names), pack_json(names))
             self._lists[id(names)] = hit
             while len(self._lists) > self._keep:
                 self._lists.popitem(last=False)

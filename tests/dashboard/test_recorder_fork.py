@@ -1,0 +1,109 @@
+"""The recorder's forked writer (real PostgreSQL, real fork): a big batch is written by a child process exactly as
+the writer thread writes it, the parent's own session survives every child, and a child that fails or dies
+costs nothing but a retry."""
+from __future__ import annotations
+
+import os
+import signal
+
+import pytest
+
+from dashboard.models import Cluster, SchedulingCycle
+from dashboard.services import recorder as recorder_module
+from dashboard.services.recorder import CYCLE, Recorder
+
+from .test_recorder import traces
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+# a cycle's row but for its timings (each recorder here records traces made for it)
+ROW_FIELDS = ("seq", "pod_uid", "pod_namespace", "pod_name", "profile", "attempt", "result", "node", "message",
+              "num_nodes", "num_feasible", "failing_plugins", "failing_reasons", "matrix", "preemption")
+
+
+def _record(name: str, fork_cycles: int, batch_size: int = 50) -> tuple:
+    """Every trace of ``traces(30)`` recorded for a new cluster; (recorder, committed on_commit records)."""
+    committed = []
+    rec = Recorder(Cluster.objects.create(name=name), batch_size=batch_size, flush_interval=0.05,
+                   fork_cycles=fork_cycles, on_commit=committed.extend)
+    for tr in traces(30):
+        rec.emit(tr)
+    assert rec.flush(30)
+    rec.close()
+    return rec, committed
+
+
+def _rows(name: str) -> list:
+    return list(SchedulingCycle.objects.filter(cluster__name=name).order_by("seq").values_list(*ROW_FIELDS))
+
+
+def test_a_forked_batch_stores_what_the_thread_stores():
+    by_thread, seen_by_thread = _record("by-thread", fork_cycles=0)
+    by_child, seen_by_child = _record("by-child", fork_cycles=1)
+    assert by_thread.forked == 0 and by_child.forked >= 1 and by_child.failures == 0
+    assert len(_rows("by-child")) == len(traces(30)) == 33
+    assert _rows("by-child") == _rows("by-thread")
+    # the summaries the child made reach on_commit in the parent
+    def summaries(records):
+        return [{k: v for k, v in p.items() if k != "durations_ms"} for kind, p in records if kind == CYCLE]
+    assert [s["seq"] for s in summaries(seen_by_child)] == list(range(1, 34))
+    assert summaries(seen_by_child) == summaries(seen_by_thread)
+
+
+def test_the_parents_session_survives_its_children():
+    """Small batches (the thread, on its own session) between big ones (a child each): a child that ended the
+    parent's session would make the next small batch fail."""
+    cluster = Cluster.objects.create(name="alternating")
+    rec = Recorder(cluster, batch_size=1000, flush_interval=0.05, fork_cycles=10)
+    trs = traces(30)
+    for chunk in (trs[:3], trs[3:15], trs[15:17], trs[17:30], trs[30:]):
+        for tr in chunk:
+            rec.emit(tr)
+        assert rec.flush(30)
+    rec.close()
+    assert rec.forked == 2 and rec.failures == 0
+    assert SchedulingCycle.objects.filter(cluster=cluster).count() == len(trs)
+
+
+def test_a_child_that_dies_is_retried(tmp_path, monkeypatch):
+    """The first child is killed before it writes (SIGKILL: no report); the parent retries the batch."""
+    marker = tmp_path / "killed"
+    real = Recorder._write_here
+
+    def dies_first(self, batch, states):
+        if os.getpid() != parent and not marker.exists():
+            marker.touch()
+            os.kill(os.getpid(), signal.SIGKILL)
+        real(self, batch, states)
+    parent = os.getpid()
+    monkeypatch.setattr(Recorder, "_write_here", dies_first)
+    rec, _committed = _record("killed-child", fork_cycles=1)
+    assert marker.exists() and rec.failures == 1 and "killed by signal 9" in rec.last_error
+    assert len(_rows("killed-child")) == 33
+
+
+def test_a_childs_errors_reach_the_parent():
+    """A fence lost (another loop claimed the cluster) is seen in the parent as Deposed: nothing written."""
+    cluster = Cluster.objects.create(name="fenced-child", runner="someone-else")
+    rec = Recorder(cluster, batch_size=50, flush_interval=0.05, fork_cycles=1, fence="mine")
+    for tr in traces(30):
+        rec.emit(tr)
+    rec.flush(30)
+    rec.close()
+    assert rec.deposed and rec.fenced == 33 and rec.forked == 0
+    assert not SchedulingCycle.objects.filter(cluster=cluster).exists()
+
+
+def test_a_bug_in_the_child_is_retried(tmp_path, monkeypatch):
+    marker = tmp_path / "failed"
+    real = recorder_module.insert_cycles
+
+    def fails_first(rows):
+        if not marker.exists():
+            marker.touch()
+            raise RuntimeError("a bug while writing in the child")
+        real(rows)
+    monkeypatch.setattr(recorder_module, "insert_cycles", fails_first)
+    rec, _committed = _record("bug-child", fork_cycles=1)
+    assert rec.failures == 1 and rec.last_error == "a bug while writing in the child"
+    assert len(_rows("bug-child")) == 33
