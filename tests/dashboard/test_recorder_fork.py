@@ -8,8 +8,8 @@ import signal
 
 import pytest
 
-from dashboard.models import Cluster, SchedulingCycle
-from dashboard.services import recorder as recorder_module
+from dashboard.models import Cluster, Node, Pod, SchedulingCycle
+from dashboard.services import objectstore, recorder as recorder_module
 from dashboard.services.recorder import CYCLE, Recorder
 
 from .test_recorder import traces
@@ -107,3 +107,39 @@ def test_a_bug_in_the_child_is_retried(tmp_path, monkeypatch):
     rec, _committed = _record("bug-child", fork_cycles=1)
     assert rec.failures == 1 and rec.last_error == "a bug while writing in the child"
     assert len(_rows("bug-child")) == 33
+
+
+@pytest.mark.parametrize("fork_cycles", [0, 1])
+def test_a_binding_reports_the_nodes_internal_ip_as_the_pods_host_ip(fork_cycles):
+    """The simulated kubelet's status of a bound pod, written by the thread or by a child."""
+    cluster = Cluster.objects.create(name=f"host-ip-{fork_cycles}")
+    Node.objects.bulk_create([
+        Node(cluster=cluster, name="with-ip", raw={"metadata": {"name": "with-ip"}, "status": {"addresses": [
+            {"type": "Hostname", "address": "with-ip"}, {"type": "InternalIP", "address": "192.0.2.7"}]}}),
+        Node(cluster=cluster, name="without", raw={"metadata": {"name": "without"}})])
+    Pod.objects.bulk_create([Pod(cluster=cluster, uid=f"p-{i}", namespace="default", name=f"p-{i}",
+                                 raw={"metadata": {"name": f"p-{i}", "uid": f"p-{i}"}}) for i in range(2)])
+    rec = Recorder(cluster, batch_size=10_000, flush_interval=60, fork_cycles=fork_cycles)
+    seq = rec.record_trace(traces()[0])
+    rec.record_binding("p-0", "with-ip", seq)
+    rec.record_binding("p-1", "without", seq)
+    assert rec.close(20) and rec.failures == 0 and rec.forked == fork_cycles
+    status = {p.uid: p.raw["status"] for p in Pod.objects.filter(cluster=cluster)}
+    assert status["p-0"]["hostIP"] == "192.0.2.7" and status["p-0"]["phase"] == "Running"
+    assert status["p-1"]["hostIP"] == objectstore.node_ip(None, "without")
+
+
+def test_cycles_written_again_are_not_duplicated():
+    """A batch retried after its commit's acknowledgement was lost: the rows already in are skipped, the others
+    inserted (the direct COPY fails on the first duplicate and the batch takes the ON CONFLICT path)."""
+    from django.db import transaction
+
+    from dashboard.services.tracecodec import trace_fields
+    cluster = Cluster.objects.create(name="again")
+    rows = [dict(trace_fields(tr), cluster_id=cluster.id, seq=seq) for seq, tr in enumerate(traces(), 1)]
+    with transaction.atomic():
+        recorder_module.insert_cycles(rows[:5])
+    with transaction.atomic():
+        recorder_module.insert_cycles(rows)
+    assert list(SchedulingCycle.objects.filter(cluster=cluster).order_by("seq").values_list("seq", flat=True)) == \
+        list(range(1, len(rows) + 1))
