@@ -70,23 +70,23 @@ _cycles = itertools.count()
 
 
 def observe_cycle(cluster: str, profile: str, result: str, durations: dict, filter_plugins) -> None:
-    """Count one cycle into the kube metrics: its profile, result, durations (ms per extension point and
-    plugin, as CycleTrace.durations_ms) and the names of the Filter plugins among them. The plugins' durations
+    """Count one cycle into the kube metrics: its profile, result, durations (seconds per extension point and
+    plugin, as CycleTrace.durations) and the names of the Filter plugins among them. The plugins' durations
     are observed in one cycle of every 100 / PLUGIN_METRICS_SAMPLE_PERCENT, as kube samples them (at random,
     there), the extension points' in every cycle."""
     profile = profile or "default-scheduler"
     result = result or "unschedulable"
     _child(SCHEDULE_ATTEMPTS, cluster, result, profile).inc()
-    _child(ATTEMPT_DURATION, cluster, result, profile).observe(durations.get("total", 0.0) / 1000)
+    _child(ATTEMPT_DURATION, cluster, result, profile).observe(durations.get("total", 0.0))
     status = RESULT_STATUS.get(result, "Error")
     plugins = next(_cycles) % (100 // PLUGIN_METRICS_SAMPLE_PERCENT) == 0
-    for key, ms in durations.items():
+    for key, seconds in durations.items():
         if key in POINTS:
-            _child(EXTENSION_POINT_DURATION, cluster, key, status, profile).observe(ms / 1000)
+            _child(EXTENSION_POINT_DURATION, cluster, key, status, profile).observe(seconds)
         elif not plugins:
             continue
         elif key.startswith("PreFilter/"):
-            _child(PLUGIN_DURATION, cluster, key[10:], "PreFilter", "Success").observe(ms / 1000)
+            _child(PLUGIN_DURATION, cluster, key[10:], "PreFilter", "Success").observe(seconds)
         elif key != "total":
             point = "Filter" if key in filter_plugins else "Score"
-            _child(PLUGIN_DURATION, cluster, key, point, "Success").observe(ms / 1000)
+            _child(PLUGIN_DURATION, cluster, key, point, "Success").observe(seconds)

@@ -176,7 +176,7 @@ class Recorder(TraceSink):
             ft = trace.filter_table
             filter_plugins = ft.plugins if ft is not None else next(iter(trace.filter.values()), ())
             metrics.observe_cycle(self.cluster_name, trace.profile, overrides.get("result") or trace.result,
-                                  trace.durations_ms(), filter_plugins)
+                                  trace.durations, filter_plugins)
         return seq
 
     def _claim_seq(self) -> int | None:
