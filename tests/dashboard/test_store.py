@@ -1,6 +1,6 @@
 """The store of simulated clusters (issue 14), in one process: quotas answered as kube-apiserver answers them,
-the migration of existing clusters into the store, and the scheduler loop following what the Kubernetes API
-stores."""
+the migration of existing clusters into the store, the scheduler loop following what the Kubernetes API
+stores, and writers numbering their changes in the order they took the cluster's lock."""
 from __future__ import annotations
 
 import asyncio
@@ -130,3 +130,40 @@ def test_a_write_whose_change_log_cannot_be_stored_fails_and_stores_nothing(smal
             row.save()
     assert not Pod.objects.filter(cluster=cluster, name="collides").exists()
     assert objectstore.current_rv(cluster.pk) == rv
+
+
+@pytest.mark.skipif("connection.vendor != 'postgresql'")
+def test_a_write_that_waited_for_the_lock_numbers_after_the_one_it_waited_for():
+    """rowlock.lock_cluster reads the counter in a statement after the lock's: read with the lock, it would be
+    the counter from before the first write's commit, and the second write would reuse its resourceVersions."""
+    cluster = Cluster.objects.create(name="waited")
+    holding, seen = threading.Event(), {}
+
+    def first():
+        try:
+            with objectstore.writing(cluster.pk) as w:
+                for i in range(3):
+                    w.log("pods", objectstore.ADDED, {"metadata": {"name": f"a{i}", "namespace": "ns"}})
+                seen["first"] = w.rv
+                holding.set()
+                time.sleep(0.5)
+        finally:
+            connection.close()
+
+    def second():
+        try:
+            holding.wait(10)
+            with objectstore.writing(cluster.pk) as w:   # waits for the first's commit
+                seen["second_start"] = w.start_rv
+                seen["second"] = w.log("pods", objectstore.ADDED, {"metadata": {"name": "b", "namespace": "ns"}})
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=first), threading.Thread(target=second)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(20)
+    assert seen["second_start"] == seen["first"] == 3 and seen["second"] == 4
+    assert objectstore.current_rv(cluster.pk) == 4
+    assert sorted(StoreChange.objects.filter(cluster=cluster).values_list("rv", flat=True)) == [1, 2, 3, 4]
