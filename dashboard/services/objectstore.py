@@ -255,6 +255,26 @@ def _insert_pod_rows(rows: list) -> None:
         for r in rows])
 
 
+AUDIT_COLUMNS = ("time", "user_id", "action", "profile_id", "version_id", "cluster_id", "detail")
+
+
+def _insert_audit_rows(entries: list) -> None:
+    """Insert AuditLog entries, their ``time`` set to now: on PostgreSQL in one INSERT of SQL of its own, their ids
+    not read back (Django's compiling of a bulk_create cost a REST pod create more than the statement)."""
+    if connection.vendor != "postgresql":
+        AuditLog.objects.bulk_create(entries)
+        return
+    now = datetime.datetime.now(datetime.timezone.utc)
+    for entry in entries:
+        entry.time = now
+    one = "(" + ", ".join(["%s"] * len(AUDIT_COLUMNS)) + ")"
+    names = ", ".join(f'"{c}"' for c in AUDIT_COLUMNS)
+    with connection.cursor() as cur:
+        cur.execute(f'INSERT INTO "{AuditLog._meta.db_table}" ({names}) VALUES ' + ", ".join([one] * len(entries)),
+                    [value for e in entries for value in (now, e.user_id, e.action, e.profile_id, e.version_id,
+                                                          e.cluster_id, _json_text(e.detail))])
+
+
 EVENT_COPY_COLUMNS = ("cluster_id", "time", "type", "reason", "pod_uid", "pod_namespace", "pod_name", "node",
                       "message", "cycle_seq", "rv", "raw")
 
@@ -537,7 +557,7 @@ def _commit_pod_creates(cluster_id: int, writer: str, batch: list) -> None:
             _insert_pod_rows(rows)
             audits = [entry for item in stored for entry in item.payload[1]]
             if audits:
-                AuditLog.objects.bulk_create(audits)
+                _insert_audit_rows(audits)
     except IntegrityError:
         if len(batch) > 1 and not connection.in_atomic_block:
             for item in batch:

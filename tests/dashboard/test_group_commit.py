@@ -118,6 +118,7 @@ def test_concurrent_rest_creates_are_all_stored_with_their_own_answers():
         connection.close()
 
     svc.add_pod(cluster, pod_manifest("dup"))
+    started = timezone.now()
     for n in range(8):
         threads.append(threading.Thread(target=client, args=(n,)))
     for t in threads:
@@ -134,7 +135,12 @@ def test_concurrent_rest_creates_are_all_stored_with_their_own_answers():
     assert len(rows) == 64 and len(set(rows.values())) == 64
     logged = dict(StoreChange.objects.filter(cluster=cluster).values_list("key", "rv"))
     assert all(logged[f"team/{name}"] == rv for name, rv in rows.items())
-    assert AuditLog.objects.filter(cluster=cluster, action="pod.create", user=user).count() == 63
+    audits = AuditLog.objects.filter(cluster=cluster, action="pod.create", user=user)
+    assert audits.count() == 63
+    uids = dict(Pod.objects.filter(cluster=cluster).values_list("name", "uid"))
+    assert sorted(a.detail["pod"] for a in audits) == sorted(f"team/{n}" for n in uids if n != "dup")
+    assert all(a.detail["uid"] == uids[a.detail["pod"].split("/")[1]] for a in audits)
+    assert all(started <= a.time <= timezone.now() for a in audits)
 
 
 def test_a_deleted_or_expired_rest_token_is_refused():
