@@ -499,8 +499,8 @@ class Recorder(TraceSink):
                     gone = Pod.objects.filter(cluster_id=cid, uid__in=deleted)
                     objectstore.deleted(w, "pods", list(gone.values_list("raw", flat=True)))
                     gone.delete()
-                for uid, fields in states.items():
-                    Pod.objects.filter(cluster_id=cid, uid=uid, node_name="").update(**fields)
+                if states:
+                    update_pod_states(cid, states)
 
 
 def _child_write(recorder: Recorder, batch, states, report_fd: int) -> None:
@@ -620,6 +620,35 @@ def update_bindings(w, bindings: dict, kubelet: bool = True) -> None:
                     "last_cycle = CASE WHEN v.attempts IS NULL THEN p.last_cycle ELSE v.seq END, "
                     "attempts = COALESCE(v.attempts, p.attempts) "
                     "FROM _binding_load AS v WHERE p.cluster_id = %s AND p.uid = v.uid", [Pod.BOUND, cluster_id])
+
+
+STATE_TYPES = {"queue": "text", "attempts": "integer", "reason": "text", "plugins": "text", "last_cycle": "bigint"}
+STATES_PER_UPDATE = 1000
+
+
+def update_pod_states(cluster_id: int, states: dict) -> None:
+    """Store pending pods' queue states (pod uid -> the Pod fields of STATE_TYPES to set; a bound pod keeps its
+    own). PostgreSQL: one UPDATE ... FROM a list of VALUES per set of fields (a Preemption batch holds hundreds
+    of states, and an UPDATE each held the cluster's lock for up to a second); elsewhere one UPDATE per pod."""
+    if connection.vendor != "postgresql":
+        for uid, fields in states.items():
+            Pod.objects.filter(cluster_id=cluster_id, uid=uid, node_name="").update(**fields)
+        return
+    by_fields = {}
+    for uid, fields in states.items():
+        by_fields.setdefault(tuple(sorted(fields)), []).append((uid, fields))
+    with connection.cursor() as cur:
+        for names, items in by_fields.items():
+            sets = ", ".join(f'"{n}" = v."{n}"::{STATE_TYPES[n]}' for n in names)
+            columns = ", ".join(f'"{n}"' for n in ("uid",) + names)
+            row = "(" + ", ".join(["%s"] * (len(names) + 1)) + ")"
+            for start in range(0, len(items), STATES_PER_UPDATE):
+                chunk = items[start:start + STATES_PER_UPDATE]
+                cur.execute(f'UPDATE "{Pod._meta.db_table}" AS p SET {sets} FROM (VALUES '
+                            + ", ".join([row] * len(chunk)) + f") AS v ({columns}) "
+                            "WHERE p.cluster_id = %s AND p.uid = v.uid AND p.node_name = ''",
+                            [value for uid, fields in chunk for value in (uid, *(fields[n] for n in names))]
+                            + [cluster_id])
 
 
 CYCLE_FIELDS = [f for f in SchedulingCycle._meta.concrete_fields if f.column != "id"]

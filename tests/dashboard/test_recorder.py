@@ -286,6 +286,35 @@ def test_deletions_and_bindings_of_the_same_pod_in_one_batch():
     assert list(Pod.objects.filter(cluster=cluster).values_list("uid", "node_name")) == [("p-3", "node-c")]
 
 
+def test_queue_states_of_a_batch_are_stored_and_a_bound_pod_keeps_its_own():
+    """A batch's pod states (some with every field, some with the queue only) land as one UPDATE per set of
+    fields; a pod bound meanwhile keeps what its binding left, and other clusters' pods are not touched."""
+    cluster, other = Cluster.objects.create(name="states"), Cluster.objects.create(name="other-states")
+    _pending_pods(cluster, 5)
+    _pending_pods(other, 2)
+    rec, batches = _one_batch(cluster)
+    seq = rec.record_trace(traces()[0])
+    rec.record_pod_state("p-0", queue=Pod.BACKOFF, attempts=3, reason="0/6 nodes: 'it''s full' 100%",
+                         plugins=",TaintToleration,", last_cycle=seq)
+    rec.record_pod_state("p-1", queue=Pod.ACTIVE)
+    rec.record_pod_state("p-2", queue=Pod.ACTIVE)
+    rec.record_pod_state("p-2", queue=Pod.UNSCHEDULABLE, attempts=4, reason="", plugins="", last_cycle=seq)
+    rec.record_binding("p-3", "node-a", seq, attempts=3)
+    rec.record_pod_state("p-3", queue=Pod.ACTIVE)                # a late queue sync of a pod bound meanwhile
+    rec.record_pod_state("p-ghost", queue=Pod.ACTIVE)            # deleted meanwhile: nothing to update
+    _commit_one_batch(rec, batches)
+    got = {p.uid: (p.queue, p.attempts, p.reason, p.plugins, p.last_cycle, p.node_name)
+           for p in Pod.objects.filter(cluster=cluster)}
+    assert got == {
+        "p-0": (Pod.BACKOFF, 3, "0/6 nodes: 'it''s full' 100%", ",TaintToleration,", seq, ""),
+        "p-1": (Pod.ACTIVE, 2, "0/6 nodes", ",NodeResourcesFit,", 900, ""),
+        "p-2": (Pod.UNSCHEDULABLE, 4, "", "", seq, ""),
+        "p-3": (Pod.BOUND, 3, "", "", seq, "node-a"),
+        "p-4": (Pod.UNSCHEDULABLE, 2, "0/6 nodes", ",NodeResourcesFit,", 900, ""),
+    }
+    assert set(Pod.objects.filter(cluster=other).values_list("queue", "attempts")) == {(Pod.UNSCHEDULABLE, 2)}
+
+
 def test_status_patches_of_a_batch_land_in_one_update():
     """Pending pods' status patches (nominatedNodeName, PodScheduled) are stored with a new resourceVersion each
     and logged; a pod bound in the same batch keeps what its binding left."""
