@@ -241,14 +241,20 @@ def _insert_pods(cluster_id: int, pods: list) -> None:
                       for raw, rv, queue, pod in pods])
 
 
+def _stamp_now(rows: list, field: str) -> datetime.datetime:
+    """Set ``field`` (an auto_now_add column, which Django sets only in its own inserts) of each row to now."""
+    now = datetime.datetime.now(datetime.timezone.utc)
+    for row in rows:
+        setattr(row, field, now)
+    return now
+
+
 def _insert_pod_rows(rows: list) -> None:
     """Insert new Pod rows (their ``created`` set to now; on PostgreSQL, by COPY, their ids left unset)."""
     if connection.vendor != "postgresql":
         Pod.objects.bulk_create(rows)
         return
-    now = datetime.datetime.now(datetime.timezone.utc)
-    for row in rows:
-        row.created = now
+    now = _stamp_now(rows, "created")
     _copy_rows(Pod, POD_COPY_COLUMNS, [
         (r.cluster_id, r.uid, r.namespace, r.name, _json_text(r.labels), r.priority, r.scheduler_name, r.cpu_m,
          r.memory, r.node_name, r.queue, r.attempts, r.reason, r.plugins, _json_text(r.raw), r.rv, now)
@@ -264,9 +270,7 @@ def _insert_audit_rows(entries: list) -> None:
     if connection.vendor != "postgresql":
         AuditLog.objects.bulk_create(entries)
         return
-    now = datetime.datetime.now(datetime.timezone.utc)
-    for entry in entries:
-        entry.time = now
+    now = _stamp_now(entries, "time")
     one = "(" + ", ".join(["%s"] * len(AUDIT_COLUMNS)) + ")"
     names = ", ".join(f'"{c}"' for c in AUDIT_COLUMNS)
     with connection.cursor() as cur:
