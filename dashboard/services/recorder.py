@@ -623,32 +623,28 @@ def update_bindings(w, bindings: dict, kubelet: bool = True) -> None:
 
 
 STATE_TYPES = {"queue": "text", "attempts": "integer", "reason": "text", "plugins": "text", "last_cycle": "bigint"}
-STATES_PER_UPDATE = 1000
 
 
 def update_pod_states(cluster_id: int, states: dict) -> None:
     """Store pending pods' queue states (pod uid -> the Pod fields of STATE_TYPES to set; a bound pod keeps its
-    own). PostgreSQL: one UPDATE ... FROM a list of VALUES per set of fields (a Preemption batch holds hundreds
-    of states, and an UPDATE each held the cluster's lock for up to a second); elsewhere one UPDATE per pod."""
+    own). PostgreSQL: one UPDATE per set of fields, its rows as one JSON document as in ``update_statuses`` (a
+    Preemption batch holds hundreds of states, and an UPDATE each held the cluster's lock for up to a second);
+    elsewhere one UPDATE per pod."""
     if connection.vendor != "postgresql":
         for uid, fields in states.items():
             Pod.objects.filter(cluster_id=cluster_id, uid=uid, node_name="").update(**fields)
         return
     by_fields = {}
     for uid, fields in states.items():
-        by_fields.setdefault(tuple(sorted(fields)), []).append((uid, fields))
+        by_fields.setdefault(tuple(sorted(fields)), []).append(dict(fields, uid=uid))
     with connection.cursor() as cur:
-        for names, items in by_fields.items():
-            sets = ", ".join(f'"{n}" = v."{n}"::{STATE_TYPES[n]}' for n in names)
-            columns = ", ".join(f'"{n}"' for n in ("uid",) + names)
-            row = "(" + ", ".join(["%s"] * (len(names) + 1)) + ")"
-            for start in range(0, len(items), STATES_PER_UPDATE):
-                chunk = items[start:start + STATES_PER_UPDATE]
-                cur.execute(f'UPDATE "{Pod._meta.db_table}" AS p SET {sets} FROM (VALUES '
-                            + ", ".join([row] * len(chunk)) + f") AS v ({columns}) "
-                            "WHERE p.cluster_id = %s AND p.uid = v.uid AND p.node_name = ''",
-                            [value for uid, fields in chunk for value in (uid, *(fields[n] for n in names))]
-                            + [cluster_id])
+        for names, rows in by_fields.items():
+            cur.execute(f'UPDATE "{Pod._meta.db_table}" AS p SET '
+                        + ", ".join(f'"{n}" = v."{n}"' for n in names)
+                        + " FROM jsonb_to_recordset(%s::jsonb) AS v(uid text, "
+                        + ", ".join(f'"{n}" {STATE_TYPES[n]}' for n in names)
+                        + ") WHERE p.cluster_id = %s AND p.uid = v.uid AND p.node_name = ''",
+                        [orjson.dumps(rows).decode(), cluster_id])
 
 
 CYCLE_FIELDS = [f for f in SchedulingCycle._meta.concrete_fields if f.column != "id"]
