@@ -1,4 +1,4 @@
-# One image for the web (daphne) and worker (celery) services of docker-compose.yml.
+# One image for the web (uvicorn) and worker (celery) services of docker-compose.yml.
 FROM python:3.11-slim
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_DISABLE_PIP_VERSION_CHECK=1
 WORKDIR /app

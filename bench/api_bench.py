@@ -1,7 +1,7 @@
 """The simulated clusters' Kubernetes API over the one store: creates, scheduling while pods arrive, and a watch.
 
-The real app as it runs on PostgreSQL (its own database, created if missing): daphne, Redis (its own db, flushed)
-and a Celery worker that runs the scheduler loop; with ``--embedded``, the loop in daphne's process and no Redis.
+The real app as it runs on PostgreSQL (its own database, created if missing): the web process, Redis (its own db, flushed)
+and a Celery worker that runs the scheduler loop; with ``--embedded``, the loop in the web process and no Redis.
 It is driven with the official ``kubernetes`` client, as kubectl and outside schedulers drive it:
 
 1. ``--creates`` pod creates from ``--threads`` threads into a stopped cluster of ``--nodes`` nodes: creates/s
@@ -137,7 +137,7 @@ def main(argv=None) -> int:
     ap.add_argument("--rest-threads", type=int, default=32)
     ap.add_argument("--database", default="postgres://postgres@127.0.0.1:5432/schedscope_api_bench")
     ap.add_argument("--redis-url", default="redis://127.0.0.1:6379/13", help="the full stack's Redis db (flushed)")
-    ap.add_argument("--embedded", action="store_true", help="the scheduler loop in daphne's process, no Redis")
+    ap.add_argument("--embedded", action="store_true", help="the scheduler loop in the web process, no Redis")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     ensure_database(args.database)

@@ -1,5 +1,5 @@
-"""The live path under load: the full stack (daphne, a Celery worker with --pool=threads, PostgreSQL, Redis) with a
-cluster of 500 nodes and 5,000 pending pods being scheduled, watched by many websockets.
+"""The live path under load: the full stack (the web process, a Celery worker with --pool=threads, PostgreSQL,
+Redis) with a cluster of 500 nodes and 5,000 pending pods being scheduled, watched by many websockets.
 
 Phases, each on a freshly loaded scenario: (1) scheduling with no viewers (pods/s); (2) --viewers websockets
 opened evenly within --open-seconds, then scheduling while they all watch (pods/s, broadcast-to-client lag);
@@ -7,7 +7,7 @@ opened evenly within --open-seconds, then scheduling while they all watch (pods/
 closes at once and the Redis group members left are counted; (4) with the cluster running, --burst pods created
 through the REST API from --burst-clients threads (bare v1.Pod bodies, an API token, keep-alive connections):
 seconds until every create was answered (``burst_s``), answers other than 201, and seconds until every one of
-them was bound (``burst_scheduled_s``, from the first create). Errors in daphne's and the worker's logs are
+them was bound (``burst_scheduled_s``, from the first create). Errors in the web process's and the worker's logs are
 counted throughout. Uses its own database (created if missing) and Redis db (flushed). Prints one JSON object
 with --json (otherwise key: value lines). Not a test: the figures depend on the machine's load.
 
@@ -65,14 +65,14 @@ def p99(values: list) -> float:
 
 
 class Stack:
-    """daphne and a Celery worker as subprocesses (their own process groups), logs in a temporary directory."""
+    """The web process and a Celery worker as subprocesses (their own process groups), logs in a temporary directory."""
 
     def __init__(self, env: dict, logdir: Path):
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
-        self.logs = {"daphne": logdir / "daphne.log", "worker": logdir / "worker.log"}
+        self.logs = {"web": logdir / "web.log", "worker": logdir / "worker.log"}
         self.procs = []
-        for name, cmd in (("daphne", [sys.executable, "-m", "dashboard.serve", "-b", "127.0.0.1", "-p",
+        for name, cmd in (("web", [sys.executable, "-m", "dashboard.serve", "-b", "127.0.0.1", "-p",
                                       str(self.port), "dashboard.asgi:application"]),
                           ("worker", [sys.executable, "-m", "celery", "-A", "dashboard", "worker", "--pool=threads",
                                       "--concurrency=4", "-l", "info", "--without-gossip", "--without-mingle",
@@ -87,13 +87,13 @@ class Stack:
         end = time.monotonic() + 120
         while time.monotonic() < end:
             try:
-                daphne_up = urllib.request.urlopen(self.base + "/profiles/login/", timeout=2).status == 200
+                web_up = urllib.request.urlopen(self.base + "/profiles/login/", timeout=2).status == 200
             except OSError:
-                daphne_up = False
-            if daphne_up and "ready." in self.logs["worker"].read_text(errors="replace"):
+                web_up = False
+            if web_up and "ready." in self.logs["worker"].read_text(errors="replace"):
                 return
             time.sleep(0.3)
-        raise SystemExit("the stack did not start: see " + str(self.logs["daphne"].parent))
+        raise SystemExit("the stack did not start: see " + str(self.logs["web"].parent))
 
     def log_errors(self) -> int:
         return sum(1 for path in self.logs.values() for line in path.read_text(errors="replace").splitlines()

@@ -1,4 +1,4 @@
-"""ASGI entry point (daphne dashboard.asgi:application): HTTP (with static files) and websockets."""
+"""ASGI entry point (``python -m dashboard.serve``, uvicorn): HTTP (with static files) and websockets."""
 import os
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "dashboard.settings")

@@ -1,57 +1,52 @@
-"""``python -m dashboard.serve [daphne's arguments]``: daphne, with the API tokens of simulated clusters kept out of
-its access log and its log handlers (kubeconfigs of plain HTTP deployments carry them in the path,
-``/clusters/<name>/k8s/t/<token>/...``; see dashboard.k8sapi.redact), and without Twisted's parse of POSTed
-forms."""
+"""``python -m dashboard.serve [-b HOST] [-p PORT] [app]``: the web process (pages, APIs, websockets), served by
+uvicorn on uvloop with httptools' HTTP parser and the ``websockets`` library, with the API tokens of simulated
+clusters kept out of its access log and its log handlers (kubeconfigs of plain HTTP deployments carry them in the
+path, ``/clusters/<name>/k8s/t/<token>/...``; see dashboard.k8sapi.redact).
+
+Port 0 takes a free port; the line "Uvicorn running on http://HOST:PORT" names it. SIGTERM or Ctrl-C stops
+accepting connections and gives open ones (websockets, watches) ``GRACEFUL_SHUTDOWN_SECONDS`` to end.
+"""
 from __future__ import annotations
 
-import logging
+import argparse
 import os
 
-import daphne.server
-from daphne.cli import CommandLineInterface
-from daphne.http_protocol import HTTPFactory, WebRequest
-from daphne.server import Server
+GRACEFUL_SHUTDOWN_SECONDS = 5
 
-from .k8sapi.redact import RedactClusterTokens, redact_path
-
-
-class BodyRequest(WebRequest):
-    """daphne's request, without Twisted's parse of a POSTed form into ``args``: daphne never reads them (Django
-    parses the body), and Twisted parses every POST's Content-Type header with the ``email`` package to find out,
-    about 0.5 ms of the event loop's time per POST."""
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self._parsePOSTFormSubmission = False   # http.Request's switch for that parse
-
-
-class BodyHTTPFactory(HTTPFactory):
-    def buildProtocol(self, addr):
-        protocol = super().buildProtocol(addr)
-        protocol.requestFactory = BodyRequest
-        return protocol
+# uvicorn's own logging set-up, with every record's message passed through the token filter: the access log's
+# lines are formatted as plain messages, so that the filter sees (and redacts) the request line
+LOG_CONFIG = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "filters": {"redact_cluster_tokens": {"()": "dashboard.k8sapi.redact.RedactClusterTokens"}},
+    "formatters": {"plain": {"format": "%(levelname)s: %(message)s"}},
+    "handlers": {"default": {"class": "logging.StreamHandler", "formatter": "plain", "stream": "ext://sys.stderr",
+                             "filters": ["redact_cluster_tokens"]},
+                 "access": {"class": "logging.StreamHandler", "formatter": "plain", "stream": "ext://sys.stdout",
+                            "filters": ["redact_cluster_tokens"]}},
+    "loggers": {"uvicorn": {"handlers": ["default"], "level": "INFO", "propagate": False},
+                "uvicorn.error": {"level": "INFO"},
+                "uvicorn.access": {"handlers": ["access"], "level": "INFO", "propagate": False}},
+}
 
 
-class RedactingServer(Server):
-    """daphne's Server whose access log entries (and log records) show ``/k8s/t/[redacted]``."""
-
-    def log_action(self, protocol, action, details):
-        if "path" in details:
-            details = dict(details, path=redact_path(details["path"]))
-        super().log_action(protocol, action, details)
-
-    def run(self):
-        for handler in logging.getLogger().handlers:   # set up by the command line (logging.basicConfig)
-            handler.addFilter(RedactClusterTokens())
-        daphne.server.HTTPFactory = BodyHTTPFactory   # what Server.run builds its HTTP factory from
-        super().run()
-
-
-class Command(CommandLineInterface):
-    server_class = RedactingServer
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(prog="python -m dashboard.serve", description=__doc__.splitlines()[0])
+    ap.add_argument("-b", "--bind", default="127.0.0.1", help="the address to listen on")
+    ap.add_argument("-p", "--port", type=int, default=8000, help="the TCP port (0: a free one)")
+    ap.add_argument("--proxy-headers", action="store_true",
+                    help="take the client's address from X-Forwarded-For (behind a proxy that sets it)")
+    ap.add_argument("--no-access-log", action="store_true", help="no line per request")
+    ap.add_argument("app", nargs="?", default="dashboard.asgi:application", help="the ASGI application")
+    args = ap.parse_args(argv)
+    # the requests' threads keep their PostgreSQL connections (dashboard.settings), read when the app is loaded
+    os.environ.setdefault("SCHEDSCOPE_DB_CONN_MAX_AGE", "300")
+    import uvicorn
+    uvicorn.run(args.app, host=args.bind, port=args.port, loop="uvloop", http="httptools", ws="websockets",
+                lifespan="off", proxy_headers=args.proxy_headers, forwarded_allow_ips="*" if args.proxy_headers else None,
+                access_log=not args.no_access_log, log_config=LOG_CONFIG,
+                timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECONDS, server_header=False)
 
 
 if __name__ == "__main__":
-    # the requests' threads keep their PostgreSQL connections (dashboard.settings), read when daphne loads the app
-    os.environ.setdefault("SCHEDSCOPE_DB_CONN_MAX_AGE", "300")
-    Command.entrypoint()
+    main()

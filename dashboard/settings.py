@@ -49,7 +49,6 @@ ALLOWED_HOSTS = [h.strip() for h in os.environ.get("ALLOWED_HOSTS", "127.0.0.1,l
 CSRF_TRUSTED_ORIGINS = [o.strip() for o in os.environ.get("CSRF_TRUSTED_ORIGINS", "").split(",") if o.strip()]
 
 INSTALLED_APPS = [
-    "daphne",
     "django.contrib.admin",
     "django.contrib.auth",
     "django.contrib.contenttypes",
@@ -257,7 +256,5 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "loggers": {"dashboard": {"handlers": ["console"], "level": os.environ.get("SCHEDSCOPE_LOG_LEVEL", "INFO")},
                 # request paths of the simulated clusters' API may carry a token (plain HTTP kubeconfigs)
-                "django.request": {"filters": ["redact_cluster_tokens"]},
-                # `manage.py runserver` (daphne's) writes its access log here
-                "django.channels.server": {"filters": ["redact_cluster_tokens"]}},
+                "django.request": {"filters": ["redact_cluster_tokens"]}},
 }

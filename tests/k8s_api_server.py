@@ -1,5 +1,6 @@
-"""The Django app under daphne in a subprocess, for tests that drive its Kubernetes-compatible API with the
-official ``kubernetes`` client and kubectl. Clusters are created through the dashboard's REST API."""
+"""The Django app's web process (``python -m dashboard.serve``) in a subprocess, for tests that drive its
+Kubernetes-compatible API with the official ``kubernetes`` client and kubectl. Clusters are created through the
+dashboard's REST API."""
 from __future__ import annotations
 
 import json
@@ -37,18 +38,18 @@ def _http(method: str, url: str, body=None, timeout: float = 30.0, token: str = 
 
 
 class ApiServer:
-    """``daphne dashboard.asgi:application`` on a free port of 127.0.0.1, against ``database_url``.
+    """``python -m dashboard.serve`` on a free port of 127.0.0.1, against ``database_url``.
 
     ``watch_window`` and ``bookmark_seconds`` set the API's watch log size and bookmark period (small values
     make 410 Gone and bookmarks quick to reach in tests). With ``redis_url``, the full stack: Redis for the
     channel layer and Celery's broker, and a Celery worker (``--pool=threads``, as compose runs it) that runs
-    the scheduler loops; without it the loops run in daphne's process.
+    the scheduler loops; without it the loops run in the web process.
     """
 
     def __init__(self, tmp_dir: Path, database_url: str, watch_window: int = 10000, bookmark_seconds: float = 60,
                  migrate: bool = False, redis_url: str = ""):
         self.tmp_dir = Path(tmp_dir)
-        self.log_path = self.tmp_dir / "daphne.log"
+        self.log_path = self.tmp_dir / "web.log"
         env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "DJANGO_SETTINGS_MODULE")}
         env.update(DATABASE_URL=database_url, SCHEDSCOPE_AUTOSTART="0", DJANGO_SETTINGS_MODULE="dashboard.settings",
                    SCHEDSCOPE_K8S_WATCH_WINDOW=str(watch_window), SCHEDSCOPE_K8S_BOOKMARK_SECONDS=str(bookmark_seconds),
@@ -83,22 +84,22 @@ class ApiServer:
             time.sleep(0.1)
 
     def start(self) -> None:
-        """Start daphne (on the port it had before, after ``stop``)."""
+        """Start the web process (on the port it had before, after ``stop``)."""
         if self.log is not None:
             self.log.close()
         self.log = open(self.log_path, "w")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "dashboard.serve", "-e", f"tcp:port={self.port}:interface=127.0.0.1", "-v", "1",
+            [sys.executable, "-m", "dashboard.serve", "-b", "127.0.0.1", "-p", str(self.port),
              "dashboard.asgi:application"], cwd=ROOT, env=self.env, stdout=self.log, stderr=subprocess.STDOUT,
             start_new_session=True)
         end = time.monotonic() + 60
         while True:
-            m = re.search(r"Listening on TCP address 127\.0\.0\.1:(\d+)", self.text())
+            m = re.search(r"Uvicorn running on http://127\.0\.0\.1:(\d+)", self.text())
             if m:
                 self.port = int(m.group(1))
                 return
             if self.proc.poll() is not None or time.monotonic() > end:
-                raise RuntimeError(f"daphne did not start:\n{self.text()}")
+                raise RuntimeError(f"the web process did not start:\n{self.text()}")
             time.sleep(0.05)
 
     def text(self) -> str:
@@ -137,7 +138,7 @@ class ApiServer:
         return path
 
     def stop(self) -> None:
-        """Stop daphne (``start`` starts it again) and the Celery worker, if there is one."""
+        """Stop the web process (``start`` starts it again) and the Celery worker, if there is one."""
         for proc in (self.proc, self.worker):
             if proc is not None and proc.poll() is None:
                 os.killpg(proc.pid, signal.SIGTERM)

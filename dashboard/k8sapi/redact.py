@@ -1,6 +1,6 @@
 """Hiding the API tokens of simulated clusters in request paths (``.../k8s/t/<token>/...``, the form kubeconfigs
-take over plain HTTP): a logging filter for Django's request logger and daphne's log handlers, and the function
-dashboard.serve uses on daphne's access log."""
+take over plain HTTP): a logging filter for Django's request logger and the web server's log handlers (its access log
+included, see dashboard.serve)."""
 from __future__ import annotations
 
 import logging

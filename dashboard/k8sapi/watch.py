@@ -200,7 +200,7 @@ class Watcher:
 
     # -- the two ways of serving the stream ----------------------------------------------------------
     async def stream_async(self):
-        """For ASGI servers (daphne): chunked, ends when the client disconnects (the task is cancelled)."""
+        """For ASGI servers (uvicorn): chunked, ends when the client disconnects (the task is cancelled)."""
         self.use_asyncio()
         try:
             yield b""   # the status line and headers go out now, as kube-apiserver sends them before any event

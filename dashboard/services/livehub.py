@@ -66,7 +66,7 @@ def close_db() -> None:
 
 
 def current() -> LiveHub:
-    """The hub of the running event loop (daphne has one; each test's loop gets its own)."""
+    """The hub of the running event loop (the web process has one; each test's loop gets its own)."""
     loop = asyncio.get_running_loop()
     hub = _hubs.get(loop)
     if hub is None:

@@ -1,5 +1,5 @@
 """KubeCluster, leader election and shadow mode against the real Django server's Kubernetes-compatible API
-(daphne in a subprocess, SQLite), through the official ``kubernetes`` client: no mocks."""
+(the web process in a subprocess, SQLite), through the official ``kubernetes`` client: no mocks."""
 from __future__ import annotations
 
 import json
@@ -13,7 +13,7 @@ import time
 import pytest
 
 pytest.importorskip("kubernetes")
-pytest.importorskip("daphne")
+pytest.importorskip("uvicorn")
 
 from kubernetes import client as kclient
 from kubernetes import config as kconfig

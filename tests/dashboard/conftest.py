@@ -65,8 +65,8 @@ def free_port() -> int:
 
 
 @contextmanager
-def daphne(env: dict, log_path):
-    """``daphne dashboard.asgi:application`` on a free port of 127.0.0.1 with ``env`` (its output in
+def web_process(env: dict, log_path):
+    """``python -m dashboard.serve`` (the web process) on a free port of 127.0.0.1 with ``env`` (its output in
     ``log_path``); yields the base URL once the sign-in page answers, and stops it afterwards."""
     port = free_port()
     with open(log_path, "w") as log:
@@ -80,7 +80,7 @@ def daphne(env: dict, log_path):
             except OSError:
                 return False
         try:
-            wait_for(up, 30, 0.2, "daphne")
+            wait_for(up, 30, 0.2, "the web process")
             yield base
         finally:
             proc.terminate()

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import ROOT, daphne
+from .conftest import ROOT, web_process
 
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 ARGS = ["--no-sandbox", "--headless", "--disable-gpu", "--disable-background-networking",
@@ -70,7 +70,7 @@ class Server(str):
 
 @contextmanager
 def embedded_server(tmp_path, *demo_args):
-    """`make run` in miniature: SQLite, in-memory channel layer, the scheduler as a thread of daphne, the demo
+    """`make run` in miniature: SQLite, in-memory channel layer, the scheduler as a thread of the web process, the demo
     cluster loaded by ``manage.py demo *demo_args``; yields the Server, then fails on any CSP violation seen."""
     env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "DATABASE_URL")}
     env.update(DATABASE_URL=f"sqlite:///{tmp_path / 'e2e.sqlite3'}", DJANGO_SETTINGS_MODULE="dashboard.settings",
@@ -80,7 +80,7 @@ def embedded_server(tmp_path, *demo_args):
     subprocess.run(manage + ["demo", *demo_args], cwd=ROOT, env=env, check=True, capture_output=True)
     session, token = subprocess.run(manage + ["shell", "-c", SIGN_IN], cwd=ROOT, env=env, check=True,
                                     capture_output=True, text=True).stdout.split()[-2:]
-    with daphne(env, tmp_path / "daphne.log") as url:
+    with web_process(env, tmp_path / "web.log") as url:
         base = Server(url)
         base.session, base.token, base.violations = session, token, []
         yield base

@@ -1,4 +1,4 @@
-"""The Kubernetes-compatible API of simulated clusters, served by the real Django app (daphne in a subprocess,
+"""The Kubernetes-compatible API of simulated clusters, served by the real Django app (the web process in a subprocess,
 PostgreSQL) and driven by the official ``kubernetes`` client and by kubectl."""
 from __future__ import annotations
 

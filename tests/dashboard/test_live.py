@@ -122,7 +122,7 @@ async def test_two_hundred_sockets_closing_together_raise_nothing_and_leave_no_m
         assert await _still_member_after_leaving(channel, group, broadcast.ACCESS_GROUP) == [False, False]
     assert await _members(group) == 0
     assert [r.getMessage() for r in caplog.records if r.levelno >= logging.INFO and r.name.startswith(
-        ("dashboard", "channels", "daphne", "redis"))] == []
+        ("dashboard", "channels", "uvicorn", "redis"))] == []
 
 
 class FakeSocket:

@@ -1,5 +1,5 @@
 """The dashboard's loop driving a REAL cluster (Cluster.kind = real) through KubeCluster: the "real" cluster is a
-simulated one served by the Django app's Kubernetes-compatible API (daphne in a subprocess, on the test
+simulated one served by the Django app's Kubernetes-compatible API (the web process in a subprocess, on the test
 database), reached with a stored, encrypted kubeconfig document and the official ``kubernetes`` client."""
 from __future__ import annotations
 

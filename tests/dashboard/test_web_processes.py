@@ -1,4 +1,4 @@
-"""Two web processes (daphne) over one PostgreSQL database and one Redis channel layer, with a Celery worker driving
+"""Two web processes (uvicorn) over one PostgreSQL database and one Redis channel layer, with a Celery worker driving
 the cluster: a pod added through the REST API of one process reaches the websocket clients of both, every update
 in the same order and without gaps; each process is one member of the cluster's group; the API and the pages of
 the other process show the pod bound."""
@@ -24,7 +24,7 @@ from dashboard.models import Cluster, Pod
 from dashboard.services import broadcast
 from dashboard.services import clusters as svc
 
-from .conftest import ROOT, daphne, database_url, make_user, session_key, small_scenario, wait_for
+from .conftest import ROOT, web_process, database_url, make_user, session_key, small_scenario, wait_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -83,7 +83,7 @@ def test_two_web_processes_stream_every_update_to_their_clients(worker_factory, 
     env = dict(os.environ, DATABASE_URL=database_url(), REDIS_URL=settings.REDIS_URL,
                DJANGO_SETTINGS_MODULE="dashboard.settings")
     with ExitStack() as stack:
-        first, second = (stack.enter_context(daphne(env, tmp_path / f"daphne{i}.log")) for i in (1, 2))
+        first, second = (stack.enter_context(web_process(env, tmp_path / f"web{i}.log")) for i in (1, 2))
         clients = [LiveClient(base, "twoweb", session) for base in (first, first, second, second)]
         stack.callback(lambda: [c.close() for c in clients])
         assert all(c.messages[0]["kind"] == "hello" and c.messages[0]["queue"]["bound"] == 12 for c in clients)

@@ -1,5 +1,5 @@
 """Redis killed for 30 s mid-run (restarted empty): scheduling goes on, Celery reconnects, and a real browser on
-the cluster's overview page (live.js over daphne and channels_redis) reconnects and resumes without gaps: every
+the cluster's overview page (live.js over the web process and channels_redis) reconnects and resumes without gaps: every
 cycle committed while it watched reached the page, in an update or in the state it refetched on reconnecting."""
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from django.test import Client
 from dashboard.models import Cluster, Pod, SchedulingCycle
 from dashboard.services import clusters as svc
 
-from ..dashboard.conftest import daphne
+from ..dashboard.conftest import web_process
 from ..dashboard.test_browser import ARGS, CHROMIUM
 from .conftest import LOG_ROOT, check_invariants, database_url, scenario, wait_for
 
@@ -52,10 +52,10 @@ PAGE_STATE = """() => ({
 
 @pytest.fixture
 def web(request, workers):
-    """daphne (HTTP and websockets) against the test database and the private Redis; its base URL."""
+    """The web process (HTTP and websockets) against the test database and the private Redis; its base URL."""
     env = dict(os.environ, DATABASE_URL=database_url(), REDIS_URL=settings.REDIS_URL,
                DJANGO_SETTINGS_MODULE="dashboard.settings")
-    with daphne(env, LOG_ROOT / request.node.name / "daphne.log") as base:  # the workers fixture made the directory
+    with web_process(env, LOG_ROOT / request.node.name / "web.log") as base:  # the workers fixture made the directory
         yield base
 
 
@@ -174,7 +174,7 @@ def test_redis_outage(request, workers, web, services):
         wait_for(lambda: page.texts.get("queue.bound") == str(bound()), 30, 0.2, "the final bound count on the page")
     finally:
         page.close()
-        # what the page received, for a look after the run (beside the worker and daphne logs)
+        # what the page received, for a look after the run (beside the worker and web process logs)
         (LOG_ROOT / request.node.name / "page-websocket.json").write_text(json.dumps(page.tap))
     db = {c["seq"]: (f"{c['pod_namespace']}/{c['pod_name']}", c["result"], c["node"])
           for c in cycles.values("seq", "pod_namespace", "pod_name", "result", "node")}
