@@ -1,7 +1,7 @@
 """``python -m dashboard.serve [-b HOST] [-p PORT] [app]``: the web process (pages, APIs, websockets), served by
-uvicorn on uvloop with httptools' HTTP parser and the ``websockets`` library, with the API tokens of simulated
-clusters kept out of its access log and its log handlers (kubeconfigs of plain HTTP deployments carry them in the
-path, ``/clusters/<name>/k8s/t/<token>/...``; see dashboard.k8sapi.redact).
+uvicorn on uvloop with httptools' HTTP parser and the ``websockets`` library's sans-I/O protocol, with the API
+tokens of simulated clusters kept out of its access log and its log handlers (kubeconfigs of plain HTTP deployments
+carry them in the path, ``/clusters/<name>/k8s/t/<token>/...``; see dashboard.k8sapi.redact).
 
 Port 0 takes a free port; the line "Uvicorn running on http://HOST:PORT" names it. SIGTERM or Ctrl-C stops
 accepting connections and gives open ones (websockets, watches) ``GRACEFUL_SHUTDOWN_SECONDS`` to end.
@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import argparse
 import os
+
+import uvicorn
 
 GRACEFUL_SHUTDOWN_SECONDS = 5
 
@@ -36,15 +38,14 @@ def main(argv=None) -> None:
     ap.add_argument("-p", "--port", type=int, default=8000, help="the TCP port (0: a free one)")
     ap.add_argument("--proxy-headers", action="store_true",
                     help="take the client's address from X-Forwarded-For (behind a proxy that sets it)")
-    ap.add_argument("--no-access-log", action="store_true", help="no line per request")
     ap.add_argument("app", nargs="?", default="dashboard.asgi:application", help="the ASGI application")
     args = ap.parse_args(argv)
     # the requests' threads keep their PostgreSQL connections (dashboard.settings), read when the app is loaded
     os.environ.setdefault("SCHEDSCOPE_DB_CONN_MAX_AGE", "300")
-    import uvicorn
-    uvicorn.run(args.app, host=args.bind, port=args.port, loop="uvloop", http="httptools", ws="websockets",
-                lifespan="off", proxy_headers=args.proxy_headers, forwarded_allow_ips="*" if args.proxy_headers else None,
-                access_log=not args.no_access_log, log_config=LOG_CONFIG,
+    uvicorn.run(args.app, host=args.bind, port=args.port, loop="uvloop", http="httptools", ws="websockets-sansio",
+                lifespan="off", proxy_headers=args.proxy_headers,
+                forwarded_allow_ips="*" if args.proxy_headers else None,
+                log_config=LOG_CONFIG,
                 timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECONDS, server_header=False)
 
 
