@@ -157,6 +157,35 @@ def test_pods_cycles_events_filters_and_pagination(api, loaded):
     assert sched[0]["reason"] == "Scheduled" and sched[0]["message"].startswith("Successfully assigned default/web-0 to ")
 
 
+def test_answer_serializers_share_their_fields_and_give_each_row_its_own_values(api, loaded):
+    """PodSerializer binds its fields once per class; the answers of a list, of one pod and of a create still
+    carry each row's own values, as a freshly built DRF ModelSerializer gives them."""
+    from rest_framework import serializers as drf
+
+    from dashboard.api.serializers import NodeSerializer, PodSerializer
+
+    class Fresh(drf.ModelSerializer):
+        plugins = drf.ListField(source="plugin_list", child=drf.CharField(), read_only=True)
+
+        class Meta:
+            model = Pod
+            fields = PodSerializer.Meta.fields
+
+    pods = list(Pod.objects.filter(cluster=loaded).order_by("id"))
+    assert PodSerializer(pods[0]).fields["name"] is PodSerializer(pods[1]).fields["name"]
+    assert [PodSerializer(p).data for p in pods] == [Fresh(p).data for p in pods]
+    assert PodSerializer(pods, many=True).data == Fresh(pods, many=True).data
+    listed = api.get("/api/clusters/small/pods/?page_size=100").json()["results"]
+    assert listed == [dict(Fresh(p).data) for p in pods]
+    assert len({p["uid"] for p in listed}) == len(pods) == 15
+    created = api.post("/api/clusters/small/pods/", {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "late"},
+                                                   "spec": {"containers": [{"name": "c", "image": "x"}]}},
+                       format="json").json()
+    assert created == dict(Fresh(Pod.objects.get(cluster=loaded, name="late")).data)
+    node = Node.objects.filter(cluster=loaded).first()
+    assert NodeSerializer(node).data["name"] == node.name
+
+
 def test_profiles_validate_the_configuration(api):
     bad = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
            "percentageOfNodesToScore": 200}
