@@ -43,10 +43,7 @@ def overview(request, cluster):
         "plugins": queries.blocking_plugins(cluster), "groups": rejections.pending_groups(cluster),
         "nodes": queries.node_usage(cluster, limit=15),
         "events": SchedulingEvent.objects.filter(cluster=cluster).order_by("-time", "-id")[:15],
-        "snapshot_data": [{"t": s.time.isoformat(), "active": s.active, "backoff": s.backoff,
-                           "unschedulable": s.unschedulable, "rate": s.cycles_per_second,
-                           "p50": s.p50_ms, "p99": s.p99_ms}
-                          for s in reversed(cluster.queue_snapshots.order_by("-time")[:120])],
+        "snapshot_data": queries.queue_history(cluster),
     })
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from datetime import timezone as dt_timezone
 
+from django.conf import settings
 from django.core.paginator import Paginator
 from django.db import connection
 from django.utils import timezone
@@ -42,6 +43,24 @@ def latest_cycle_seq(cluster: Cluster | int):
 def live_state(cluster: Cluster) -> dict:
     """What a page and a websocket's hello start from: the cluster's name and state, and its live counts."""
     return {"cluster": cluster.name, "state": cluster.desired_state, **live_counts(cluster)}
+
+
+def queue_history(cluster: Cluster, limit: int = 120) -> list:
+    """The latest ``limit`` queue snapshots, oldest first, for the overview's charts ({t, active, backoff,
+    unschedulable, rate, p50, p99}). The loop takes one every QUEUE_SNAPSHOT_SECONDS while it runs; where two are
+    more than three periods apart (the loop was stopped, paused or down), an entry of nulls between them breaks
+    the charts' lines instead of drawing one across the time nothing was measured."""
+    gap = timedelta(seconds=3 * settings.SCHEDSCOPE["QUEUE_SNAPSHOT_SECONDS"])
+    out, previous = [], None
+    for s in reversed(cluster.queue_snapshots.order_by("-time")[:limit]):
+        if previous is not None and s.time - previous > gap:
+            out.append({"t": (previous + (s.time - previous) / 2).isoformat(), "active": None, "backoff": None,
+                        "unschedulable": None, "rate": None, "p50": None, "p99": None})
+        out.append({"t": s.time.isoformat(), "active": s.active, "backoff": s.backoff,
+                    "unschedulable": s.unschedulable, "rate": s.cycles_per_second, "p50": s.p50_ms,
+                    "p99": s.p99_ms})
+        previous = s.time
+    return out
 
 
 def blocking_plugins(cluster: Cluster, limit: int = 10) -> list:

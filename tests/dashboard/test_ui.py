@@ -84,6 +84,28 @@ def test_pages_carry_the_latest_cycle_for_the_live_stream(loaded, client):
         assert f'data-last-cycle="{last}"' in client.get(path).content.decode()
 
 
+def test_the_queue_chart_breaks_where_the_loop_took_no_snapshot(loaded, client):
+    """Snapshots come every QUEUE_SNAPSHOT_SECONDS (5 s) while the loop runs; across a longer silence (the loop
+    stopped or down) the overview's chart data carry an entry of nulls, so the lines break there."""
+    import json
+    import re
+    from datetime import datetime, timedelta, timezone
+
+    from dashboard.models import QueueSnapshot
+
+    QueueSnapshot.objects.filter(cluster=loaded).delete()
+    start = datetime(2026, 12, 6, 12, 0, tzinfo=timezone.utc)
+    for offset in (0, 5, 10, 15, 920, 925):   # 15 minutes without a snapshot after the fourth
+        QueueSnapshot.objects.create(cluster=loaded, time=start + timedelta(seconds=offset), active=offset,
+                                     unschedulable=1, bound=2, cycles_per_second=1.0, p50_ms=0.5, p99_ms=1.0)
+    body = client.get("/clusters/small/").content.decode()
+    data = json.loads(re.search(r'<script id="snapshot-data" type="application/json">(.*?)</script>', body,
+                                re.DOTALL).group(1))
+    assert [d["active"] for d in data] == [0, 5, 10, 15, None, 920, 925]
+    assert data[4]["t"] == (start + timedelta(seconds=467.5)).isoformat()
+    assert all(data[4][key] is None for key in ("backoff", "unschedulable", "rate", "p50", "p99"))
+
+
 def test_pending_filters_and_events_page(loaded, client):
     r = client.get("/clusters/small/pending/?attempts=1&sort=attempts")
     assert r.status_code == 200 and "too-big" in r.content.decode()
