@@ -48,7 +48,7 @@ def live_state(cluster: Cluster) -> dict:
 def queue_history(cluster: Cluster, limit: int = 120) -> list:
     """The latest ``limit`` queue snapshots, oldest first, for the overview's charts ({t, active, backoff,
     unschedulable, rate, p50, p99}). The loop takes one every QUEUE_SNAPSHOT_SECONDS while it runs; where two are
-    more than three periods apart (the loop was stopped, paused or down), an entry of nulls between them breaks
+    more than three periods apart (the loop was stopped or down), an entry of nulls between them breaks
     the charts' lines instead of drawing one across the time nothing was measured."""
     gap = timedelta(seconds=3 * settings.SCHEDSCOPE["QUEUE_SNAPSHOT_SECONDS"])
     out, previous = [], None
