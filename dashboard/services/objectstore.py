@@ -180,7 +180,7 @@ class Write:
         self.writer = writer
         self.start_rv = self.rv = rv
         self.pods = pods   # the cluster's pod rows when the transaction took the lock
-        self.changes = []
+        self.changes = []   # (rv, kind, type, key, raw) of the changes logged
 
     def next_rv(self) -> int:
         self.rv += 1
@@ -190,17 +190,27 @@ class Write:
         """Append a change (``raw`` carries its resourceVersion, or gets the next one); returns its rv."""
         rv = self.next_rv() if rv is None else rv
         self.rv = max(self.rv, rv)
-        self.changes.append(StoreChange(cluster_id=self.cluster_id, rv=rv, kind=kind, type=type_,
-                                        key=key_of(kind, raw), raw=with_rv(raw, rv), writer=self.writer))
+        self.changes.append((rv, kind, type_, key_of(kind, raw), with_rv(raw, rv)))
         return rv
+
+    def log_loaded(self, kind: str, type_: str, table: str) -> None:
+        """PostgreSQL: log the changes whose objects a temporary ``table`` holds (columns ``rv``, ``key`` and
+        ``raw``, each raw with its resourceVersion, the rvs taken with ``next_rv``), in one INSERT ... SELECT:
+        the objects are not sent to the server a second time."""
+        with connection.cursor() as cur:
+            cur.execute(f'INSERT INTO "{StoreChange._meta.db_table}" ("cluster_id", "rv", "kind", "type", "key", '
+                        f'"raw", "writer") SELECT %s, rv, %s, %s, key, raw, %s FROM {table}',
+                        [self.cluster_id, kind, type_, self.writer])
 
     def _finish(self) -> None:
         if self.changes and connection.vendor == "postgresql":
             _copy_rows(StoreChange, ("cluster_id", "rv", "kind", "type", "key", "raw", "writer"),
-                       [(c.cluster_id, c.rv, c.kind, c.type, c.key, _json_text(c.raw), c.writer)
-                        for c in self.changes])
+                       [(self.cluster_id, rv, kind, type_, key, _json_text(raw), self.writer)
+                        for rv, kind, type_, key, raw in self.changes])
         elif self.changes:
-            StoreChange.objects.bulk_create(self.changes, batch_size=1000)
+            StoreChange.objects.bulk_create([StoreChange(cluster_id=self.cluster_id, rv=rv, kind=kind, type=type_,
+                                                         key=key, raw=raw, writer=self.writer)
+                                             for rv, kind, type_, key, raw in self.changes], batch_size=1000)
         if self.rv != self.start_rv:
             with connection.cursor() as cur:
                 cur.execute(f'INSERT INTO "{StoreCounter._meta.db_table}" ("cluster_id", "resource_version") '
@@ -279,19 +289,34 @@ def _insert_audit_rows(entries: list) -> None:
                                       for e in entries])])
 
 
-EVENT_COPY_COLUMNS = ("cluster_id", "time", "type", "reason", "pod_uid", "pod_namespace", "pod_name", "node",
-                      "message", "cycle_seq", "rv", "raw")
+EVENT_COLUMNS = ("time", "type", "reason", "pod_uid", "pod_namespace", "pod_name", "node", "message", "cycle_seq")
 
 
-def insert_events(rows: list) -> None:
-    """Insert SchedulingEvent rows (on PostgreSQL by COPY, their ids left unset): the recorder's events, one or
-    more per cycle."""
+def insert_events(w, events: list) -> None:
+    """Store the recorder's events, (fields, v1 Event) pairs (``fields``: the EVENT_COLUMNS of a SchedulingEvent),
+    each with the next resourceVersion of the store ``w``, and log their Events. PostgreSQL: COPY into a
+    temporary table, then the events' rows and the change log's from it (each Event is sent once)."""
+    rows = []
+    for fields, raw in events:
+        rv = w.next_rv()
+        rows.append((fields, rv, with_rv(raw, rv)))
     if connection.vendor != "postgresql":
-        SchedulingEvent.objects.bulk_create(rows)
+        for _fields, rv, raw in rows:
+            w.log("Event", ADDED, raw, rv)
+        SchedulingEvent.objects.bulk_create([SchedulingEvent(cluster_id=w.cluster_id, rv=rv, raw=raw, **fields)
+                                             for fields, rv, raw in rows])
         return
-    _copy_rows(SchedulingEvent, EVENT_COPY_COLUMNS, [
-        (e.cluster_id, e.time, e.type, e.reason, e.pod_uid, e.pod_namespace, e.pod_name, e.node, e.message,
-         e.cycle_seq, e.rv, None if e.raw is None else _json_text(e.raw)) for e in rows])
+    columns = ", ".join(EVENT_COLUMNS)
+    with connection.cursor() as cur:
+        cur.execute("CREATE TEMP TABLE IF NOT EXISTS _event_load (time timestamptz, type text, reason text, "
+                    "pod_uid text, pod_namespace text, pod_name text, node text, message text, cycle_seq bigint, "
+                    "rv bigint, key text, raw jsonb) ON COMMIT DELETE ROWS")
+        with cur.cursor.copy(f"COPY _event_load ({columns}, rv, key, raw) FROM STDIN") as copy:
+            for fields, rv, raw in rows:
+                copy.write_row((*(fields[c] for c in EVENT_COLUMNS), rv, key_of("Event", raw), _json_text(raw)))
+        cur.execute(f'INSERT INTO "{SchedulingEvent._meta.db_table}" (cluster_id, {columns}, rv, raw) '
+                    f"SELECT %s, {columns}, rv, raw FROM _event_load", [w.cluster_id])
+    w.log_loaded("Event", ADDED, "_event_load")
 
 
 class _Writing:

@@ -44,7 +44,7 @@ from scheduler_core.trace import TraceSink
 
 from ..fields import PackedJSONField
 from ..packing import PACK_OPTIONS
-from ..models import Node, NodeList, Pod, QueueSnapshot, SchedulingCycle, SchedulingEvent, ShadowDecision
+from ..models import Node, NodeList, Pod, QueueSnapshot, SchedulingCycle, ShadowDecision
 from . import metrics, objectstore
 from .tracecodec import NodeLists, trace_fields
 
@@ -449,7 +449,7 @@ class Recorder(TraceSink):
             if kind == CYCLE:
                 cycles.append(dict(payload.encode(self.node_lists), cluster_id=cid, seq=payload.seq))
             elif kind == EVENT:
-                events.append(SchedulingEvent(cluster_id=cid, raw=self._event_object(*payload), **payload[0]))
+                events.append((payload[0], self._event_object(*payload)))
             elif kind == SNAPSHOT:
                 snaps.append(QueueSnapshot(cluster_id=cid, **payload))
             elif kind == SHADOW:
@@ -484,11 +484,8 @@ class Recorder(TraceSink):
             with objectstore.writing(cid, self.fence or "") as w:
                 if self.fence is not None and w.runner != self.fence:
                     raise Deposed()
-                for ev in events:
-                    ev.rv = w.log("Event", objectstore.ADDED, ev.raw)
-                    ev.raw = objectstore.with_rv(ev.raw, ev.rv)
                 if events:
-                    objectstore.insert_events(events)
+                    objectstore.insert_events(w, events)
                 if statuses:
                     update_statuses(w, statuses)
                 for kind, raw in objects:
@@ -584,8 +581,10 @@ def update_bindings(w, bindings: dict, kubelet: bool = True) -> None:
     """Mark pods bound, in the store ``w``: ``bindings`` maps a pod uid to (node, cycle seq, attempts, bound
     at); attempts None keeps the pod's attempts and latest cycle. Each pod's object gets spec.nodeName, the status
     its binding (and, with ``kubelet``, the simulated kubelet) gives it and a resourceVersion; the changes are
-    logged. PostgreSQL: COPY into a temporary table, then one UPDATE ... FROM it. Elsewhere: one UPDATE per pod."""
+    logged. PostgreSQL: COPY into a temporary table, then the change log's rows and one UPDATE ... FROM it.
+    Elsewhere: one UPDATE per pod."""
     cluster_id = w.cluster_id
+    postgresql = connection.vendor == "postgresql"
     raws = dict(Pod.objects.filter(cluster_id=cluster_id, uid__in=list(bindings)).values_list("uid", "raw"))
     names = {b[0] for uid, b in bindings.items() if uid in raws}
     # the nodes' addresses, not their whole objects: a node's InternalIP is its pods' hostIP
@@ -600,21 +599,26 @@ def update_bindings(w, bindings: dict, kubelet: bool = True) -> None:
         status = (objectstore.running_status(raw, nodes.get(node), node, t) if kubelet
                   else objectstore.scheduled_status(raw, t))
         new = dict(raw, spec=dict(raw.get("spec") or {}, nodeName=node), status=status)
-        rv = w.log("pods", objectstore.MODIFIED, new)
-        rows.append((uid, node, seq, attempts, when, rv, orjson.dumps(objectstore.with_rv(new, rv)).decode()))
-    if connection.vendor != "postgresql":
-        for uid, node, seq, attempts, when, rv, raw in rows:
+        if not postgresql:
+            rv = w.log("pods", objectstore.MODIFIED, new)
             decided = {} if attempts is None else {"last_cycle": seq, "attempts": attempts}
             Pod.objects.filter(cluster_id=cluster_id, uid=uid).update(
-                node_name=node, queue=Pod.BOUND, bound_at=when, reason="", plugins="", rv=rv, raw=orjson.loads(raw),
-                **decided)
+                node_name=node, queue=Pod.BOUND, bound_at=when, reason="", plugins="", rv=rv,
+                raw=objectstore.with_rv(new, rv), **decided)
+            continue
+        rv = w.next_rv()
+        rows.append((uid, objectstore.key_of("pods", new), node, seq, attempts, when, rv,
+                     orjson.dumps(objectstore.with_rv(new, rv)).decode()))
+    if not postgresql:
         return
     with connection.cursor() as cur:
-        cur.execute("CREATE TEMP TABLE IF NOT EXISTS _binding_load (uid text, node text, seq bigint, "
+        cur.execute("CREATE TEMP TABLE IF NOT EXISTS _binding_load (uid text, key text, node text, seq bigint, "
                     "attempts integer, bound_at timestamptz, rv bigint, raw jsonb) ON COMMIT DELETE ROWS")
-        with cur.cursor.copy("COPY _binding_load (uid, node, seq, attempts, bound_at, rv, raw) FROM STDIN") as copy:
+        with cur.cursor.copy("COPY _binding_load (uid, key, node, seq, attempts, bound_at, rv, raw) FROM STDIN") \
+                as copy:
             for row in rows:
                 copy.write_row(row)
+        w.log_loaded("pods", objectstore.MODIFIED, "_binding_load")
         cur.execute(f'UPDATE "{Pod._meta.db_table}" AS p SET node_name = v.node, queue = %s, '
                     "bound_at = v.bound_at, reason = '', plugins = '', rv = v.rv, raw = v.raw, "
                     "last_cycle = CASE WHEN v.attempts IS NULL THEN p.last_cycle ELSE v.seq END, "

@@ -240,6 +240,45 @@ def test_bindings_mixed_with_cycles_and_events_land_in_one_batch():
     assert len(set(bound_at)) == 40
 
 
+def test_a_batchs_bindings_and_events_are_logged_once_each_as_stored():
+    """The change log gets one row per binding and per event of a batch (on PostgreSQL inserted from the rows
+    the batch loaded, not sent again): its key, type and object are those stored, with the object's
+    resourceVersion; the rvs follow each other and the cluster's counter ends at the last."""
+    from dashboard.models import StoreCounter
+    cluster = Cluster.objects.create(name="logged")
+    Pod.objects.bulk_create([Pod(cluster=cluster, uid=f"u-{i}", namespace="ns", name=f"p-{i}", queue=Pod.ACTIVE,
+                                 raw={"metadata": {"name": f"p-{i}", "namespace": "ns", "uid": f"u-{i}"},
+                                      "spec": {"containers": [{"name": "c", "image": "img"}]}}) for i in range(6)])
+    rec, batches = _one_batch(cluster)
+    trs = traces()
+    for i in range(6):
+        seq = rec.record_trace(trs[i])
+        pod = type("P", (), {"uid": f"u-{i}", "namespace": "ns", "name": f"p-{i}", "raw": {
+            "metadata": {"name": f"p-{i}", "namespace": "ns", "uid": f"u-{i}"}}, "scheduler_name": ""})()
+        rec.record_event("Scheduled", f"bound p-{i}", pod=pod, node="node-a", cycle_seq=seq)
+        rec.record_binding(f"u-{i}", "node-a", seq, attempts=1)
+    _commit_one_batch(rec, batches)
+    changes = list(StoreChange.objects.filter(cluster=cluster).order_by("rv"))
+    assert [c.rv for c in changes] == list(range(changes[0].rv, changes[0].rv + 12))
+    assert StoreCounter.objects.get(cluster=cluster).resource_version == changes[-1].rv
+    pods = {p.name: p for p in Pod.objects.filter(cluster=cluster)}
+    logged_pods = {c.key: c for c in changes if c.kind == "pods"}
+    assert sorted(logged_pods) == [f"ns/p-{i}" for i in range(6)]
+    for i in range(6):
+        change, pod = logged_pods[f"ns/p-{i}"], pods[f"p-{i}"]
+        assert (change.type, change.rv, change.writer) == (StoreChange.MODIFIED, pod.rv, "")
+        assert change.raw == pod.raw and pod.raw["metadata"]["resourceVersion"] == str(pod.rv)
+        assert pod.raw["spec"]["nodeName"] == "node-a" and pod.raw["status"]["phase"] == "Running"
+    events = {e.rv: e for e in SchedulingEvent.objects.filter(cluster=cluster)}
+    logged_events = [c for c in changes if c.kind == "Event"]
+    assert len(logged_events) == 6 and set(events) == {c.rv for c in logged_events}
+    for change in logged_events:
+        ev = events[change.rv]
+        assert change.type == StoreChange.ADDED and change.raw == ev.raw
+        assert change.key == f'ns/{ev.raw["metadata"]["name"]}' and ev.raw["metadata"]["resourceVersion"] == str(ev.rv)
+        assert ev.raw["involvedObject"]["name"] == ev.pod_name and ev.reason == "Scheduled"
+
+
 def test_binding_without_attempts_keeps_the_pods_cycle_and_attempts():
     cluster = Cluster.objects.create(name="manual")
     _pending_pods(cluster, 3)

@@ -1,0 +1,58 @@
+"""One index less per row written to the hot tables: the foreign key's own index on cluster_id (every index and
+constraint of these tables leads with it) and, on the pods table, node_name's two and (cluster, node_name) (the
+pending indexes lead with both). SQLite alters a field by building the table again, without the pod count's
+triggers (migration 0012): they are made again after it."""
+import importlib
+
+import django.db.models.deletion
+from django.db import migrations, models
+
+pod_count = importlib.import_module("dashboard.migrations.0012_pod_count")
+
+
+def count_again(apps, schema_editor):
+    """The pod count's triggers, dropped with the old table on SQLite (PostgreSQL keeps them)."""
+    if schema_editor.connection.vendor == "sqlite":
+        for sql in pod_count.SQLITE_DROP + pod_count.SQLITE:
+            schema_editor.execute(sql)
+
+
+class Migration(migrations.Migration):
+
+    dependencies = [
+        ('dashboard', '0012_pod_count'),
+    ]
+
+    operations = [
+        migrations.RunPython(migrations.RunPython.noop, count_again),   # unapplied: after the tables' rebuilding
+        migrations.RemoveIndex(
+            model_name='pod',
+            name='pod_node_idx',
+        ),
+        migrations.AlterField(
+            model_name='pod',
+            name='cluster',
+            field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='pods', to='dashboard.cluster'),
+        ),
+        migrations.AlterField(
+            model_name='pod',
+            name='node_name',
+            field=models.CharField(blank=True, max_length=253),
+        ),
+        migrations.AlterField(
+            model_name='schedulingcycle',
+            name='cluster',
+            field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='cycles', to='dashboard.cluster'),
+        ),
+        migrations.AlterField(
+            model_name='schedulingevent',
+            name='cluster',
+            field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='events', to='dashboard.cluster'),
+        ),
+        migrations.AlterField(
+            model_name='storechange',
+            name='cluster',
+            field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='store_changes', to='dashboard.cluster'),
+        ),
+        migrations.RunPython(count_again, migrations.RunPython.noop),
+    ]
