@@ -11,6 +11,8 @@ the nodes' sorted lists. The candidates (nodes, victims and order) are the per-n
 """
 from __future__ import annotations
 
+from itertools import compress
+
 import numpy as np
 
 from .gosort import sort_slice
@@ -172,9 +174,8 @@ def _window(nodes, state, pod, prio, table, node_only, fit, low_pods):
         victim[:, k] = valid & ~fits
     found = []
     all_pods = low_rows.pods
-    for i, marks in zip(sub.tolist(), victim.tolist()):
-        pods = all_pods[rows[i]]
-        victims = [p for p, is_victim in zip(pods, marks) if is_victim]
+    for i, row, marks in zip(sub.tolist(), rows_s.tolist(), victim.tolist()):
+        victims = list(compress(all_pods[row], marks))
         if not victims:
             return None
         found.append((nodes[i].name, victims))

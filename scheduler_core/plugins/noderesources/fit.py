@@ -192,8 +192,14 @@ class Fit(PreFilterPlugin, FilterPlugin, ResourceAllocationScoring):
     def fits_batch(self, state, table, rows, sums):
         """Whether ``filter_resources`` passes on each of the rows' nodes with these ``sums`` (see
         ``filter_batch_statuses``); None where ``filter_batch_statuses`` is None."""
-        res = self.filter_batch_statuses(state, None, table, rows, sums)
-        return None if res is None else res[0] < 0
+        req = self._batch_request(state, table)
+        if req is None:
+            return None
+        failing = self._failing(req, table, rows, *sums)
+        short = failing[0][1]
+        for _bit, mask in failing[1:]:
+            short = short | mask
+        return ~short
 
     @staticmethod
     def _batch_request(state, table):
