@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 import datetime
 import itertools
+import math
 
 from ..clock import Clock
 from ..framework.snapshot import ClusterObjects
@@ -106,6 +107,7 @@ class SimulatedCluster:
         self.events = []
         self.evictions = []
         self._handlers = []
+        self._now_second, self._now_formatted = None, ""
         for kind_array, kind in SCENARIO_ARRAYS.items():
             for raw in (objects or {}).get(kind_array, ()):
                 self._store_object(kind, raw)
@@ -124,8 +126,13 @@ class SimulatedCluster:
 
     # -- bookkeeping -------------------------------------------------------------------------
     def _now_text(self) -> str:
-        t = datetime.datetime.fromtimestamp(self.clock.now(), tz=datetime.timezone.utc)
-        return t.strftime("%Y-%m-%dT%H:%M:%SZ")
+        """The clock's time as an RFC 3339 timestamp to the second (formatted once a second)."""
+        second = math.floor(self.clock.now())
+        if second != self._now_second:
+            self._now_second = second
+            self._now_formatted = datetime.datetime.fromtimestamp(second, tz=datetime.timezone.utc) \
+                .strftime("%Y-%m-%dT%H:%M:%SZ")
+        return self._now_formatted
 
     def _next_rv(self) -> str:
         return str(next(self._rv))
