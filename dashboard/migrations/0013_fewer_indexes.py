@@ -29,30 +29,17 @@ class Migration(migrations.Migration):
             model_name='pod',
             name='pod_node_idx',
         ),
+        *[migrations.AlterField(
+            model_name=model,
+            name="cluster",
+            field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE,
+                                    related_name=related, to="dashboard.cluster"),
+        ) for model, related in (("pod", "pods"), ("schedulingcycle", "cycles"), ("schedulingevent", "events"),
+                                 ("storechange", "store_changes"))],
         migrations.AlterField(
-            model_name='pod',
-            name='cluster',
-            field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='pods', to='dashboard.cluster'),
-        ),
-        migrations.AlterField(
-            model_name='pod',
-            name='node_name',
+            model_name="pod",
+            name="node_name",
             field=models.CharField(blank=True, max_length=253),
-        ),
-        migrations.AlterField(
-            model_name='schedulingcycle',
-            name='cluster',
-            field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='cycles', to='dashboard.cluster'),
-        ),
-        migrations.AlterField(
-            model_name='schedulingevent',
-            name='cluster',
-            field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='events', to='dashboard.cluster'),
-        ),
-        migrations.AlterField(
-            model_name='storechange',
-            name='cluster',
-            field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='store_changes', to='dashboard.cluster'),
         ),
         migrations.RunPython(count_again, migrations.RunPython.noop),
     ]
