@@ -215,6 +215,8 @@ def event_to_core(ev: dict) -> dict:
             out[k] = ev[k]
     out.setdefault("involvedObject", {})
     out.setdefault("source", {})
+    for k in ("eventTime", "firstTimestamp", "lastTimestamp"):   # zero times: JSON null, never left out
+        out.setdefault(k, None)
     return out
 
 

@@ -141,7 +141,8 @@ def event_object(name_prefix: str, regarding: dict, event_type: str, reason: str
           "involvedObject": regarding, "reason": reason, "message": message, "type": event_type,
           "action": action, "eventTime": datetime.datetime.fromtimestamp(now, tz=datetime.timezone.utc)
           .strftime("%Y-%m-%dT%H:%M:%S.%fZ"), "reportingComponent": controller,
-          "reportingInstance": f"{controller}-schedscope", "source": {}}
+          "reportingInstance": f"{controller}-schedscope", "source": {}, "firstTimestamp": None,
+          "lastTimestamp": None}   # as kube serves an events.k8s.io Event's zero timestamps (kubectl sorts by them)
     if related is not None:
         ev["related"] = related
     return ev

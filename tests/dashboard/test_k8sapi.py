@@ -537,6 +537,8 @@ def test_kubectl_apply_watch_describe_against_a_simulated_cluster(server, tmp_pa
         assert "PodScheduled   False" in big
         events = kubectl("get", "events").stdout
         assert "Scheduled" in events and "FailedScheduling" in events
+        by_last = kubectl("get", "events", "--sort-by=.lastTimestamp").stdout   # null on events.k8s.io Events
+        assert "Scheduled" in by_last and "FailedScheduling" in by_last
         assert kubectl("delete", "pod", "web", "big").stdout.split("\n")[:2] == ['pod "web" deleted',
                                                                                  'pod "big" deleted']
         missing = kubectl("get", "pod", "web", check=False)

@@ -99,6 +99,8 @@ def test_kubectl_pods_are_scheduled_by_the_dashboards_loop_and_every_process_see
     assert any(e["reason"] == "FailedScheduling" and e["pod_name"] == "big" and
                e["message"].startswith("0/2 nodes are available: 2 Insufficient cpu.") for e in evs["results"])
     assert "FailedScheduling" in kubectl("get", "events", "-A").stdout
+    # the loop's Events carry kube's null first/last timestamps: kubectl sorts by them instead of finding none
+    assert "FailedScheduling" in kubectl("get", "events", "-A", "--sort-by=.lastTimestamp").stdout
     # status.phase tells the unscheduled pod apart (the simulated kubelet runs the bound ones)
     pending = kubectl("get", "pods", "--field-selector=status.phase=Pending", "-o", "name").stdout.split()
     assert pending == ["pod/big"]
