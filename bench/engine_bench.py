@@ -15,8 +15,9 @@ scheduler's next wakeup, as the Runner does, and that wait (``backoff_wait_s``) 
 upstream's throughput collector leaves out the seconds with no new bound pod (bench/run.py jumps a fake
 clock). Every cycle records the full trace (every Filter plugin's verdict on every node), as the dashboard's
 loop does. Reported: pods/s, pods/s up to the commit of everything (pods_per_s_to_commit),
-p50/p99 of schedule_one, the recorder's lag (end of the last cycle to the commit of everything), peak RSS, and
-the cycle, bound pod and event rows read back.
+p50/p99 of schedule_one, the recorder's lag (end of the last cycle to the commit of everything), peak RSS, the
+batches written by forked children and the scheduling process's minor page faults in the timed loop (the pages
+it wrote while a child shared them are copied then), and the cycle, bound pod and event rows read back.
 ``--profile FILE`` writes cProfile stats of the timed loop (the scheduling thread) to FILE and of the
 recorder's batch writes (its thread) to FILE.writer.
 """
@@ -93,6 +94,7 @@ def run(name: str, nodes: int | None, pods: int | None, profile: str | None = No
         _profile_writer(recorder, profile + ".writer")
         prof.enable()
     measured_keys = [(raw["metadata"].get("namespace") or "default", raw["metadata"]["name"]) for raw in measured]
+    faults, forks = resource.getrusage(resource.RUSAGE_SELF).ru_minflt, recorder.forked
     t0 = clock()
     waited = 0.0   # idle time waiting for a backoff to end, left out of the window (see the module docstring)
     next_sync = next_snapshot = 0.0
@@ -124,6 +126,7 @@ def run(name: str, nodes: int | None, pods: int | None, profile: str | None = No
                                            bound=counts["bound"], cycles_per_second=0.0, p50_ms=0.0, p99_ms=0.0)
             next_snapshot = now + conf["QUEUE_SNAPSHOT_SECONDS"]
     wall = clock() - t0 - waited
+    faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt - faults
     if prof:
         prof.disable()
         prof.dump_stats(profile)
@@ -132,6 +135,7 @@ def run(name: str, nodes: int | None, pods: int | None, profile: str | None = No
     flushed = recorder.flush(3600)
     lag = clock() - t_last
     recorder.close()
+    forks = recorder.forked - forks
     rows = {"cycles_rows": SchedulingCycle.objects.filter(cluster=cluster).count(),
             "bound_pod_rows": Pod.objects.filter(cluster=cluster).exclude(node_name="").count(),
             "pod_rows": Pod.objects.filter(cluster=cluster).count(),
@@ -146,7 +150,8 @@ def run(name: str, nodes: int | None, pods: int | None, profile: str | None = No
             "p99_ms": round(lat[min(len(lat) - 1, int(len(lat) * 0.99))] * 1000, 3) if lat else 0.0,
             "pods_per_s_to_commit": round(len(measured) / (wall + lag), 1),
             "recorder_lag_s": round(lag, 3), "recorder_flushed": flushed, "recorder_failures": recorder.failures,
-            "recorder_overflow": recorder.overflow, "init_seconds": round(t_init, 2), **rows,
+            "recorder_overflow": recorder.overflow, "recorder_forks": forks,
+            "minor_page_faults": faults, "init_seconds": round(t_init, 2), **rows,
             "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)}
 
 
