@@ -216,12 +216,13 @@ def attempt_timeline(cycles) -> list:
     After an unschedulable attempt kube parks the pod in unschedulablePods until a cluster event that a
     rejecting plugin registered for (or the 5-minute flush) moves it, then it serves the rest of its
     backoff in backoffQ; an error goes to backoffQ directly. The wait shown is measured between the
-    recorded attempts; the backoff is kube's default formula for that attempt count.
+    recorded attempts; the backoff is kube's default formula for that attempt count. The cycles of a name can
+    belong to several pods one after the other (deleted and created again): a pod's first attempt has no wait.
     """
     out, prev = [], None
     for c in sorted(cycles, key=lambda c: c.seq):
-        item = {"cycle": c, "waited": None, "after": "", "why": ""}
-        if prev is not None:
+        item = {"cycle": c, "waited": None, "after": "activeQ", "why": ""}
+        if prev is not None and prev.pod_uid == c.pod_uid:
             item["waited"] = (c.started - prev.started).total_seconds()
             if prev.result == "unschedulable":
                 plugins = ", ".join(sorted(prev.failing_plugins or ())) or "the rejecting plugins"
@@ -232,8 +233,8 @@ def attempt_timeline(cycles) -> list:
                 item["after"] = "backoffQ → activeQ"
                 item["why"] = f"error; backoff {backoff_seconds(prev.attempt)} s"
         else:
-            item["after"] = "activeQ"
-            item["why"] = "first attempt after the pod was created"
+            item["why"] = "first attempt after the pod was created" + (
+                "" if prev is None else " (the attempts below are an earlier pod of this name)")
         out.append(item)
         prev = c
     return out

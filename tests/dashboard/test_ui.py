@@ -169,3 +169,27 @@ def test_a_node_deleted_between_the_nodes_page_reads_is_left_out():
     shown = queries._with_nodes(rows)
     assert gone not in [r["name"] for r in shown] and len(shown) == len(rows) and len(shown) >= 1
     assert all(r["node"].name == r["name"] for r in shown)
+
+
+def test_the_attempts_of_a_pod_created_again_under_its_name_start_without_a_wait():
+    """A name's cycles can belong to a deleted pod and to the pod created after it: the new pod's first attempt
+    has no wait since the old pod's last one (the page said "waited 470.9 s in" after a bound pod)."""
+    from datetime import datetime, timedelta, timezone
+    from types import SimpleNamespace
+
+    t0 = datetime(2026, 12, 6, 17, 0, tzinfo=timezone.utc)
+
+    def cycle(seq, uid, result, seconds, attempt):
+        return SimpleNamespace(seq=seq, pod_uid=uid, result=result, started=t0 + timedelta(seconds=seconds),
+                               attempt=attempt, failing_plugins=["NodeResourcesFit"])
+    cycles = [cycle(1, "old", "unschedulable", 0, 1), cycle(2, "old", "scheduled", 1.5, 2),
+              cycle(3, "new", "unschedulable", 470, 1), cycle(4, "new", "scheduled", 472, 2)]
+    got = [(t["cycle"].seq, t["waited"], t["after"], t["why"].split(";")[0])
+           for t in traceview.attempt_timeline(cycles)]
+    assert got == [
+        (1, None, "activeQ", "first attempt after the pod was created"),
+        (2, 1.5, "unschedulablePods → backoffQ → activeQ", "rejected by NodeResourcesFit"),
+        (3, None, "activeQ", "first attempt after the pod was created (the attempts below are an earlier pod of "
+                             "this name)"),
+        (4, 2.0, "unschedulablePods → backoffQ → activeQ", "rejected by NodeResourcesFit"),
+    ]
