@@ -197,7 +197,8 @@ class Write:
     def log_loaded(self, kind: str, type_: str, table: str) -> None:
         """PostgreSQL: log the changes whose objects a temporary ``table`` holds (columns ``rv``, ``key`` and
         ``raw``, each raw with its resourceVersion, the rvs taken with ``next_rv``), in one INSERT ... SELECT:
-        the objects are not sent to the server a second time."""
+        the objects are not sent to the server a second time. The table is loaded once per transaction (its rows
+        stay until the commit)."""
         with connection.cursor() as cur:
             cur.execute(f'INSERT INTO "{StoreChange._meta.db_table}" ("cluster_id", "rv", "kind", "type", "key", '
                         f'"raw", "writer") SELECT %s, rv, %s, %s, key, raw, %s FROM {table}',
