@@ -190,8 +190,9 @@ class Fit(PreFilterPlugin, FilterPlugin, ResourceAllocationScoring):
         return kinds, _BATCH_STATUSES
 
     def fits_batch(self, state, table, rows, sums):
-        """Whether ``filter_resources`` passes on each of the rows' nodes with these ``sums`` (see
-        ``filter_batch_statuses``); None where ``filter_batch_statuses`` is None."""
+        """Whether ``filter_resources`` passes on each of the rows' nodes with these ``sums``: the rows where
+        ``filter_batch_statuses`` would report no reason (its masks, without its reason codes); None where it is
+        None."""
         req = self._batch_request(state, table)
         if req is None:
             return None
