@@ -29,6 +29,7 @@ class LowPriorityPods:
     def __init__(self, more_important):
         self.more_important = more_important
         self._kept = {}   # priority -> _Rows
+        self.yield_ = 0.5   # the share of nodes that were candidates in the last dry run: sizes the next one's window
 
     def rows(self, nodes, rows, table, priority: int) -> "_Rows":
         """The columns, up to date on ``rows`` (the table rows of ``nodes``)."""
@@ -121,23 +122,28 @@ def batch_candidates(handle, state, pod, potential, pdbs, offset: int, num_candi
     prio = pod.priority
     n = len(potential)
     candidates = []
-    pos = 0
-    ratio = 0.5
+    pos = passed = 0
+    ratio = low_pods.yield_
     while pos < n and len(candidates) < num_candidates:
         need = num_candidates - len(candidates)
         w = min(n - pos, int(need / max(ratio, 0.02) * 1.15) + 8)
         nodes = [potential[(offset + pos + i) % n] for i in range(w)]
-        found = _window(nodes, state, pod, prio, table, node_only, fit, low_pods)
+        found = _window(nodes, state, pod, prio, table, node_only, fit, low_pods, need)
         if found is None:
             return None
-        candidates.extend(found[:need])
+        found, passing = found
+        candidates.extend(found)
         pos += w
-        ratio = max(len(candidates), 1) / pos
+        passed += passing
+        ratio = max(passed, 1) / pos
+    low_pods.yield_ = ratio
     return candidates or None
 
 
-def _window(nodes, state, pod, prio, table, node_only, fit, low_pods):
-    """The candidates among ``nodes`` in their order, as (name, victims); None: cannot tell."""
+def _window(nodes, state, pod, prio, table, node_only, fit, low_pods, need: int):
+    """The first ``need`` candidates among ``nodes`` in their order, as (name, victims), and how many of the
+    nodes are candidates; None: cannot tell. Nodes after the ``need``-th candidate are not looked at further, as
+    the per-node dry run stops there."""
     w = len(nodes)
     rows = np.fromiter((ni.index for ni in nodes), np.int64, w)
     low_rows = low_pods.rows(nodes, rows, table, prio)
@@ -158,6 +164,8 @@ def _window(nodes, state, pod, prio, table, node_only, fit, low_pods):
     if passes is None:
         return None
     sub = sub[passes]
+    passing = len(sub)
+    sub = sub[:need]
     rows_s, used_s, pods_s, counts_s = rows[sub], used[sub], num_pods[sub], counts[sub]
     victim = np.zeros((len(sub), k_max), bool)
     for k in range(k_max):
@@ -179,4 +187,4 @@ def _window(nodes, state, pod, prio, table, node_only, fit, low_pods):
         if not victims:
             return None
         found.append((nodes[i].name, victims))
-    return found
+    return found, passing

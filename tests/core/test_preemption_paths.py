@@ -165,6 +165,22 @@ def test_random_preemption_clusters_decide_as_before_in_trace_mode(seed, varied,
             assert x == y
 
 
+@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("absolute", [1, 3, 7])
+def test_a_dry_run_that_stops_at_few_candidates_decides_as_the_per_node_one(seed, absolute, monkeypatch):
+    """minCandidateNodesAbsolute below the candidates there are: the dry run on NodeTable rows stops at the same
+    candidate as the per-node one, also when it sized its window from the previous dry run's share."""
+    monkeypatch.setattr(defaultpreemption.DefaultPreemption, "calculate_num_candidates",
+                        lambda self, num_nodes: min(absolute, num_nodes))
+    data = random_preemption_cluster(seed, varied=True)
+    for trace in (False, True):
+        old = _run(data, False, seed, True, monkeypatch, trace=trace)
+        assert old[2]
+        new = _run(data, True, seed, False, monkeypatch, trace=trace)
+        assert new[1:] == old[1:]
+        assert new[0] == old[0]
+
+
 def _scheduler(data):
     cluster = SimulatedCluster.from_scenario(scenario_from_data(data))
     return Scheduler(cluster, tie_break="name"), cluster
