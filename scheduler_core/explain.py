@@ -127,12 +127,15 @@ class Suggestion:
         return f"Suggestion({self.kind}: {self.text})"
 
 
-def explain(fwk, snapshot, pod, trace=None, max_per_kind: int = 5) -> list:
+def explain(fwk, snapshot, pod, trace=None, max_per_kind: int = 5, preemption: bool = True) -> list:
     """Suggestions for ``pod`` (unschedulable in ``trace``): diagnoses, then the smallest change first (the
     module docstring's order).
 
     ``max_per_kind`` bounds the per-node and per-group suggestions of one kind (nodes lacking
     resources, taint sets, blocking pods). Returns [] for a pod the trace shows scheduled or failed.
+    Without ``preemption``, the diagnosis of what the trace's preemption did is left out: it is the one part that
+    depends on the attempt rather than on the pod's spec and the cluster (``explain_preemption`` gives it alone,
+    ``with_diagnoses`` puts it where ``explain`` would).
     """
     if trace is not None and (trace.chosen or trace.error):
         return []
@@ -140,8 +143,28 @@ def explain(fwk, snapshot, pod, trace=None, max_per_kind: int = 5) -> list:
         return [Suggestion("no-nodes", "the cluster has no nodes")]
     ex = _Explainer(fwk, snapshot, pod, trace, max_per_kind)
     with _pointing(fwk, snapshot):
-        ex.run()
+        ex.run(preemption)
     return sorted(ex.out, key=Suggestion.order_key)
+
+
+def explain_preemption(fwk, snapshot, pod, trace, recheck: bool = True) -> list:
+    """The preemption diagnosis ``explain`` makes for this attempt, alone (a list of at most one Suggestion).
+
+    ``recheck=False`` is for ``snapshot`` the attempt itself saw (the scheduler's, before its next cycle): its
+    nominated node then fits once the victims are evicted, as its dry run found (the Filter with the nominated
+    pods, which passes only where the Filter alone passes), and is not filtered again."""
+    if trace is None or trace.chosen or trace.error or not snapshot.node_infos:
+        return []
+    ex = _Explainer(fwk, snapshot, pod, trace, 1)
+    with _pointing(fwk, snapshot):
+        ex.preemption(recheck)
+    return ex.out
+
+
+def with_diagnoses(suggestions: list, diagnoses: list) -> list:
+    """``explain(..., preemption=False)``'s answer with ``explain_preemption``'s added, in ``explain``'s order
+    (the preemption diagnosis comes last of the diagnoses)."""
+    return sorted([*suggestions, *diagnoses], key=Suggestion.order_key)
 
 
 def node_rejections(fwk, snapshot, pod, node_name: str) -> dict:
@@ -404,14 +427,15 @@ class _Explainer:
         self.out.append(Suggestion(*args, **kwargs))
 
     # -- baseline and evaluation ------------------------------------------------------------
-    def run(self):
+    def run(self, preemption: bool = True):
         self.state = CycleState()
         self.pre_result, st = self.fwk.run_pre_filter(self.state, self.pod)
         if st is not None and st.code != Code.SUCCESS:
             self.add("prefilter", f"PreFilter plugin {st.plugin or '?'} rejects the pod on every node: "
                                   f"{st.message() or st.as_error()}",
                      nodes=[ni.name for ni in self.node_infos])
-            self.preemption()
+            if preemption:
+                self.preemption()
             return
         traced = self.trace.filter if self.trace is not None else {}
         for ni in self.node_infos:
@@ -433,7 +457,8 @@ class _Explainer:
         if self.topology_spread():
             handled.add(names.POD_TOPOLOGY_SPREAD)
         self.other_plugins(handled)
-        self.preemption()
+        if preemption:
+            self.preemption()
 
     def _still_valid(self, per: dict, ni) -> bool:
         """Does the trace's per-plugin row still hold (same first rejecting plugin on this snapshot)?"""
@@ -1002,15 +1027,16 @@ class _Explainer:
                                                    f"this pod ({_names(keys)}) would fit {_fit_text(fits)}",
                          nodes=concerned, change={"evict": keys}, fits=fits, still_blocked=still, size=len(keys))
 
-    def evict(self, victims: dict) -> dict:
-        """Verdicts with the given pods ({node: [pods]}) removed from their nodes."""
+    def evict(self, victims: dict, only=None) -> dict:
+        """Verdicts with the given pods ({node: [pods]}) removed from their nodes (Filter on the ``only`` names,
+        or on every node)."""
         replace = {}
         for name, pods in victims.items():
             clone = self.snapshot.get(name).clone()
             for p in pods:
                 clone.remove_pod(p)
             replace[name] = clone
-        return self.verdicts(replace=replace)
+        return self.verdicts(replace=replace, only=only)
 
     def topology_spread(self) -> bool:
         """The pod's own DoNotSchedule constraints: domain counts and the maxSkew that would fit.
@@ -1111,7 +1137,7 @@ class _Explainer:
                 text += f"; it is the only obstacle on {_plural(len(sole), 'node')} ({_names(sole)})"
             self.add("plugin", text, nodes=concerned)
 
-    def preemption(self):
+    def preemption(self, recheck: bool = True):
         pod = self.pod
         if pod.preemption_policy == "Never":
             self.add(PREEMPTION, "preemption is disabled for this pod (preemptionPolicy: Never)")
@@ -1124,12 +1150,13 @@ class _Explainer:
             victims = list(rec.get("victims") or [])
             ni = self.snapshot.get(node)
             fits = []
-            if ni is not None:
+            if not recheck:
+                fits = [node]   # the attempt's own dry run found it, on this snapshot
+            elif ni is not None:
                 wanted = set(victims)
                 pods = [p for p in ni.pods if p.key in wanted]
                 if len(pods) == len(victims):
-                    fits, _ = self.outcome(self.evict({node: pods}), [node])
-                    fits = [n for n in fits if n == node]
+                    fits, _ = self.outcome(self.evict({node: pods}, only=[node]), [node])
             what = f"evicting {_names(victims)}" if victims else "without evicting any pod"
             text = f"preemption nominated {node}: {what} makes room"
             if not fits:

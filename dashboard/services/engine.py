@@ -26,7 +26,7 @@ import orjson
 from scheduler_core import gcpolicy
 from scheduler_core.cluster.simulated import OBJECT_KINDS, SimulatedCluster
 from scheduler_core.config import load_config
-from scheduler_core.explain import explain, node_rejections
+from scheduler_core.explain import explain, explain_preemption, node_rejections, with_diagnoses
 from scheduler_core.objects import Node as CoreNode
 from scheduler_core.objects import ParseError
 from scheduler_core.objects import Pod as CorePod
@@ -126,8 +126,8 @@ class RecordingEngine:
         self._compared = []    # (ShadowRecord, CycleTrace) of shadow comparisons not yet recorded
         self._recorded_queue = {}
         self._counts = {}
-        self._explained = {}   # pod uid -> (FitError message, number of nodes, suggestions) of its last explain
-        self._explained_templates = {}  # (FitError message, number of nodes, pod template) -> suggestions
+        self._explained = {}   # pod uid -> ((FitError message, number of nodes), (Suggestions, their dicts by id))
+        self._explained_templates = {}  # ((FitError message, number of nodes), pod template) -> the same
 
     def _flush(self) -> None:
         """Hand the finished attempts and the cluster writes they caused to the recorder, in order."""
@@ -195,28 +195,36 @@ class RecordingEngine:
             "message": shadow_rec.message, "num_feasible": shadow_rec.feasible, "cycle_seq": seq})
 
     def _suggest(self, tr) -> list:
-        """What would fix it (scheduler_core.explain), as dicts; recomputed only when the pod's FitError
-        or the cluster's node count changed since its previous attempt (retries in between reuse it).
+        """What would fix it (scheduler_core.explain), as dicts. The part that depends on the pod and the
+        cluster is recomputed only when the pod's FitError or the cluster's node count changed since its
+        previous attempt (retries in between reuse it); the diagnosis of what this attempt's preemption did is
+        made for every attempt.
 
         Pods of one template (same namespace, labels and spec, as a ReplicaSet's replicas) failing with the
-        same FitError share one explanation: explain costs about 0.3 s at 5,000 nodes, so a 1,000-replica
+        same FitError share that part: explain costs about 0.3 s at 5,000 nodes, so a 1,000-replica
         Deployment that does not fit would otherwise hold the loop for minutes."""
-        key = (tr.message, len(self.scheduler.snapshot.node_infos))
+        fwk = self.scheduler.profiles.get(tr.pod.scheduler_name)
+        if fwk is None:
+            return []
+        snapshot = self.scheduler.snapshot
+        key = (tr.message, len(snapshot.node_infos))
         cached = self._explained.get(tr.pod.uid)
         if cached is not None and cached[0] == key:
-            return cached[1]
-        shared_key = (key, _template_key(tr.pod))
-        out = self._explained_templates.get(shared_key)
-        if out is None:
-            fwk = self.scheduler.profiles.get(tr.pod.scheduler_name)
-            if fwk is None:
-                return []
-            out = [s.to_dict() for s in explain(fwk, self.scheduler.snapshot, tr.pod, tr)[:MAX_SUGGESTIONS]]
-            if len(self._explained_templates) >= MAX_EXPLAINED_TEMPLATES:
-                del self._explained_templates[next(iter(self._explained_templates))]
-            self._explained_templates[shared_key] = out
-        self._explained[tr.pod.uid] = (key, out)
-        return out
+            shared, as_dicts = cached[1]
+        else:
+            shared_key = (key, _template_key(tr.pod))
+            entry = self._explained_templates.get(shared_key)
+            if entry is None:
+                shared = explain(fwk, snapshot, tr.pod, tr, preemption=False)[:MAX_SUGGESTIONS]
+                entry = shared, {id(sg): sg.to_dict() for sg in shared}
+                if len(self._explained_templates) >= MAX_EXPLAINED_TEMPLATES:
+                    del self._explained_templates[next(iter(self._explained_templates))]
+                self._explained_templates[shared_key] = entry
+            shared, as_dicts = entry
+            self._explained[tr.pod.uid] = (key, entry)
+        diagnoses = explain_preemption(fwk, snapshot, tr.pod, tr, recheck=False)   # the attempt's own snapshot
+        answer = with_diagnoses(shared, diagnoses)[:MAX_SUGGESTIONS] if diagnoses else shared
+        return [as_dicts.get(id(sg)) or sg.to_dict() for sg in answer]
 
     def _record_failure(self, tr, seq, attempt) -> None:
         pinfo = self.scheduler.queue.pod_info(tr.pod.key)

@@ -98,14 +98,22 @@ class Snapshot:
         when a node is appended). The copy is for immediate use: it does not follow later changes of this one.
         """
         snap = copy.copy(self)
-        infos = [replace.get(ni.name, ni) for ni in self.node_infos] if replace else list(self.node_infos)
+        infos = list(self.node_infos)
+        by_name = dict(self.by_name)
+        rows = []
+        for name, ni in (replace or {}).items():
+            i = self.by_name[name].index   # a NodeInfo's index is its position in its snapshot's list
+            infos[i] = by_name[name] = ni
+            ni.index = i
+            rows.append(i)
         if add is not None:
+            add.index = len(infos)
             infos.append(add)
-        snap.by_name = {ni.name: ni for ni in infos}
-        snap.set_node_list(infos)  # shared NodeInfos keep their positions, so their indexes do not change
+            by_name[add.name] = add
+        # the shared NodeInfos keep their positions, so their indexes stay as they are
+        snap.node_infos, snap.by_name, snap._table = infos, by_name, None
         if add is None and self._owner == id(self):
-            rows = [i for i, (a, b) in enumerate(zip(infos, self.node_infos)) if a is not b]
-            snap._table = self.table().derived(infos, rows)
+            snap._table = self.table().derived(infos, sorted(rows))
         return snap
 
     def table(self) -> NodeTable:

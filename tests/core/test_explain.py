@@ -4,7 +4,8 @@ import json
 from contextlib import redirect_stdout
 
 from scheduler_core.cli import main
-from scheduler_core.explain import Suggestion, explain, format_quantity, pod_with_requests
+from scheduler_core.explain import (Suggestion, explain, explain_preemption, format_quantity, pod_with_requests,
+                                    with_diagnoses)
 from scheduler_core.framework.status import Code, Status
 from scheduler_core.objects import Pod
 from scheduler_core.scenario import scenario_from_data
@@ -41,7 +42,9 @@ def pod(name, cpu=None, memory=None, node_name=None, labels=None, ns="default", 
 
 
 def run(nodes, pending, bound=(), **objects):
-    """Simulate; explain every unschedulable pod right after its attempt. Returns {pod name: suggestions}."""
+    """Simulate; explain every unschedulable pod right after its attempt. Returns {pod name: suggestions}. Each
+    answer is also made in two parts (without the attempt's preemption diagnosis, then with it added, rechecked
+    or not), as the dashboard's engine makes it for replicas that share one explanation, and must be the same."""
     data = {"nodes": list(nodes), "pods": list(bound), "pending": list(pending)}
     data.update(objects)
     sim = Simulation(scenario_from_data(data), tie_break="name")
@@ -51,6 +54,11 @@ def run(nodes, pending, bound=(), **objects):
         if tr.unschedulable:
             handle_snapshot = fwk.handle.snapshot
             out[tr.pod.name] = explain(fwk, sim.snapshot, tr.pod, tr)
+            assert fwk.handle.snapshot is handle_snapshot
+            shared = explain(fwk, sim.snapshot, tr.pod, tr, preemption=False)
+            for recheck in (True, False):   # right after the attempt, its dry run's answer needs no recheck
+                parts = with_diagnoses(shared, explain_preemption(fwk, sim.snapshot, tr.pod, tr, recheck))
+                assert [s.to_dict() for s in parts] == [s.to_dict() for s in out[tr.pod.name]]
             assert fwk.handle.snapshot is handle_snapshot
         else:
             assert explain(fwk, sim.snapshot, tr.pod, tr) == []

@@ -157,6 +157,46 @@ def test_replicas_of_one_template_share_one_explanation(api, monkeypatch):
     assert set(stored) == set(replicas) and all(s == stored["too-big"] and s for s in stored.values())
 
 
+def test_replicas_that_preempt_each_get_their_own_preemption_diagnosis(api, monkeypatch):
+    """Replicas of one template share the explanation of their spec, but what each attempt's preemption did is
+    its own: every replica's suggestions name the node it was nominated to and the pods evicted there (all of
+    them named the first replica's node before)."""
+    from dashboard.services import engine as engine_module
+
+    def node(name):
+        alloc = {"cpu": "2", "memory": "8Gi", "pods": "110"}
+        return {"metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
+                "status": {"capacity": alloc, "allocatable": alloc}}
+
+    def pod(name, priority, node_name=None):
+        spec = {"containers": [{"name": "c", "resources": {"requests": {"cpu": "2"}}}], "priority": priority}
+        if node_name:
+            spec["nodeName"] = node_name
+        return {"metadata": {"name": name, "namespace": "default", "uid": name, "labels": {"app": "big"}},
+                "spec": spec}
+    scenario = {"name": "preempting", "nodes": [node(f"n-{i}") for i in range(3)],
+                "pods": [pod(f"low-{i}", 0, f"n-{i}") for i in range(3)],
+                "pending": [pod(f"big-{i}", 100) for i in range(3)]}
+    calls = []
+    real = engine_module.explain
+
+    def counting(fwk, snapshot, pod, trace=None, **kw):
+        calls.append(pod.name)
+        return real(fwk, snapshot, pod, trace, **kw)
+    monkeypatch.setattr(engine_module, "explain", counting)
+    cluster = load_cluster(api, scenario, steps=3)
+    cycles = list(SchedulingCycle.objects.filter(cluster=cluster, pod_name__startswith="big-", result="unschedulable"))
+    assert len(cycles) == 3 and len(calls) == 1, calls
+    nominated = set()
+    for c in cycles:
+        node = c.preemption["nominated_node"]
+        nominated.add(node)
+        diagnosis = [s for s in c.matrix["suggestions"] if s["kind"] == "preemption"]
+        assert [s["nodes"] for s in diagnosis] == [[node]], (c.pod_name, c.matrix["suggestions"])
+        assert diagnosis[0]["change"]["evict"] == c.preemption["victims"] and diagnosis[0]["fits"] == [node]
+    assert nominated == {"n-0", "n-1", "n-2"}
+
+
 def test_a_node_deleted_between_the_nodes_page_reads_is_left_out():
     from dashboard.models import Cluster, Node
     from dashboard.services import clusters as svc
