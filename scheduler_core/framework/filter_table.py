@@ -100,7 +100,7 @@ def fill_first(first, col, pool: StatusPool, plugin: str) -> None:
             first[first == 0] = _framework_code(col, pool, plugin)
         return
     todo = (first == 0) & (col != 0)
-    if not todo.any():
+    if not np.count_nonzero(todo):
         return
     got = col[todo]
     for k in np.unique(got).tolist():

@@ -73,7 +73,7 @@ class NodeTable:
         return t
 
     def _recount(self):
-        self.exact = not self._wide.any()
+        self.exact = not np.count_nonzero(self._wide)
 
     def _fill(self, i: int, ni) -> None:
         node = ni.node

@@ -88,7 +88,7 @@ class _Fit:
         if fits is None or self.extra is None:
             return fits
         nominated = self.extra_pods[rows] > 0
-        if not nominated.any():
+        if not np.count_nonzero(nominated):
             return fits
         with_pods = used + self.extra[rows]
         fits_with = self.resources.fits_batch(self.state, self.table, rows, (with_pods[:, 0], with_pods[:, 1],
@@ -170,7 +170,7 @@ def _window(nodes, state, pod, prio, table, node_only, fit, low_pods, need: int)
     victim = np.zeros((len(sub), k_max), bool)
     for k in range(k_max):
         valid = counts_s > k
-        if not valid.any():
+        if not np.count_nonzero(valid):
             break
         trial = used_s + requests[sub, k]
         fits = fit.passes(rows_s, trial, pods_s + 1)

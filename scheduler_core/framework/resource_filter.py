@@ -128,7 +128,7 @@ class NominatedSums:
                     extra_pods[row] -= 1
         if huge:
             return False
-        if not extra_pods.any():
+        if not np.count_nonzero(extra_pods):
             return None
         return extra, extra_pods
 
@@ -249,7 +249,7 @@ class ResourceFilter:
                 continue
             column = ft.column(column_of[pl.name])[rows]
             fail = undecided & (column != 0)
-            if fail.any():
+            if np.count_nonzero(fail):
                 if any(ft.status(c).code == Code.ERROR for c in np.unique(column[fail]).tolist()):
                     return None
                 codes[fail] = column[fail]

@@ -273,7 +273,7 @@ class Framework:
                 continue
             t0 = time.perf_counter()
             col = self._filter_column(pl, state, pod, table, rows, infos, pool)
-            if not isinstance(col, int) and not col.any():
+            if not isinstance(col, int) and not np.count_nonzero(col):
                 col = 0
             fill_first(first, col, pool, name)
             columns.append(col if isinstance(col, int) else col.astype(np.int16))
@@ -429,7 +429,7 @@ class Framework:
                     if j in status_of:
                         first[i] = position[status_of[j].plugin]
                 override = (kinds_with >= 0) & ((first < 0) | (first >= fit))
-                if override.any():
+                if np.count_nonzero(override):
                     o = special[override]
                     if kind is None:
                         kind = np.full(w, -1, np.int64)

@@ -181,7 +181,8 @@ class Fit(PreFilterPlugin, FilterPlugin, ResourceAllocationScoring):
             return None
         if sums is None:
             sums = (table.req_cpu[rows], table.req_memory[rows], table.req_ephemeral[rows], table.pod_count[rows])
-        failing = [(bit, mask) for bit, mask in self._failing(req, table, rows, *sums) if mask.any()]
+        failing = [(bit, mask) for bit, mask in self._failing(req, table, rows, *sums)
+                   if np.count_nonzero(mask)]
         kinds = np.full(len(rows), -1 if not failing else 0, np.int8)
         for bit, mask in failing:
             kinds[mask] |= np.int8(bit)
