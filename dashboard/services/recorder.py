@@ -21,7 +21,7 @@ encoding and the database driver's work then take no time from the scheduling th
 exactly what the thread would (the same ``_write_here``, in its own connection and transaction) and reports
 how it went (the cycles' summaries for ``on_commit``, or the error) through a pipe. Smaller batches (a loop
 scheduling a few pods a second) are written by the thread, where a fork and a new connection would cost more
-than they save.
+than they save; so is a batch that a flush waits for (whoever flushes waits, so the GIL is free).
 """
 from __future__ import annotations
 
@@ -405,8 +405,12 @@ class Recorder(TraceSink):
         self._inflight = 0
 
     def _write(self, batch, states):
+        """A batch of ``fork_cycles`` cycles or more goes to a child, unless a flush waits for it: whoever flushes
+        waits (the Runner's loop thread, for a reload or a manual binding; a stopping loop), so the GIL is free,
+        and the thread's own connection spares the child's fork, connection and temporary tables."""
         ncycles = sum(1 for kind, _p, _t in batch if kind == CYCLE)
-        if self.fork_cycles and ncycles >= self.fork_cycles and connection.vendor == "postgresql":
+        if (self.fork_cycles and ncycles >= self.fork_cycles and connection.vendor == "postgresql"
+                and not self._flushing):
             self._write_forked(batch, states)
         else:
             self._write_here(batch, states)

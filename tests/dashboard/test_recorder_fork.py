@@ -1,10 +1,12 @@
 """The recorder's forked writer (real PostgreSQL, real fork): a big batch is written by a child process exactly as
 the writer thread writes it, the parent's own session survives every child, and a child that fails or dies
-costs nothing but a retry."""
+costs nothing but a retry. A batch that a flush waits for is written by the thread: the tests that need a child
+let the writer take its batches on its own (``_written``) before they flush."""
 from __future__ import annotations
 
 import os
 import signal
+import time
 
 import pytest
 
@@ -21,13 +23,24 @@ ROW_FIELDS = ("seq", "pod_uid", "pod_namespace", "pod_name", "profile", "attempt
               "num_nodes", "num_feasible", "failing_plugins", "failing_reasons", "matrix", "preemption")
 
 
+def _written(rec: Recorder, cycles: int, timeout: float = 30.0) -> None:
+    """Wait, without a flush, until the writer has taken and written ``cycles`` cycles and nothing is left."""
+    deadline = time.monotonic() + timeout
+    while rec.written_cycles < cycles or rec.buffered:
+        assert time.monotonic() < deadline, (rec.written_cycles, rec.buffered, rec.last_error)
+        time.sleep(0.01)
+
+
 def _record(name: str, fork_cycles: int, batch_size: int = 50) -> tuple:
-    """Every trace of ``traces(30)`` recorded for a new cluster; (recorder, committed on_commit records)."""
+    """Every trace of ``traces(30)`` recorded for a new cluster, the batches taken by the writer on its own;
+    (recorder, committed on_commit records)."""
     committed = []
     rec = Recorder(Cluster.objects.create(name=name), batch_size=batch_size, flush_interval=0.05,
                    fork_cycles=fork_cycles, on_commit=committed.extend)
-    for tr in traces(30):
+    trs = traces(30)
+    for tr in trs:
         rec.emit(tr)
+    _written(rec, len(trs))
     assert rec.flush(30)
     rec.close()
     return rec, committed
@@ -56,12 +69,27 @@ def test_the_parents_session_survives_its_children():
     cluster = Cluster.objects.create(name="alternating")
     rec = Recorder(cluster, batch_size=1000, flush_interval=0.05, fork_cycles=10)
     trs = traces(30)
+    done = 0
     for chunk in (trs[:3], trs[3:15], trs[15:17], trs[17:30], trs[30:]):
         for tr in chunk:
             rec.emit(tr)
-        assert rec.flush(30)
+        done += len(chunk)
+        _written(rec, done)
     rec.close()
     assert rec.forked == 2 and rec.failures == 0
+    assert SchedulingCycle.objects.filter(cluster=cluster).count() == len(trs)
+
+
+def test_a_batch_a_flush_waits_for_is_written_by_the_thread():
+    """Whoever flushes waits for the batch (the loop thread is idle meanwhile): no child, no fork."""
+    cluster = Cluster.objects.create(name="flushed")
+    rec = Recorder(cluster, batch_size=1000, flush_interval=60, fork_cycles=1)
+    trs = traces(30)
+    for tr in trs:
+        rec.emit(tr)
+    assert rec.flush(30)
+    assert rec.forked == 0 and rec.written_cycles == len(trs) and rec.failures == 0
+    rec.close()
     assert SchedulingCycle.objects.filter(cluster=cluster).count() == len(trs)
 
 
@@ -119,10 +147,11 @@ def test_a_binding_reports_the_nodes_internal_ip_as_the_pods_host_ip(fork_cycles
         Node(cluster=cluster, name="without", raw={"metadata": {"name": "without"}})])
     Pod.objects.bulk_create([Pod(cluster=cluster, uid=f"p-{i}", namespace="default", name=f"p-{i}",
                                  raw={"metadata": {"name": f"p-{i}", "uid": f"p-{i}"}}) for i in range(2)])
-    rec = Recorder(cluster, batch_size=10_000, flush_interval=60, fork_cycles=fork_cycles)
+    rec = Recorder(cluster, batch_size=10_000, flush_interval=0.05, fork_cycles=fork_cycles)
     seq = rec.record_trace(traces()[0])
     rec.record_binding("p-0", "with-ip", seq)
     rec.record_binding("p-1", "without", seq)
+    _written(rec, 1)
     assert rec.close(20) and rec.failures == 0 and rec.forked == fork_cycles
     status = {p.uid: p.raw["status"] for p in Pod.objects.filter(cluster=cluster)}
     assert status["p-0"]["hostIP"] == "192.0.2.7" and status["p-0"]["phase"] == "Running"
