@@ -133,14 +133,10 @@ def test_nodes_page_and_what_a_node_rejects(loaded, client):
     assert "TaintToleration" in body
 
 
-def test_replicas_of_one_template_share_one_explanation(api, monkeypatch):
-    """Five pods with the same spec and labels failing alike are explained once; a pod of another spec on its own."""
+@pytest.fixture
+def explained(monkeypatch) -> list:
+    """The names of the pods the engine runs scheduler_core.explain for, in order."""
     from dashboard.services import engine as engine_module
-    scenario = small_scenario(0)
-    scenario["name"] = "replicas"
-    big = next(p for p in scenario["pending"] if p["metadata"]["name"] == "too-big")
-    for i in range(5):
-        scenario["pending"].append(dict(big, metadata=dict(big["metadata"], name=f"replica-{i}", uid=f"replica-{i}")))
     calls = []
     real = engine_module.explain
 
@@ -148,21 +144,29 @@ def test_replicas_of_one_template_share_one_explanation(api, monkeypatch):
         calls.append(pod.name)
         return real(fwk, snapshot, pod, trace, **kw)
     monkeypatch.setattr(engine_module, "explain", counting)
+    return calls
+
+
+def test_replicas_of_one_template_share_one_explanation(api, explained):
+    """Five pods with the same spec and labels failing alike are explained once; a pod of another spec on its own."""
+    scenario = small_scenario(0)
+    scenario["name"] = "replicas"
+    big = next(p for p in scenario["pending"] if p["metadata"]["name"] == "too-big")
+    for i in range(5):
+        scenario["pending"].append(dict(big, metadata=dict(big["metadata"], name=f"replica-{i}", uid=f"replica-{i}")))
     cluster = load_cluster(api, scenario, steps=40)
     replicas = ["too-big"] + [f"replica-{i}" for i in range(5)]
-    assert sum(1 for name in calls if name in replicas) == 1, calls
-    assert {"wants-ssd", "also-big"} <= set(calls)
+    assert sum(1 for name in explained if name in replicas) == 1, explained
+    assert {"wants-ssd", "also-big"} <= set(explained)
     stored = {c.pod_name: c.matrix["suggestions"] for c in SchedulingCycle.objects.filter(
         cluster=cluster, pod_name__in=replicas, result="unschedulable")}
     assert set(stored) == set(replicas) and all(s == stored["too-big"] and s for s in stored.values())
 
 
-def test_replicas_that_preempt_each_get_their_own_preemption_diagnosis(api, monkeypatch):
+def test_replicas_that_preempt_each_get_their_own_preemption_diagnosis(api, explained):
     """Replicas of one template share the explanation of their spec, but what each attempt's preemption did is
     its own: every replica's suggestions name the node it was nominated to and the pods evicted there (all of
     them named the first replica's node before)."""
-    from dashboard.services import engine as engine_module
-
     def node(name):
         alloc = {"cpu": "2", "memory": "8Gi", "pods": "110"}
         return {"metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
@@ -177,16 +181,9 @@ def test_replicas_that_preempt_each_get_their_own_preemption_diagnosis(api, monk
     scenario = {"name": "preempting", "nodes": [node(f"n-{i}") for i in range(3)],
                 "pods": [pod(f"low-{i}", 0, f"n-{i}") for i in range(3)],
                 "pending": [pod(f"big-{i}", 100) for i in range(3)]}
-    calls = []
-    real = engine_module.explain
-
-    def counting(fwk, snapshot, pod, trace=None, **kw):
-        calls.append(pod.name)
-        return real(fwk, snapshot, pod, trace, **kw)
-    monkeypatch.setattr(engine_module, "explain", counting)
     cluster = load_cluster(api, scenario, steps=3)
     cycles = list(SchedulingCycle.objects.filter(cluster=cluster, pod_name__startswith="big-", result="unschedulable"))
-    assert len(cycles) == 3 and len(calls) == 1, calls
+    assert len(cycles) == 3 and len(explained) == 1, explained
     nominated = set()
     for c in cycles:
         node = c.preemption["nominated_node"]
