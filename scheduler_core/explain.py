@@ -1148,8 +1148,8 @@ class _Explainer:
         node = rec.get("nominated_node")
         if node:
             victims = list(rec.get("victims") or [])
-            ni = self.snapshot.get(node)
             fits = []
+            ni = self.snapshot.get(node) if recheck else None
             if not recheck:
                 fits = [node]   # the attempt's own dry run found it, on this snapshot
             elif ni is not None:
