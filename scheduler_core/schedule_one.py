@@ -361,7 +361,9 @@ def _pass_filters_table(fwk, ctx, state, pod, nodes, tr, snapshot, start, num_to
     special = _nominated_rows(ctx, state, pod, table)
     if special is not None:
         rf = ResourceFilter.for_cycle(fwk, state, pod)
-        positions = np.flatnonzero(np.isin(rows, special))
+        is_special = np.zeros(table.n, bool)
+        is_special[special] = True
+        positions = np.flatnonzero(is_special[rows])
         codes = _nominated_codes(rf, ctx, state, pod, table, ft, rows[positions]) if rf is not None else None
         if codes is not None:   # the first pass's failure where it fails, else the plain Filter's result
             result[positions] = np.where(codes > 0, codes, result[positions])

@@ -90,19 +90,20 @@ def more_important_pod(a, b) -> bool:
 
 
 def earliest_pod_start_time(victims) -> tuple:
-    """util.GetEarliestPodStartTime: the earliest start among the highest-priority victims. (The start times
-    of pods that have none are read in the victims' order; only their order counts.)"""
+    """util.GetEarliestPodStartTime: the earliest start among the highest-priority victims. A pod without a
+    start time reads as "now", later than any recorded start and than every earlier read, so when none of them
+    has one the earliest is the first such read: it is the only one made (only the order of reads counts)."""
     max_prio = victims[0].priority
     for p in victims:
         if p.priority > max_prio:
             max_prio = p.priority
     earliest = None
     for p in victims:
-        if p.priority == max_prio:
-            t = pod_start_time(p)
+        if p.priority == max_prio and p.start_time:
+            t = _parse_time(p.start_time)
             if earliest is None or t < earliest:
                 earliest = t
-    return earliest
+    return (1, next(_now_reads)) if earliest is None else (0, earliest)
 
 
 def filter_pods_with_pdb_violation(pods, pdbs):
@@ -222,7 +223,7 @@ class Evaluator:
         unresolvable = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
         values = node_statuses.distinct_values() if isinstance(node_statuses, LazyDict) else node_statuses.values()
         if not any(st is not None and st.code == unresolvable for st in values):
-            potential = list(all_nodes)   # the usual case, without a lookup per node
+            potential = all_nodes   # the usual case, without a lookup per node (read only)
         else:
             for ni in all_nodes:
                 st = node_statuses.get(ni.name)

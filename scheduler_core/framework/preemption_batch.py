@@ -6,7 +6,7 @@ node without lower-priority pods has no victims; otherwise every lower-priority 
 pass the Filter (with the nominated pods RunFilterPluginsWithNominatedPods adds, then without), and the removed
 pods are added back one by one in the order ``select_victims_on_node`` sorts them, each kept if the pod still
 passes. Here the same steps run on all the nodes of a window at once: the node-only plugins' ``filter_batch``
-masks, the resources plugin's ``fits_batch`` on summed requests, and the reprieve as one step per position in
+masks, the resources plugin's ``fit_limits`` on summed requests, and the reprieve as one step per position in
 the nodes' sorted lists. The candidates (nodes, victims and order) are the per-node dry run's.
 """
 from __future__ import annotations
@@ -31,16 +31,15 @@ class LowPriorityPods:
         self._kept = {}   # priority -> _Rows
         self.yield_ = 0.5   # the share of nodes that were candidates in the last dry run: sizes the next one's window
 
-    def rows(self, nodes, rows, table, priority: int) -> "_Rows":
-        """The columns, up to date on ``rows`` (the table rows of ``nodes``)."""
+    def rows(self, potential, positions, rows, table, priority: int) -> "_Rows":
+        """The columns, up to date on ``rows`` (the table rows of ``potential[positions]``)."""
         kept = self._kept.get(priority)
         if kept is None or kept.table is not table:
             if len(self._kept) >= self.KEPT:
                 del self._kept[next(iter(self._kept))]
             kept = self._kept[priority] = _Rows(table, priority)
-        generations = np.fromiter((ni.generation for ni in nodes), np.int64, len(nodes))
-        for i in np.flatnonzero(kept.generation[rows] != generations).tolist():
-            kept.read(nodes[i], int(rows[i]), self.more_important)
+        for i in np.flatnonzero(kept.generation[rows] != table.generation[rows]).tolist():
+            kept.read(potential[positions[i]], int(rows[i]), self.more_important)
         return kept
 
 
@@ -76,38 +75,69 @@ class _Rows:
 
 class _Fit:
     """The Filter of the dry run on sums: node-only plugins (their masks, once per window) and the resources
-    plugin's ``fits_batch``; also with the nominated pods' requests added where there are some."""
+    plugin's ``fit_limits``; also with the nominated pods' requests added where there are some."""
 
     def __init__(self, resources, state, table, extra, extra_pods):
         self.resources, self.state, self.table = resources, state, table
         self.extra, self.extra_pods = extra, extra_pods   # per table row: the nominated pods' requests, count
 
-    def passes(self, rows, used, num_pods):
-        """Both passes of RunFilterPluginsWithNominatedPods on rows with these sums; None: cannot tell."""
-        fits = self.resources.fits_batch(self.state, self.table, rows, (used[:, 0], used[:, 1], used[:, 2], num_pods))
-        if fits is None or self.extra is None:
+    def on(self, rows) -> "_RowsFit | None":
+        """The resources Filter on these rows; None: cannot tell."""
+        limits = self.resources.fit_limits(self.state, self.table, rows)
+        if limits is None:
+            return None
+        if self.extra is None:
+            return _RowsFit(*limits, None, None)
+        return _RowsFit(*limits, self.extra[rows], self.extra_pods[rows])
+
+
+class _RowsFit:
+    """The resources Filter on fixed rows: per row the highest pod count and sums at which the pod fits, and the
+    nominated pods' summed requests and count where there are some (both passes of
+    RunFilterPluginsWithNominatedPods)."""
+
+    __slots__ = ("pods_limit", "limits", "extra", "extra_pods", "nominated")
+
+    def __init__(self, pods_limit, limits, extra, extra_pods):
+        self.pods_limit, self.limits = pods_limit, limits
+        self.nominated = None
+        if extra_pods is not None:
+            nominated = extra_pods > 0
+            if np.count_nonzero(nominated):
+                self.nominated = nominated
+        self.extra, self.extra_pods = (extra, extra_pods) if self.nominated is not None else (None, None)
+
+    def take(self, positions) -> "_RowsFit":
+        """The same on the rows at ``positions``."""
+        return _RowsFit(self.pods_limit[positions], [(j, limit[positions]) for j, limit in self.limits],
+                        None if self.extra is None else self.extra[positions],
+                        None if self.extra_pods is None else self.extra_pods[positions])
+
+    def passes(self, used, num_pods):
+        """Whether the pod passes with these sums (rows x RESOURCES) and pod counts."""
+        fits = self._fits(used, num_pods)
+        if self.nominated is None:
             return fits
-        nominated = self.extra_pods[rows] > 0
-        if not np.count_nonzero(nominated):
-            return fits
-        with_pods = used + self.extra[rows]
-        fits_with = self.resources.fits_batch(self.state, self.table, rows, (with_pods[:, 0], with_pods[:, 1],
-                                                                            with_pods[:, 2],
-                                                                            num_pods + self.extra_pods[rows]))
-        return fits & (fits_with | ~nominated)
+        return fits & (self._fits(used + self.extra, num_pods + self.extra_pods) | ~self.nominated)
+
+    def _fits(self, used, num_pods):
+        fits = num_pods <= self.pods_limit
+        for j, limit in self.limits:
+            fits &= used[:, j] <= limit
+        return fits
 
 
 def batch_candidates(handle, state, pod, potential, pdbs, offset: int, num_candidates: int, rf, low_pods):
     """The candidates of ``Evaluator.dry_run_preemption`` as (node name, victims) pairs (the same nodes with the
     same victims, in the same order; none violates a PDB), or None where this cannot tell: PDBs, a Filter that is not one resources plugin
-    with ``fits_batch`` and node-only plugins with ``filter_batch``, values beyond the table's exact range, a node
+    with ``fit_limits`` and node-only plugins with ``filter_batch``, values beyond the table's exact range, a node
     whose every lower-priority pod would be reprieved (an error in the per-node dry run), or no candidate at all
     (the statuses of the nodes are then the answer: the per-node dry run gives them)."""
     if pdbs or rf is None:
         return None
     resources = [pl for pl in rf.plugins if pl.filter_depends_on == "resources"]
     node_only = [pl for pl in rf.plugins if pl.filter_depends_on == "node"]
-    if len(resources) != 1 or not hasattr(resources[0], "fits_batch"):
+    if len(resources) != 1 or not hasattr(resources[0], "fit_limits"):
         return None
     if any(getattr(pl, "filter_batch", None) is None for pl in node_only):
         return None
@@ -121,14 +151,17 @@ def batch_candidates(handle, state, pod, potential, pdbs, offset: int, num_candi
     fit = _Fit(resources[0], state, table, *(extra or (None, None)))
     prio = pod.priority
     n = len(potential)
+    # row i is snapshot.node_infos[i]: when every node is a potential one, positions are rows
+    potential_rows = None if potential is table.infos else np.fromiter((ni.index for ni in potential), np.int64, n)
     candidates = []
     pos = passed = 0
     ratio = low_pods.yield_
     while pos < n and len(candidates) < num_candidates:
         need = num_candidates - len(candidates)
         w = min(n - pos, int(need / max(ratio, 0.02) * 1.15) + 8)
-        nodes = [potential[(offset + pos + i) % n] for i in range(w)]
-        found = _window(nodes, state, pod, prio, table, node_only, fit, low_pods, need)
+        positions = np.arange(offset + pos, offset + pos + w, dtype=np.int64) % n
+        rows = positions if potential_rows is None else potential_rows[positions]
+        found = _window(potential, positions, rows, state, pod, prio, table, node_only, fit, low_pods, need)
         if found is None:
             return None
         found, passing = found
@@ -140,13 +173,12 @@ def batch_candidates(handle, state, pod, potential, pdbs, offset: int, num_candi
     return candidates or None
 
 
-def _window(nodes, state, pod, prio, table, node_only, fit, low_pods, need: int):
-    """The first ``need`` candidates among ``nodes`` in their order, as (name, victims), and how many of the
-    nodes are candidates; None: cannot tell. Nodes after the ``need``-th candidate are not looked at further, as
-    the per-node dry run stops there."""
-    w = len(nodes)
-    rows = np.fromiter((ni.index for ni in nodes), np.int64, w)
-    low_rows = low_pods.rows(nodes, rows, table, prio)
+def _window(potential, positions, rows, state, pod, prio, table, node_only, fit, low_pods, need: int):
+    """The first ``need`` candidates among the nodes ``potential[positions]`` (table ``rows``) in their order, as
+    (name, victims), and how many of the nodes are candidates; None: cannot tell. Nodes after the ``need``-th
+    candidate are not looked at further, as the per-node dry run stops there."""
+    w = len(rows)
+    low_rows = low_pods.rows(potential, positions, rows, table, prio)
     counts = low_rows.counts[rows]
     ok = counts > 0
     for pl in node_only:
@@ -159,32 +191,31 @@ def _window(nodes, state, pod, prio, table, node_only, fit, low_pods, need: int)
     low = low_rows.low[rows]   # each node's lower-priority pods' summed requests
     used = np.stack([table.req_cpu[rows], table.req_memory[rows], table.req_ephemeral[rows]], axis=1) - low
     num_pods = table.pod_count[rows] - counts
-    sub = np.flatnonzero(ok)
-    passes = fit.passes(rows[sub], used[sub], num_pods[sub])
-    if passes is None:
+    rows_fit = fit.on(rows)
+    if rows_fit is None:
         return None
-    sub = sub[passes]
+    sub = np.flatnonzero(ok)
+    sub = sub[rows_fit.take(sub).passes(used[sub], num_pods[sub])]
     passing = len(sub)
     sub = sub[:need]
     rows_s, used_s, pods_s, counts_s = rows[sub], used[sub], num_pods[sub], counts[sub]
+    fit_s = rows_fit.take(sub)
     victim = np.zeros((len(sub), k_max), bool)
     for k in range(k_max):
         valid = counts_s > k
         if not np.count_nonzero(valid):
             break
         trial = used_s + requests[sub, k]
-        fits = fit.passes(rows_s, trial, pods_s + 1)
-        if fits is None:
-            return None
+        fits = fit_s.passes(trial, pods_s + 1)
         keep = valid & fits
         used_s = np.where(keep[:, None], trial, used_s)
         pods_s = pods_s + keep
         victim[:, k] = valid & ~fits
     found = []
-    all_pods = low_rows.pods
-    for i, row, marks in zip(sub.tolist(), rows_s.tolist(), victim.tolist()):
+    all_pods, names = low_rows.pods, table.names
+    for row, marks in zip(rows_s.tolist(), victim.tolist()):
         victims = list(compress(all_pods[row], marks))
         if not victims:
             return None
-        found.append((nodes[i].name, victims))
+        found.append((names[row], victims))
     return found, passing

@@ -367,6 +367,10 @@ class Framework:
         nominated_pass = self._nominated_pass(state, pod, table, plugins, nominated_sums) \
             if nominated_rows is not None and len(nominated_rows) else None
         position = {pl.name: p for p, pl in enumerate(plugins)} if nominated_pass is not None else None
+        is_nominated = None
+        if nominated_rows is not None and len(nominated_rows):
+            is_nominated = np.zeros(table.n, bool)
+            is_nominated[nominated_rows] = True
         found = visited = pos = 0
         ratio = 1.0
         while pos < n:
@@ -381,8 +385,8 @@ class Framework:
             kind_statuses = {}
             status_of = {}
             special = ()
-            if nominated_rows is not None and len(nominated_rows):
-                special = np.flatnonzero(np.isin(rows, nominated_rows))
+            if is_nominated is not None:
+                special = np.flatnonzero(is_nominated[rows])
                 if nominated_pass is None:
                     alive[special] = False
             for p, pl in enumerate(plugins):

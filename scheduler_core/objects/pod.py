@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import copy
+from operator import attrgetter
 
 from .errors import ParseError, expect, object_meta
 from .field import aggregate
@@ -309,6 +310,13 @@ class Pod:
     def has_required_anti_affinity(self) -> bool:
         return bool(self.anti_affinity_required)
 
+    def __copy__(self) -> "Pod":
+        """copy.copy: every field shared (about twice as fast as the generic protocol for slots)."""
+        new = object.__new__(type(self))
+        for name, value in zip(Pod.__slots__, _slot_values(self)):
+            setattr(new, name, value)
+        return new
+
     def renamed(self, name: str, uid: str) -> "Pod":
         """A copy with another name and uid, its parsed fields shared (they are never changed in place)."""
         new = copy.copy(self)
@@ -325,3 +333,6 @@ class Pod:
 
     def __repr__(self):
         return f"Pod({self.key})"
+
+
+_slot_values = attrgetter(*Pod.__slots__)

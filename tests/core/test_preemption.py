@@ -470,6 +470,16 @@ def test_pick_latest_start_time_of_highest_priority_victims():
                 cand("n2", vp("c", MID, ts(9)), vp("d", LOW, ts(1)))) == "n2"
 
 
+def test_pick_victims_without_start_time_read_as_now_in_candidate_order():
+    # GetPodStartTime gives time.Now() to a pod that has not started: later than any recorded start, and each
+    # candidate's read later than the previous candidate's, so the last such candidate in order has the latest.
+    assert pick(cand("n1", vp("a", MID, None)), cand("n2", vp("b", MID, None)), cand("n3", vp("c", MID, None))) == "n3"
+    assert pick(cand("n1", vp("a", MID, None)), cand("n2", vp("b", MID, ts(9)))) == "n1"
+    # among the highest-priority victims a recorded start is earlier than "now"
+    assert pick(cand("n1", vp("a", MID, None), vp("b", MID, ts(5))),
+                cand("n2", vp("c", MID, ts(9)), vp("d", MID, None))) == "n2"
+
+
 def test_pick_full_tie_smallest_name_in_deterministic_order():
     assert pick(cand("n2", vp("a", MID)), cand("n1", vp("b", MID))) == "n1"
 

@@ -190,18 +190,21 @@ class Fit(PreFilterPlugin, FilterPlugin, ResourceAllocationScoring):
             kinds[kinds == 0] = -1
         return kinds, _BATCH_STATUSES
 
-    def fits_batch(self, state, table, rows, sums):
-        """Whether ``filter_resources`` passes on each of the rows' nodes with these ``sums``: the rows where
-        ``filter_batch_statuses`` would report no reason (its masks, without its reason codes); None where it is
-        None."""
+    def fit_limits(self, state, table, rows):
+        """``filter_resources`` over rows as limits, for sums tested many times (the preemption dry run): (the
+        highest pod count, [(column, the highest sum)] for each of cpu, memory and ephemeral-storage (columns 0-2)
+        the pod requests) at which the pod still fits each row, as ``filter_batch_statuses`` would report no
+        reason there; None where that is None."""
         req = self._batch_request(state, table)
         if req is None:
             return None
-        failing = self._failing(req, table, rows, *sums)
-        short = failing[0][1]
-        for _bit, mask in failing[1:]:
-            short = short | mask
-        return ~short
+        limits = []
+        for column, (res, alloc) in enumerate((("cpu", table.alloc_cpu), ("memory", table.alloc_memory),
+                                               ("ephemeral-storage", table.alloc_ephemeral))):
+            v = req.get(res, 0)
+            if v > 0:
+                limits.append((column, alloc[rows] - v))
+        return table.alloc_pods[rows] - 1, limits
 
     @staticmethod
     def _batch_request(state, table):
