@@ -18,23 +18,25 @@ from ..objects.errors import ParseError
 from ..objects.selectors import LabelSelector
 from ..schedule_one import fit_error_message
 from .interface import PostFilterResult
-from .preemption_batch import batch_candidates
+from .preemption_batch import PRIORITY_SHIFT, batch_candidates
 from .resource_filter import ResourceFilter
 from .status import Code, Status
 
 PREEMPTION_NOT_HELPFUL = "Preemption is not helpful for scheduling"
-MAX_INT32 = 2**31 - 1
 
 
 class Candidate:
-    """A node where the preemptor fits once ``victims`` are removed (extenderv1.Victims plus node name)."""
+    """A node where the preemptor fits once ``victims`` are removed (extenderv1.Victims plus node name). The dry
+    run on NodeTable rows also gives its key for pickOneNodeForPreemption's first four criteria and whether none
+    of its victims has a start time (``unstarted``); None: computed when needed."""
 
-    __slots__ = ("name", "victims", "num_pdb_violations")
+    __slots__ = ("name", "victims", "num_pdb_violations", "key", "unstarted")
 
-    def __init__(self, name: str, victims, num_pdb_violations: int):
+    def __init__(self, name: str, victims, num_pdb_violations: int, key=None, unstarted=None):
         self.name = name
         self.victims = list(victims)
         self.num_pdb_violations = num_pdb_violations
+        self.key, self.unstarted = key, unstarted
 
     def __repr__(self):
         return f"Candidate({self.name}, {[p.key for p in self.victims]}, pdb={self.num_pdb_violations})"
@@ -151,13 +153,18 @@ def _pick_by_default_criteria(nodes_to_victims: dict, candidates: list) -> str:
     keys = []
     for node in candidates:
         c = nodes_to_victims[node]
-        victims = c.victims
-        keys.append((-c.num_pdb_violations, -victims[0].priority,
-                     -(sum(p.priority for p in victims) + len(victims) * (MAX_INT32 + 1)), -len(victims)))
+        key = c.key
+        if key is None:
+            victims = c.victims
+            key = (-c.num_pdb_violations, -victims[0].priority,
+                   -(sum(p.priority for p in victims) + len(victims) * PRIORITY_SHIFT), -len(victims))
+        keys.append(key)
     best = max(keys)
     selected = [node for node, key in zip(candidates, keys) if key == best]
     if len(selected) == 1:
         return selected[0]
+    if all(nodes_to_victims[node].unstarted for node in selected):
+        return selected[-1]   # each one's earliest start reads "now", later than the one before it
     starts = [earliest_pod_start_time(nodes_to_victims[node].victims) for node in selected]
     latest = max(starts)
     return selected[starts.index(latest)]
@@ -243,7 +250,8 @@ class Evaluator:
             found = batch_candidates(self.handle, state, pod, potential, pdbs, offset, num_candidates, rf,
                                      self.policy.low_priority_pods)
             if found is not None:
-                return [Candidate(name, victims, 0) for name, victims in found], statuses, None
+                return [Candidate(name, victims, 0, key, unstarted) for name, victims, key, unstarted in found], \
+                    statuses, None
         candidates, dry_statuses, err = self.dry_run_preemption(state, pod, potential, pdbs, offset,
                                                                 num_candidates, rf)
         dry_statuses.update(statuses)

@@ -18,6 +18,8 @@ import numpy as np
 from .gosort import sort_slice
 from .resource_filter import RESOURCES, nominated_requests
 
+PRIORITY_SHIFT = 2**31   # MaxInt32 + 1, added to each victim's priority in pickOneNodeForPreemption's sum
+
 
 class LowPriorityPods:
     """Per NodeTable row, the node's pods of a priority below a preemptor's in the order select_victims_on_node
@@ -45,7 +47,8 @@ class LowPriorityPods:
 
 class _Rows:
     """A table's nodes' lower-priority pods: per row the pods (sorted), their count, their summed requests of
-    RESOURCES and each one's (rows x positions x RESOURCES, zero beyond the count), and the generation read."""
+    RESOURCES and per position (zero beyond the count) each one's requests (rows x positions x RESOURCES),
+    priority and whether it has a recorded start time; and the generation read."""
 
     def __init__(self, table, priority: int):
         self.table, self.priority = table, priority
@@ -55,22 +58,37 @@ class _Rows:
         self.counts = np.zeros(n, np.int64)
         self.low = np.zeros((n, len(RESOURCES)), np.int64)
         self.requests = np.zeros((n, 4, len(RESOURCES)), np.int64)
+        self.priorities = np.zeros((n, 4), np.int64)
+        self.started = np.zeros((n, 4), bool)
 
     def read(self, node_info, row: int, more_important) -> None:
         pods = [p for p in node_info.pods if p.priority < self.priority]
         sort_slice(pods, more_important)
         k = len(pods)
-        if k > self.requests.shape[1]:
-            grown = np.zeros((self.table.n, max(k, 2 * self.requests.shape[1]), len(RESOURCES)), np.int64)
-            grown[:, :self.requests.shape[1]] = self.requests
-            self.requests = grown
+        width = self.requests.shape[1]
+        if k > width:
+            grown = max(k, 2 * width)
+            self.requests = _widened(self.requests, grown)
+            self.priorities = _widened(self.priorities, grown)
+            self.started = _widened(self.started, grown)
         self.requests[row] = 0
+        self.priorities[row] = 0
+        self.started[row] = False
         if k:
             self.requests[row, :k] = [[p.requests.get(r, 0) for r in RESOURCES] for p in pods]
+            self.priorities[row, :k] = [p.priority for p in pods]
+            self.started[row, :k] = [bool(p.start_time) for p in pods]
         self.low[row] = self.requests[row].sum(axis=0)
         self.pods[row] = pods
         self.counts[row] = k
         self.generation[row] = node_info.generation
+
+
+def _widened(columns, width: int):
+    """``columns`` (rows x positions [x ...]) with ``width`` positions, the new ones zero."""
+    grown = np.zeros((columns.shape[0], width, *columns.shape[2:]), columns.dtype)
+    grown[:, :columns.shape[1]] = columns
+    return grown
 
 
 class _Fit:
@@ -211,11 +229,20 @@ def _window(potential, positions, rows, state, pod, prio, table, node_only, fit,
         used_s = np.where(keep[:, None], trial, used_s)
         pods_s = pods_s + keep
         victim[:, k] = valid & ~fits
-    found = []
+    if not len(sub):
+        return [], passing
+    num_victims = np.count_nonzero(victim, axis=1)
+    if not num_victims.all():
+        return None
+    # pickOneNodeForPreemption's key of each candidate (see preemption._pick_by_default_criteria) and whether none of its victims
+    # has a start time
+    priorities = low_rows.priorities[rows_s, :k_max]
+    first = priorities[np.arange(len(sub)), victim.argmax(axis=1)]
+    summed = (priorities * victim).sum(axis=1) + num_victims * PRIORITY_SHIFT
+    unstarted = ~(low_rows.started[rows_s, :k_max] & victim).any(axis=1)
     all_pods, names = low_rows.pods, table.names
-    for row, marks in zip(rows_s.tolist(), victim.tolist()):
-        victims = list(compress(all_pods[row], marks))
-        if not victims:
-            return None
-        found.append((names[row], victims))
+    found = [(names[row], list(compress(all_pods[row], marks)), (0, -f, -total, -count), none_started)
+             for row, marks, f, total, count, none_started
+             in zip(rows_s.tolist(), victim.tolist(), first.tolist(), summed.tolist(), num_victims.tolist(),
+                    unstarted.tolist())]
     return found, passing
