@@ -146,11 +146,12 @@ class _RowsFit:
 
 
 def batch_candidates(handle, state, pod, potential, pdbs, offset: int, num_candidates: int, rf, low_pods):
-    """The candidates of ``Evaluator.dry_run_preemption`` as (node name, victims) pairs (the same nodes with the
-    same victims, in the same order; none violates a PDB), or None where this cannot tell: PDBs, a Filter that is not one resources plugin
-    with ``fit_limits`` and node-only plugins with ``filter_batch``, values beyond the table's exact range, a node
-    whose every lower-priority pod would be reprieved (an error in the per-node dry run), or no candidate at all
-    (the statuses of the nodes are then the answer: the per-node dry run gives them)."""
+    """The candidates of ``Evaluator.dry_run_preemption`` as (node name, victims, pick key, no victim started)
+    (the same nodes with the same victims, in the same order; none violates a PDB; see ``Candidate``), or None
+    where this cannot tell: PDBs, a Filter that is not one resources plugin with ``fit_limits`` and node-only
+    plugins with ``filter_batch``, values beyond the table's exact range, a node whose every lower-priority pod
+    would be reprieved (an error in the per-node dry run), or no candidate at all (the statuses of the nodes are
+    then the answer: the per-node dry run gives them)."""
     if pdbs or rf is None:
         return None
     resources = [pl for pl in rf.plugins if pl.filter_depends_on == "resources"]
@@ -193,8 +194,8 @@ def batch_candidates(handle, state, pod, potential, pdbs, offset: int, num_candi
 
 def _window(potential, positions, rows, state, pod, prio, table, node_only, fit, low_pods, need: int):
     """The first ``need`` candidates among the nodes ``potential[positions]`` (table ``rows``) in their order, as
-    (name, victims), and how many of the nodes are candidates; None: cannot tell. Nodes after the ``need``-th
-    candidate are not looked at further, as the per-node dry run stops there."""
+    ``batch_candidates`` gives them, and how many of the nodes are candidates; None: cannot tell. Nodes after the
+    ``need``-th candidate are not looked at further, as the per-node dry run stops there."""
     w = len(rows)
     low_rows = low_pods.rows(potential, positions, rows, table, prio)
     counts = low_rows.counts[rows]
@@ -234,8 +235,8 @@ def _window(potential, positions, rows, state, pod, prio, table, node_only, fit,
     num_victims = np.count_nonzero(victim, axis=1)
     if not num_victims.all():
         return None
-    # pickOneNodeForPreemption's key of each candidate (see preemption._pick_by_default_criteria) and whether none of its victims
-    # has a start time
+    # each candidate's key for pickOneNodeForPreemption (preemption._pick_by_default_criteria) and whether none
+    # of its victims has a start time
     priorities = low_rows.priorities[rows_s, :k_max]
     first = priorities[np.arange(len(sub)), victim.argmax(axis=1)]
     summed = (priorities * victim).sum(axis=1) + num_victims * PRIORITY_SHIFT
