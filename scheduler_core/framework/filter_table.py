@@ -103,7 +103,7 @@ def fill_first(first, col, pool: StatusPool, plugin: str) -> None:
     if not np.count_nonzero(todo):
         return
     got = col[todo]
-    for k in np.unique(got).tolist():
+    for k in np.flatnonzero(np.bincount(got)).tolist():   # the distinct codes (small positive ints)
         fk = _framework_code(k, pool, plugin)
         if fk != k:
             got[got == k] = fk

@@ -241,7 +241,7 @@ class ResourceFilter:
                 if res is None:
                     return None
                 kinds, kind_statuses = res
-                for k in np.unique(kinds[undecided & (kinds >= 0)]).tolist():
+                for k in np.flatnonzero(np.bincount(kinds[undecided & (kinds >= 0)])).tolist():
                     fail = undecided & (kinds == k)
                     code, reasons = kind_statuses[k]
                     codes[fail] = ft.add(Status(code, *reasons, plugin=pl.name))
@@ -250,7 +250,7 @@ class ResourceFilter:
             column = ft.column(column_of[pl.name])[rows]
             fail = undecided & (column != 0)
             if np.count_nonzero(fail):
-                if any(ft.status(c).code == Code.ERROR for c in np.unique(column[fail]).tolist()):
+                if any(ft.status(c).code == Code.ERROR for c in np.flatnonzero(np.bincount(column[fail])).tolist()):
                     return None
                 codes[fail] = column[fail]
                 undecided &= ~fail

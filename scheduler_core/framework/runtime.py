@@ -77,7 +77,7 @@ class Rejections:
     def distinct(self) -> list:
         """The Statuses of these nodes, each once."""
         statuses = self.statuses
-        return [statuses[g] for g in np.unique(self.groups).tolist()]
+        return [statuses[g] for g in np.flatnonzero(np.bincount(self.groups)).tolist()]
 
     def counts(self) -> list:
         """(index in ``statuses``, number of nodes) of each Status, in the order of their first node (counted
@@ -473,7 +473,7 @@ class Framework:
                     pl = plugins[p]
                     if p in kind_statuses:
                         ks = kind[rej[sel]]
-                        for k in np.unique(ks).tolist():
+                        for k in np.flatnonzero(np.bincount(ks)).tolist():
                             gid[sel[ks == k]] = shared(p, pl.name, kind_statuses[p][k])
                         continue
                     if p not in same:
