@@ -11,6 +11,7 @@ import time
 import numpy as np
 
 from .framework.cycle_state import CycleState
+from .framework.node_table import row_mask
 from .framework.resource_filter import ResourceFilter, nominated_requests
 from .framework.runtime import PREFILTER_RESULT_MSG, Rejections, nominated_pods_to_add, status_counts
 from .framework.status import Code, Status
@@ -361,9 +362,7 @@ def _pass_filters_table(fwk, ctx, state, pod, nodes, tr, snapshot, start, num_to
     special = _nominated_rows(ctx, state, pod, table)
     if special is not None:
         rf = ResourceFilter.for_cycle(fwk, state, pod)
-        is_special = np.zeros(table.n, bool)
-        is_special[special] = True
-        positions = np.flatnonzero(is_special[rows])
+        positions = np.flatnonzero(row_mask(table.n, special)[rows])
         codes = _nominated_codes(rf, ctx, state, pod, table, ft, rows[positions]) if rf is not None else None
         if codes is not None:   # the first pass's failure where it fails, else the plain Filter's result
             result[positions] = np.where(codes > 0, codes, result[positions])

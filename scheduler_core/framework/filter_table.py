@@ -93,6 +93,11 @@ class FilterTable:
                 for r, name in enumerate(self.names)}
 
 
+def distinct_codes(codes) -> list:
+    """The distinct values of an array of small non-negative integer codes, ascending."""
+    return np.flatnonzero(np.bincount(codes)).tolist()
+
+
 def fill_first(first, col, pool: StatusPool, plugin: str) -> None:
     """Rows of ``first`` still passing take ``col``'s code, an error wrapped as runFilterPlugins wraps it."""
     if isinstance(col, int):
@@ -103,7 +108,7 @@ def fill_first(first, col, pool: StatusPool, plugin: str) -> None:
     if not np.count_nonzero(todo):
         return
     got = col[todo]
-    for k in np.flatnonzero(np.bincount(got)).tolist():   # the distinct codes (small positive ints)
+    for k in distinct_codes(got):
         fk = _framework_code(k, pool, plugin)
         if fk != k:
             got[got == k] = fk

@@ -172,6 +172,13 @@ def _code(codes: dict, value) -> int:
 
 
 # -- vectorized selectors -------------------------------------------------------------------------
+def row_mask(n: int, rows):
+    """A boolean column over a table of ``n`` rows, True at ``rows``."""
+    mask = np.zeros(n, bool)
+    mask[rows] = True
+    return mask
+
+
 def requirement_mask(table: NodeTable, rows, key: str, op: str, values):
     """A node selector requirement over the rows' labels, or None for Gt/Lt (the per-node path decides)."""
     codes, column = table.label_column(key)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .filter_table import distinct_codes
 from .node_table import EXACT_LIMIT
 from .status import Code, Status
 
@@ -241,7 +242,7 @@ class ResourceFilter:
                 if res is None:
                     return None
                 kinds, kind_statuses = res
-                for k in np.flatnonzero(np.bincount(kinds[undecided & (kinds >= 0)])).tolist():
+                for k in distinct_codes(kinds[undecided & (kinds >= 0)]):
                     fail = undecided & (kinds == k)
                     code, reasons = kind_statuses[k]
                     codes[fail] = ft.add(Status(code, *reasons, plugin=pl.name))
@@ -250,7 +251,7 @@ class ResourceFilter:
             column = ft.column(column_of[pl.name])[rows]
             fail = undecided & (column != 0)
             if np.count_nonzero(fail):
-                if any(ft.status(c).code == Code.ERROR for c in np.flatnonzero(np.bincount(column[fail])).tolist()):
+                if any(ft.status(c).code == Code.ERROR for c in distinct_codes(column[fail])):
                     return None
                 codes[fail] = column[fail]
                 undecided &= ~fail

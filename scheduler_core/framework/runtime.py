@@ -7,8 +7,9 @@ from collections import Counter
 import numpy as np
 
 from ..lazy import LazyDict
-from .filter_table import FilterTable, StatusPool, fill_first
+from .filter_table import FilterTable, StatusPool, distinct_codes, fill_first
 from .interface import MAX_NODE_SCORE, MIN_NODE_SCORE, POINT_INTERFACES
+from .node_table import row_mask
 from .resource_filter import ResourceFilter, nominated_pods_to_add  # noqa: F401 (also imported from here)
 from .status import Code, Status
 
@@ -77,7 +78,7 @@ class Rejections:
     def distinct(self) -> list:
         """The Statuses of these nodes, each once."""
         statuses = self.statuses
-        return [statuses[g] for g in np.flatnonzero(np.bincount(self.groups)).tolist()]
+        return [statuses[g] for g in distinct_codes(self.groups)]
 
     def counts(self) -> list:
         """(index in ``statuses``, number of nodes) of each Status, in the order of their first node (counted
@@ -289,7 +290,7 @@ class Framework:
         if res is not None:
             kinds, kind_statuses = res
             shifted = kinds.astype(np.intp) + 1      # 0: passes, k + 1: kind k
-            used = np.flatnonzero(np.bincount(shifted)).tolist()
+            used = distinct_codes(shifted)
             if used == [0]:
                 return 0
             lut = np.zeros(used[-1] + 1, np.int32)
@@ -369,8 +370,7 @@ class Framework:
         position = {pl.name: p for p, pl in enumerate(plugins)} if nominated_pass is not None else None
         is_nominated = None
         if nominated_rows is not None and len(nominated_rows):
-            is_nominated = np.zeros(table.n, bool)
-            is_nominated[nominated_rows] = True
+            is_nominated = row_mask(table.n, nominated_rows)
         found = visited = pos = 0
         ratio = 1.0
         while pos < n:
@@ -473,7 +473,7 @@ class Framework:
                     pl = plugins[p]
                     if p in kind_statuses:
                         ks = kind[rej[sel]]
-                        for k in np.flatnonzero(np.bincount(ks)).tolist():
+                        for k in distinct_codes(ks):
                             gid[sel[ks == k]] = shared(p, pl.name, kind_statuses[p][k])
                         continue
                     if p not in same:
