@@ -17,29 +17,13 @@ from ..lazy import LazyDict
 from ..objects.errors import ParseError
 from ..objects.selectors import LabelSelector
 from ..schedule_one import fit_error_message
+from .candidates import Candidate, RowCandidates
 from .interface import PostFilterResult
 from .preemption_batch import PRIORITY_SHIFT, batch_candidates
 from .resource_filter import ResourceFilter
 from .status import Code, Status
 
 PREEMPTION_NOT_HELPFUL = "Preemption is not helpful for scheduling"
-
-
-class Candidate:
-    """A node where the preemptor fits once ``victims`` are removed (extenderv1.Victims plus node name). The dry
-    run on NodeTable rows also gives its key for pickOneNodeForPreemption's first four criteria and whether none
-    of its victims has a start time (``unstarted``); None: computed when needed."""
-
-    __slots__ = ("name", "victims", "num_pdb_violations", "key", "unstarted")
-
-    def __init__(self, name: str, victims, num_pdb_violations: int, key=None, unstarted=None):
-        self.name = name
-        self.victims = list(victims)
-        self.num_pdb_violations = num_pdb_violations
-        self.key, self.unstarted = key, unstarted
-
-    def __repr__(self):
-        return f"Candidate({self.name}, {[p.key for p in self.victims]}, pdb={self.num_pdb_violations})"
 
 
 class PDB:
@@ -160,14 +144,18 @@ def _pick_by_default_criteria(nodes_to_victims: dict, candidates: list) -> str:
                    -(sum(p.priority for p in victims) + len(victims) * PRIORITY_SHIFT), -len(victims))
         keys.append(key)
     best = max(keys)
-    selected = [node for node, key in zip(candidates, keys) if key == best]
+    return _latest_start([nodes_to_victims[node] for node, key in zip(candidates, keys) if key == best]).name
+
+
+def _latest_start(selected: list) -> Candidate:
+    """pickOneNodeForPreemption's last criterion: of the candidates the first four leave (in order), the one whose
+    highest-priority victims' earliest start time is the latest; the first of those tied."""
     if len(selected) == 1:
         return selected[0]
-    if all(nodes_to_victims[node].unstarted for node in selected):
+    if all(c.unstarted for c in selected):
         return selected[-1]   # each one's earliest start reads "now", later than the one before it
-    starts = [earliest_pod_start_time(nodes_to_victims[node].victims) for node in selected]
-    latest = max(starts)
-    return selected[starts.index(latest)]
+    starts = [earliest_pod_start_time(c.victims) for c in selected]
+    return selected[starts.index(max(starts))]
 
 
 class Evaluator:
@@ -250,8 +238,7 @@ class Evaluator:
             found = batch_candidates(self.handle, state, pod, potential, pdbs, offset, num_candidates, rf,
                                      self.policy.low_priority_pods)
             if found is not None:
-                return [Candidate(name, victims, 0, key, unstarted) for name, victims, key, unstarted in found], \
-                    statuses, None
+                return found, statuses, None
         candidates, dry_statuses, err = self.dry_run_preemption(state, pod, potential, pdbs, offset,
                                                                 num_candidates, rf)
         dry_statuses.update(statuses)
@@ -344,14 +331,22 @@ class Evaluator:
             return None
         if len(candidates) == 1:
             return candidates[0]
-        by_node = {c.name: c for c in candidates}
-        order = list(by_node)
+        rows = isinstance(candidates, RowCandidates)
+        by_node = candidates.by_name() if rows else {c.name: c for c in candidates}
+        # kube iterates a Go map: the positions are shuffled (the same draws as shuffling the names)
+        order = list(range(len(by_node)))
+        names = list(by_node)
         if self.deterministic:
-            order.sort()
+            order.sort(key=names.__getitem__)
         else:
-            self.handle.rng.shuffle(order)  # kube iterates a Go map
+            self.handle.rng.shuffle(order)
         score_funcs = self.policy.ordered_score_funcs(by_node)
-        return by_node[pick_one_node_for_preemption(by_node, order, score_funcs)]
+        if rows and not score_funcs:   # the default criteria on the arrays: a Candidate made only for the chosen
+            tied = candidates.tied(order)
+            if candidates.unstarted[tied].all():
+                return candidates[tied[-1]]   # see _latest_start
+            return _latest_start([candidates[i] for i in tied])
+        return by_node[pick_one_node_for_preemption(by_node, [names[i] for i in order], score_funcs)]
 
     def prepare_candidate(self, cand, pod):
         """prepareCandidate: evict every victim, then clear lower-priority nominations on the node."""

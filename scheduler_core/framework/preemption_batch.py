@@ -11,10 +11,9 @@ the nodes' sorted lists. The candidates (nodes, victims and order) are the per-n
 """
 from __future__ import annotations
 
-from itertools import compress
-
 import numpy as np
 
+from .candidates import RowCandidates
 from .gosort import sort_slice
 from .resource_filter import RESOURCES, nominated_requests
 
@@ -146,8 +145,8 @@ class _RowsFit:
 
 
 def batch_candidates(handle, state, pod, potential, pdbs, offset: int, num_candidates: int, rf, low_pods):
-    """The candidates of ``Evaluator.dry_run_preemption`` as (node name, victims, pick key, no victim started)
-    (the same nodes with the same victims, in the same order; none violates a PDB; see ``Candidate``), or None
+    """The candidates of ``Evaluator.dry_run_preemption`` as RowCandidates (the same nodes with the same victims,
+    in the same order; none violates a PDB), or None
     where this cannot tell: PDBs, a Filter that is not one resources plugin with ``fit_limits`` and node-only
     plugins with ``filter_batch``, values beyond the table's exact range, a node whose every lower-priority pod
     would be reprieved (an error in the per-node dry run), or no candidate at all (the statuses of the nodes are
@@ -172,32 +171,52 @@ def batch_candidates(handle, state, pod, potential, pdbs, offset: int, num_candi
     n = len(potential)
     # row i is snapshot.node_infos[i]: when every node is a potential one, positions are rows
     potential_rows = None if potential is table.infos else np.fromiter((ni.index for ni in potential), np.int64, n)
-    candidates = []
-    pos = passed = 0
+    windows = []
+    pos = passed = found = 0
     ratio = low_pods.yield_
-    while pos < n and len(candidates) < num_candidates:
-        need = num_candidates - len(candidates)
+    while pos < n and found < num_candidates:
+        need = num_candidates - found
         w = min(n - pos, int(need / max(ratio, 0.02) * 1.15) + 8)
         positions = np.arange(offset + pos, offset + pos + w, dtype=np.int64) % n
         rows = positions if potential_rows is None else potential_rows[positions]
-        found = _window(potential, positions, rows, state, pod, prio, table, node_only, fit, low_pods, need)
-        if found is None:
+        low_rows = low_pods.rows(potential, positions, rows, table, prio)
+        window = _window(rows, state, pod, table, node_only, fit, low_rows, need)
+        if window is None:
             return None
-        found, passing = found
-        candidates.extend(found)
+        window, passing = window
+        if window is not None:
+            windows.append(window)
+            found += len(window[0])
         pos += w
         passed += passing
         ratio = max(passed, 1) / pos
     low_pods.yield_ = ratio
-    return candidates or None
+    if not found:
+        return None
+    return _row_candidates(windows, table, low_rows)
 
 
-def _window(potential, positions, rows, state, pod, prio, table, node_only, fit, low_pods, need: int):
-    """The first ``need`` candidates among the nodes ``potential[positions]`` (table ``rows``) in their order, as
-    ``batch_candidates`` gives them, and how many of the nodes are candidates; None: cannot tell. Nodes after the
-    ``need``-th candidate are not looked at further, as the per-node dry run stops there."""
+def _row_candidates(windows, table, low_rows) -> RowCandidates:
+    """The windows' candidates (rows, victim marks, first, summed, counts, unstarted each) as one RowCandidates."""
+    rows, victims, first, summed, counts, unstarted = zip(*windows)
+    width = max(v.shape[1] for v in victims)
+    marks = np.zeros((sum(len(r) for r in rows), width), bool)
+    at = 0
+    for v in victims:
+        marks[at:at + len(v), :v.shape[1]] = v
+        at += len(v)
+    rows = np.concatenate(rows)
+    names = table.names
+    return RowCandidates([names[r] for r in rows.tolist()], low_rows.pods, rows, marks, np.concatenate(first),
+                         np.concatenate(summed), np.concatenate(counts), np.concatenate(unstarted))
+
+
+def _window(rows, state, pod, table, node_only, fit, low_rows, need: int):
+    """The first ``need`` candidates among the table ``rows`` in their order, as arrays (rows, victim marks over
+    the rows' lower-priority pods, first, summed, counts, unstarted: see RowCandidates) or None when there is
+    none, and how many of the nodes are candidates; None: cannot tell. Nodes after the ``need``-th candidate
+    are not looked at further, as the per-node dry run stops there."""
     w = len(rows)
-    low_rows = low_pods.rows(potential, positions, rows, table, prio)
     counts = low_rows.counts[rows]
     ok = counts > 0
     for pl in node_only:
@@ -213,37 +232,36 @@ def _window(potential, positions, rows, state, pod, prio, table, node_only, fit,
     rows_fit = fit.on(rows)
     if rows_fit is None:
         return None
-    sub = np.flatnonzero(ok)
-    sub = sub[rows_fit.take(sub).passes(used[sub], num_pods[sub])]
+    if ok.all():   # the usual case: no node-only plugin fails and every node has lower-priority pods
+        passes = rows_fit.passes(used, num_pods)
+    else:
+        sub = np.flatnonzero(ok)
+        passes = np.zeros(w, bool)
+        passes[sub] = rows_fit.take(sub).passes(used[sub], num_pods[sub])
+    sub = np.flatnonzero(passes)
     passing = len(sub)
+    if not passing:
+        return None, 0
     sub = sub[:need]
-    rows_s, used_s, pods_s, counts_s = rows[sub], used[sub], num_pods[sub], counts[sub]
-    fit_s = rows_fit.take(sub)
+    rows_s, used_s, pods_s, counts_s, requests = rows[sub], used[sub], num_pods[sub], counts[sub], requests[sub]
+    fit_s = rows_fit if len(sub) == w else rows_fit.take(sub)
     victim = np.zeros((len(sub), k_max), bool)
     for k in range(k_max):
         valid = counts_s > k
-        if not np.count_nonzero(valid):
+        if not valid.any():
             break
-        trial = used_s + requests[sub, k]
+        trial = used_s + requests[:, k]
         fits = fit_s.passes(trial, pods_s + 1)
         keep = valid & fits
         used_s = np.where(keep[:, None], trial, used_s)
         pods_s = pods_s + keep
         victim[:, k] = valid & ~fits
-    if not len(sub):
-        return [], passing
-    num_victims = np.count_nonzero(victim, axis=1)
+    num_victims = victim.sum(axis=1)
     if not num_victims.all():
         return None
-    # each candidate's key for pickOneNodeForPreemption (preemption._pick_by_default_criteria) and whether none
-    # of its victims has a start time
+    # what pickOneNodeForPreemption reads of each candidate (RowCandidates)
     priorities = low_rows.priorities[rows_s, :k_max]
     first = priorities[np.arange(len(sub)), victim.argmax(axis=1)]
     summed = (priorities * victim).sum(axis=1) + num_victims * PRIORITY_SHIFT
     unstarted = ~(low_rows.started[rows_s, :k_max] & victim).any(axis=1)
-    all_pods, names = low_rows.pods, table.names
-    found = [(names[row], list(compress(all_pods[row], marks)), (0, -f, -total, -count), none_started)
-             for row, marks, f, total, count, none_started
-             in zip(rows_s.tolist(), victim.tolist(), first.tolist(), summed.tolist(), num_victims.tolist(),
-                    unstarted.tolist())]
-    return found, passing
+    return (rows_s, victim, first, summed, num_victims, unstarted), passing

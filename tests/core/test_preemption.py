@@ -3,8 +3,10 @@
 and preemption_test.go, plus the Go sort.Slice port."""
 import random
 
+import numpy as np
 import pytest
 
+from scheduler_core.framework.candidates import RowCandidates
 from scheduler_core.framework.cycle_state import CycleState
 from scheduler_core.framework.gosort import sort_slice
 from scheduler_core.framework.handle import Handle
@@ -12,6 +14,7 @@ from scheduler_core.framework.interface import extension_points_of
 from scheduler_core.framework.node_info import NodeInfo
 from scheduler_core.framework.preemption import (PDB, Candidate, Evaluator, filter_pods_with_pdb_violation,
                                                  more_important_pod, pick_one_node_for_preemption)
+from scheduler_core.framework.preemption_batch import PRIORITY_SHIFT
 from scheduler_core.framework.profile import FrameworkError, new_framework
 from scheduler_core.framework.snapshot import ClusterObjects, Snapshot
 from scheduler_core.framework.status import Code, Status
@@ -478,6 +481,27 @@ def test_pick_victims_without_start_time_read_as_now_in_candidate_order():
     # among the highest-priority victims a recorded start is earlier than "now"
     assert pick(cand("n1", vp("a", MID, None), vp("b", MID, ts(5))),
                 cand("n2", vp("c", MID, ts(9)), vp("d", MID, None))) == "n2"
+
+
+def test_row_candidates_keep_the_candidates_the_pick_keys_keep():
+    # The dry run on rows hands pickOneNodeForPreemption arrays: ``tied`` keeps, in the order given, the candidates
+    # whose key (no PDB violation, highest victim priority, shifted sum, victims) is the best, as comparing the
+    # Candidates' keys does; also where the sums tie and the counts do not (priorities near the int32 limits).
+    rng = random.Random(7)
+    for _ in range(200):
+        n = rng.randint(2, 12)
+        pods = [[make_pod(f"r{r}v{k}", LOW) for k in range(3)] for r in range(n)]
+        marks = np.array([[rng.random() < 0.6 for _k in range(3)] for _r in range(n)])
+        marks[:, 0] = True
+        rc = RowCandidates([f"n{r}" for r in range(n)], pods, np.arange(n), marks,
+                           np.array([rng.choice([LOW, MID]) for _ in range(n)]),
+                           np.array([rng.choice([1, 2]) * PRIORITY_SHIFT for _ in range(n)]),
+                           np.array([rng.choice([1, 2, 3]) for _ in range(n)]), np.zeros(n, bool))
+        order = list(range(n))
+        rng.shuffle(order)
+        keys = [rc[i].key for i in order]
+        assert rc.tied(order) == [i for i, key in zip(order, keys) if key == max(keys)]
+        assert [p.name for p in rc[order[0]].victims] == [f"r{order[0]}v{k}" for k in range(3) if marks[order[0], k]]
 
 
 def test_pick_full_tie_smallest_name_in_deterministic_order():
