@@ -74,7 +74,8 @@ def run(name: str, nodes: int | None, pods: int | None, profile: str | None = No
     cluster = Cluster.objects.select_related("profile").get(pk=cluster.pk)
     recorder = Recorder(cluster, first_seq=next_seq(cluster.id), batch_size=conf["RECORDER_BATCH_SIZE"],
                         max_buffer=conf["RECORDER_MAX_BUFFER"], flush_interval=conf["RECORDER_FLUSH_SECONDS"],
-                        fork_cycles=conf["RECORDER_FORK_CYCLES"], fence=token)
+                        fork_cycles=conf["RECORDER_FORK_CYCLES"], fork_spacing=conf["RECORDER_FORK_SPACING_SECONDS"],
+                        fence=token)
     engine = Engine(cluster, recorder)
     while engine.schedule_one() is not None:
         pass

@@ -98,8 +98,11 @@ class _BenchDatabase:
         cluster = Cluster.objects.create(name=workload)
         self.commits = []  # (highest cycle seq of a committed batch, perf_counter after its commit)
         # scheduler_core's Scheduler records its cycles only: no binding follows a cycle there
+        conf = settings.SCHEDSCOPE
         self.recorder = Recorder(cluster, max_buffer=1_000_000, observe=False, on_commit=self._committed,
-                                 bindings=False, fork_cycles=settings.SCHEDSCOPE["RECORDER_FORK_CYCLES"])
+                                 bindings=False, batch_size=conf["RECORDER_BATCH_SIZE"],
+                                 flush_interval=conf["RECORDER_FLUSH_SECONDS"], fork_cycles=conf["RECORDER_FORK_CYCLES"],
+                                 fork_spacing=conf["RECORDER_FORK_SPACING_SECONDS"])
 
     def _committed(self, records):
         """on_commit (writer thread): when the batch holding each cycle seq was committed."""

@@ -184,11 +184,13 @@ SCHEDSCOPE = {
     "LOCK_TTL_SECONDS": float(os.environ.get("SCHEDSCOPE_LOCK_TTL", "15")),
     # records (cycles, bindings, events, ...) per batch: on PostgreSQL a batch is written by a forked child (below),
     # and fewer, bigger batches cost the scheduling process fewer forks; SQLite keeps its write lock shorter
-    "RECORDER_BATCH_SIZE": int(os.environ.get("SCHEDSCOPE_RECORDER_BATCH", "500" if _SQLITE else "1500")),
+    "RECORDER_BATCH_SIZE": int(os.environ.get("SCHEDSCOPE_RECORDER_BATCH", "500" if _SQLITE else "5000")),
     "RECORDER_MAX_BUFFER": int(os.environ.get("SCHEDSCOPE_RECORDER_BUFFER", "100000")),
     "RECORDER_FLUSH_SECONDS": float(os.environ.get("SCHEDSCOPE_RECORDER_FLUSH", "0.25")),
     # on PostgreSQL, a batch of at least this many cycles is written by a child process (0: always by the thread)
     "RECORDER_FORK_CYCLES": int(os.environ.get("SCHEDSCOPE_RECORDER_FORK_CYCLES", "32")),
+    # ... and forks at most once in this many seconds: under load a batch grows meanwhile (Recorder._space_forks)
+    "RECORDER_FORK_SPACING_SECONDS": float(os.environ.get("SCHEDSCOPE_RECORDER_FORK_SPACING", "1.0")),
     "RETENTION_DAYS": float(os.environ.get("SCHEDSCOPE_RETENTION_DAYS", "7")),
     "RETENTION_CYCLES": int(os.environ.get("SCHEDSCOPE_RETENTION_CYCLES", "1000000")),
     "BROADCAST_INTERVAL_SECONDS": float(os.environ.get("SCHEDSCOPE_BROADCAST_INTERVAL", "0.5")),

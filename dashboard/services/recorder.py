@@ -19,7 +19,9 @@ On PostgreSQL a batch of at least ``fork_cycles`` cycles is encoded and written 
 (``_write_forked``): the child sees the batch's traces as they were at the fork, without copying them, and the
 encoding and the database driver's work then take no time from the scheduling thread's GIL. The child writes
 exactly what the thread would (the same ``_write_here``, in its own connection and transaction) and reports
-how it went (the cycles' summaries for ``on_commit``, or the error) through a pipe. Smaller batches (a loop
+how it went (the cycles' summaries for ``on_commit``, or the error) through a pipe. While the child lives, each
+page the scheduling process writes is copied: under load such a batch is taken when its oldest record is
+``fork_spacing`` seconds old (``_space_forks``), not every ``flush_interval``. Smaller batches (a loop
 scheduling a few pods a second) are written by the thread, where a fork and a new connection would cost more
 than they save; so is a batch that a flush waits for (whoever flushes waits, so the GIL is free).
 """
@@ -121,7 +123,7 @@ class Recorder(TraceSink):
 
     def __init__(self, cluster, *, first_seq: int = 1, batch_size: int = 500, max_buffer: int = 100_000,
                  flush_interval: float = 0.25, retry_max: float = 5.0, on_commit=None, observe=True,
-                 fence: str | None = None, bindings: bool = True, fork_cycles: int = 32):
+                 fence: str | None = None, bindings: bool = True, fork_cycles: int = 32, fork_spacing: float = 1.0):
         self.cluster_id = cluster.id
         self.cluster_name = cluster.name
         self.kubelet = getattr(cluster, "kubelet", True)
@@ -135,6 +137,7 @@ class Recorder(TraceSink):
         self.fence = fence
         self.bindings = bindings            # a chosen node's binding follows its cycle (held for it, see _run)
         self.fork_cycles = fork_cycles      # batches with this many cycles are written by a child (0: never)
+        self.fork_spacing = fork_spacing    # seconds at least between two forks (see _space_forks)
         self.forked = 0                     # batches written by a child process
         self.deposed = False
         self.fenced = 0                     # records dropped because another loop claimed the cluster
@@ -146,6 +149,7 @@ class Recorder(TraceSink):
         self.rejected = 0                   # records of batches the database refused as invalid
         self.last_error = ""
         self._buf = deque()                 # (kind, payload, monotonic time)
+        self._buffered_cycles = 0           # cycles in _buf
         self._bounded = 0                   # cycles and events in _buf and in flight
         self._inflight = 0                  # records taken by the writer, not yet committed
         self._states = {}                   # pod uid -> {field: value}, coalesced
@@ -243,6 +247,8 @@ class Recorder(TraceSink):
 
     def _append(self, kind, payload):
         self._buf.append((kind, payload, time.monotonic()))
+        if kind == CYCLE:
+            self._buffered_cycles += 1
         if len(self._buf) > self.high_water:
             self.high_water = len(self._buf)
         if kind in BOUNDED:
@@ -289,6 +295,7 @@ class Recorder(TraceSink):
                         ready = self._stop or len(self._buf) >= self.batch_size or (flushing and not held)
                     if not ready:
                         self._wake.wait(HELD_POLL_SECONDS if held and flushing else self.flush_interval)
+                        self._space_forks()
                     self._wake.clear()
                     held = False
                     with self._lock:
@@ -296,12 +303,15 @@ class Recorder(TraceSink):
                         # follow it are committed together or not at all.
                         while self._buf and (len(batch) < self.batch_size or self._buf[0][0] != CYCLE):
                             batch.append(self._buf.popleft())
+                            if batch[-1][0] == CYCLE:
+                                self._buffered_cycles -= 1
                         if batch and self._awaits_binding(batch[-1]):
                             # The buffer ran dry between a cycle that chose a node and its binding (recorded
                             # right after the binding cycle): the cycle waits for it, briefly, so that a worker
                             # killed in between leaves neither (its successor schedules the pod once), never
                             # the cycle alone (its successor would schedule the pod again).
                             self._buf.appendleft(batch.pop())
+                            self._buffered_cycles += 1
                             held = True
                         if not self._buf:
                             states, self._states = self._states, {}
@@ -391,6 +401,26 @@ class Recorder(TraceSink):
         return objectstore.event_object(prefix, regarding, ev["type"], ev["reason"],
                                         ACTIONS.get(ev["reason"], ev["reason"]), ev["message"],
                                         controller or "default-scheduler", ev["time"].timestamp())
+
+    def _space_forks(self) -> None:
+        """Under load, at most one forked batch every ``fork_spacing`` seconds: while the buffer holds a batch that a
+        child would write, wait until its oldest record is ``fork_spacing`` seconds old (or until a flush or stop
+        asks, or the buffer reaches ``batch_size``); the batch before took every record older than that. A fork
+        costs the scheduling process a copy of every page it then writes while the child lives (the module
+        docstring), about as much at 300 cycles as at 3,000; a loop recording a few cycles a second is written by
+        the thread every ``flush_interval`` as before."""
+        if not self.fork_cycles or connection.vendor != "postgresql":
+            return
+        while True:
+            self._wake.clear()   # before the test: a flush's or stop's wake-up after it is not lost
+            with self._lock:
+                if (self._stop or self._flushing or len(self._buf) >= self.batch_size
+                        or self._buffered_cycles < self.fork_cycles):
+                    return
+                rest = self._buf[0][2] + self.fork_spacing - time.monotonic()
+            if rest <= 0:
+                return
+            self._wake.wait(rest)
 
     def _awaits_binding(self, record) -> bool:
         """A cycle that chose a node, recorded less than HOLD_FOR_BINDING_SECONDS ago, while the writer runs on."""

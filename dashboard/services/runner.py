@@ -122,6 +122,7 @@ class Runner:
                                  max_buffer=_conf("RECORDER_MAX_BUFFER"),
                                  flush_interval=_conf("RECORDER_FLUSH_SECONDS"),
                                  fork_cycles=_conf("RECORDER_FORK_CYCLES"),
+                                 fork_spacing=_conf("RECORDER_FORK_SPACING_SECONDS"),
                                  on_commit=self.broadcaster.committed, fence=self.lock.token)
         self.cluster = cluster
         try:

@@ -63,6 +63,34 @@ def test_a_forked_batch_stores_what_the_thread_stores():
     assert summaries(seen_by_child) == summaries(seen_by_thread)
 
 
+def test_under_load_a_forked_batch_waits_until_its_oldest_record_is_fork_spacing_old():
+    """Fewer cycles than ``fork_cycles`` go by the thread within ``flush_interval``; a batch a child writes waits
+    until its oldest record is ``fork_spacing`` seconds old (one fork a second under load, not four); a flush does
+    not wait for it."""
+    cluster = Cluster.objects.create(name="spaced")
+    rec = Recorder(cluster, batch_size=1000, flush_interval=0.05, fork_cycles=10, fork_spacing=2.0)
+    trs = traces(30)
+    start = time.monotonic()
+    for tr in trs[:3]:
+        rec.emit(tr)
+    _written(rec, 3)
+    assert rec.forked == 0 and time.monotonic() - start < 1.5
+    start = time.monotonic()
+    for tr in trs[3:20]:
+        rec.emit(tr)
+    time.sleep(0.5)
+    assert rec.written_cycles == 3
+    _written(rec, 20)
+    assert rec.forked == 1 and time.monotonic() - start >= 2.0
+    for tr in trs[20:]:
+        rec.emit(tr)
+    start = time.monotonic()
+    assert rec.flush(30)
+    assert time.monotonic() - start < 1.5 and rec.written_cycles == len(trs) and rec.forked == 1
+    rec.close()
+    assert SchedulingCycle.objects.filter(cluster=cluster).count() == len(trs)
+
+
 def test_the_parents_session_survives_its_children():
     """Small batches (the thread, on its own session) between big ones (a child each): a child that ended the
     parent's session would make the next small batch fail."""
