@@ -83,15 +83,16 @@ class _Emitted:
         """The cycle row's field values (tracecodec.trace_fields with the overrides, ``node_lists`` for the
         column form); sets ``summary``."""
         tr = self.trace
+        over = self.overrides
+        suggestions = over.get("suggestions") if over else None
         try:
-            row = trace_fields(tr, node_lists)
+            row = trace_fields(tr, node_lists, suggestions)
         except Exception:
             if node_lists is None:
                 raise
             # a bug in the column form must not cost the cycle (nor stop the writer): the row form needs no list
             log.exception("cycle %s of %s: the column form failed; stored in the row form", self.seq, tr.pod.key)
-            row = trace_fields(tr, None)
-        over = self.overrides
+            row = trace_fields(tr, None, suggestions)
         error = tr.error
         if over:
             if over.get("attempt"):
@@ -102,8 +103,6 @@ class _Emitted:
                     row["node"] = ""
             if over.get("error"):
                 error = row["message"] = row["matrix"]["error"] = over["error"]
-            if over.get("suggestions"):
-                row["matrix"]["suggestions"] = over["suggestions"]
         self.summary = {"seq": self.seq, "pod": tr.pod.key, "result": row["result"], "bound_node": row["node"] or None,
                         "error": error, "message": tr.message, "attempt": row["attempt"],
                         "durations_ms": row["durations"]}

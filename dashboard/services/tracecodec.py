@@ -361,6 +361,62 @@ def _columns_matrix(tr, ft, node_list: NodeLists):
     return matrix, fail_plugins, fail_reasons
 
 
+def _node_rows(names, row_of) -> list | None:
+    """``names`` as runs of rows of a node list (``_ranges``: their order kept), or None if one is not in it."""
+    try:
+        return _ranges([row_of[name] for name in names])
+    except KeyError:
+        return None
+
+
+def _pack_suggestions(suggestions: list, row_of) -> list:
+    """Suggestions (explain's dicts) with their node name lists (``nodes``, ``fits``, ``change.nodes``) as runs of
+    rows of the matrix's node list (``<key>_rows``): a suggestion about every node of a 500-node cluster is 36 kB of
+    names in each failing cycle, a few runs of rows here. A list naming a node the list lacks stays as it is."""
+    packed = []
+    for sg in suggestions:
+        sg = _rows_for_names(sg, row_of)
+        change = sg.get("change")
+        if isinstance(change, dict) and change.get("nodes"):
+            sg["change"] = _rows_for_names(change, row_of, ("nodes",))
+        packed.append(sg)
+    return packed
+
+
+def _rows_for_names(d: dict, row_of, keys=("nodes", "fits")) -> dict:
+    d = dict(d)
+    for key in keys:
+        names = d.get(key)
+        if names:
+            rows = _node_rows(names, row_of)
+            if rows is not None:
+                del d[key]
+                d[key + "_rows"] = rows
+    return d
+
+
+def _unpack_suggestions(suggestions: list, names: list) -> list:
+    """``_pack_suggestions`` undone."""
+    out = []
+    for sg in suggestions:
+        sg = _names_for_rows(sg, names)
+        if isinstance(sg.get("change"), dict):
+            sg["change"] = _names_for_rows(sg["change"], names)
+        out.append(sg)
+    return out
+
+
+def _names_for_rows(d: dict, names: list) -> dict:
+    if not any(key.endswith("_rows") for key in d):
+        return d
+    d = dict(d)
+    for key in ("nodes", "fits"):
+        rows = d.pop(key + "_rows", None)
+        if rows is not None:
+            d[key] = [names[r] for r in _unranges(rows).tolist()]
+    return d
+
+
 def expand(matrix: dict, names: list) -> dict:
     """The row form (a row of cells per node, node names inline) of a column-form matrix, whose node list
     is ``names``: what every reader of a matrix reads."""
@@ -384,20 +440,27 @@ def expand(matrix: dict, names: list) -> dict:
     feasible = matrix["feasible"]
     out["feasible"] = sorted(score["nodes"] if feasible is None else
                              [names[r] for r in _unranges(feasible).tolist()])
+    if matrix.get("suggestions"):
+        out["suggestions"] = _unpack_suggestions(matrix["suggestions"], names)
     return out
 
 
-def trace_fields(tr, node_list: NodeLists | None = None) -> dict:
+def trace_fields(tr, node_list: NodeLists | None = None, suggestions: list | None = None) -> dict:
     """The SchedulingCycle field values of a trace (cluster and seq excluded), from the CycleTrace itself
-    (not mutated meanwhile, apart from building its lazy parts, which this never stores).
+    (not mutated meanwhile, apart from building its lazy parts, which this never stores), with ``suggestions``
+    (explain's dicts) in the matrix.
 
     With ``node_list`` (NodeLists), a trace-mode trace (one with a FilterTable) gets the column form, which
-    refers to its nodes by row in a node list stored once (see ``expand``)."""
+    refers to its nodes by row in a node list stored once (see ``expand``), the suggestions' node lists too."""
     ft = tr.filter_table
     if ft is not None and node_list is not None:
         matrix, fail_plugins, fail_reasons = _columns_matrix(tr, ft, node_list)
+        if suggestions:
+            matrix["suggestions"] = _pack_suggestions(suggestions, node_list.get(ft.names)[1])
     else:
         matrix, fail_plugins, fail_reasons = _rows_matrix(tr)
+        if suggestions:
+            matrix["suggestions"] = suggestions
     if tr.reserve_status is not None:
         matrix["reserve"] = tr.reserve_status.to_dict(with_plugin=True)
     for key, value in (("error", tr.error), ("extender_filter", tr.extender_filter),

@@ -218,3 +218,38 @@ def test_recorder_stores_full_traces_in_column_form():
         packed = bytes(cur.fetchone()[0])
     assert unpack_json(packed)["format"] == COLUMNS
     assert len(packed) < len(pack_json(trace_fields(traces[1])["matrix"]))
+
+
+@pytest.mark.django_db(transaction=True)
+def test_suggestions_name_nodes_by_row_in_the_column_form():
+    """A failing cycle's suggestions name their nodes (nodes, fits, change.nodes) by runs of rows of the cycle's
+    node list, and read back as the names, in their order; a list naming a node the list lacks stays names."""
+    names = [f"node-{i:04d}" for i in range(300)]
+    scenario = {"name": "wide", "nodes": [{"metadata": {"name": n, "labels": {"kubernetes.io/hostname": n}},
+                                           "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}}}
+                                          for n in names],
+                "pods": [], "pending": [{"metadata": {"name": "big", "namespace": "default", "uid": "u-big"},
+                                         "spec": {"containers": [{"name": "c", "resources": {"requests": {
+                                             "cpu": "100"}}}]}}]}
+    rotated = names[150:] + names[:150]
+    suggestions = [
+        {"kind": "resources", "text": "nodes lack cpu", "nodes": names, "fits": rotated,
+         "change": {"nodes": names[10:20] + names[5:8], "free": {"cpu": "96"}}, "adds_node": True},
+        {"kind": "request", "text": "lower the request", "nodes": [], "fits": names[:3] + ["added-later"],
+         "change": {"pod": {"requests": {"cpu": "1"}}}},
+    ]
+    cluster = Cluster.objects.create(name="wide-suggestions")
+    rec = Recorder(cluster, batch_size=4, flush_interval=0.05)
+    [tr] = Simulation(scenario_from_data(scenario), tie_break="name", trace_all_filters=True).run()
+    rec.record_trace(tr, result="unschedulable", suggestions=suggestions)
+    assert rec.flush(20)
+    rec.close()
+    cycle = SchedulingCycle.objects.get(cluster=cluster)
+    assert cycle.matrix["suggestions"] == suggestions
+    with connection.cursor() as cur:
+        cur.execute("SELECT matrix FROM dashboard_schedulingcycle WHERE id = %s", [cycle.pk])
+        packed = unpack_json(bytes(cur.fetchone()[0]))["suggestions"]
+    assert packed[0]["nodes_rows"] == [[0, 300]] and "nodes" not in packed[0]
+    assert packed[0]["fits_rows"] == [[150, 150], [0, 150]]
+    assert packed[0]["change"] == {"nodes_rows": [[10, 10], [5, 3]], "free": {"cpu": "96"}}
+    assert packed[1]["fits"] == names[:3] + ["added-later"] and packed[1]["nodes"] == []
