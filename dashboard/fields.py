@@ -10,7 +10,7 @@ from django.core.exceptions import ValidationError
 from django.db import models
 
 from .packing import pack_json, unpack_json
-from .services.tracecodec import COLUMNS, expand
+from .services.tracecodec import COLUMNS, expand, unpack_suggestions
 
 
 class PackedJSONField(models.BinaryField):
@@ -76,6 +76,9 @@ class CycleMatrixField(PackedJSONField):
         names = _node_list(connection, matrix["node_list"])
         if names is None:  # pruned (retention) while a cycle still refers to it
             gone = ("columns", "final", "stopped", "evaluated", "score")
-            return {k: v for k, v in matrix.items() if k not in gone} | {
+            matrix = {k: v for k, v in matrix.items() if k not in gone} | {
                 "nodes": [], "visited": 0, "feasible": [], "node_list_missing": True}
+            if matrix.get("suggestions"):
+                matrix["suggestions"] = unpack_suggestions(matrix["suggestions"], None)
+            return matrix
         return expand(matrix, names)

@@ -395,8 +395,8 @@ def _rows_for_names(d: dict, row_of, keys=("nodes", "fits")) -> dict:
     return d
 
 
-def _unpack_suggestions(suggestions: list, names: list) -> list:
-    """``_pack_suggestions`` undone."""
+def unpack_suggestions(suggestions: list, names: list | None) -> list:
+    """``_pack_suggestions`` undone; with ``names`` None (the node list was pruned) the packed lists read empty."""
     out = []
     for sg in suggestions:
         sg = _names_for_rows(sg, names)
@@ -413,7 +413,7 @@ def _names_for_rows(d: dict, names: list) -> dict:
     for key in ("nodes", "fits"):
         rows = d.pop(key + "_rows", None)
         if rows is not None:
-            d[key] = [names[r] for r in _unranges(rows).tolist()]
+            d[key] = [names[r] for r in _unranges(rows).tolist()] if names is not None else []
     return d
 
 
@@ -441,7 +441,7 @@ def expand(matrix: dict, names: list) -> dict:
     out["feasible"] = sorted(score["nodes"] if feasible is None else
                              [names[r] for r in _unranges(feasible).tolist()])
     if matrix.get("suggestions"):
-        out["suggestions"] = _unpack_suggestions(matrix["suggestions"], names)
+        out["suggestions"] = unpack_suggestions(matrix["suggestions"], names)
     return out
 
 

@@ -12,6 +12,7 @@ from types import SimpleNamespace
 import pytest
 from django.db import connection
 
+from dashboard import fields as fields_module
 from dashboard.models import Cluster, NodeList, SchedulingCycle
 from dashboard.packing import pack_json, unpack_json
 from dashboard.services.broadcast import cycle_summary
@@ -253,3 +254,10 @@ def test_suggestions_name_nodes_by_row_in_the_column_form():
     assert packed[0]["fits_rows"] == [[150, 150], [0, 150]]
     assert packed[0]["change"] == {"nodes_rows": [[10, 10], [5, 3]], "free": {"cpu": "96"}}
     assert packed[1]["fits"] == names[:3] + ["added-later"] and packed[1]["nodes"] == []
+    NodeList.objects.all().delete()   # pruned while the cycle still refers to it: the packed lists read empty
+    fields_module._NODE_LISTS.clear()
+    pruned = SchedulingCycle.objects.get(cluster=cluster).matrix
+    assert pruned["node_list_missing"]
+    assert pruned["suggestions"][0] == dict(suggestions[0], nodes=[], fits=[],
+                                            change={"nodes": [], "free": {"cpu": "96"}})
+    assert pruned["suggestions"][1] == suggestions[1]
