@@ -23,8 +23,12 @@ def resume_clusters(sender=None, **_kw):
 
 
 def _watchdog():
-    """Every lock TTL: a cluster that should run but whose lock nobody holds (its worker died, and its
-    task died with it) gets a new loop task, which any worker may pick up."""
+    """Every lock TTL: a cluster that should run but whose lock nobody holds and whose loop has not marked it
+    driven (``Cluster.heartbeat``) for a lock TTL (its worker died, and its task died with it) gets a new loop
+    task, which any worker may pick up. A live loop whose lock vanished with a Redis restarted empty takes it
+    again itself (``Runner._renew``) and goes on marking the cluster meanwhile: no second loop races it for it."""
+    from datetime import datetime, timedelta, timezone
+
     from django.conf import settings
     from django.db import connection
 
@@ -35,8 +39,10 @@ def _watchdog():
     while True:
         time.sleep(interval)
         try:
-            for cid in Cluster.objects.exclude(desired_state=Cluster.STOPPED).values_list("id", flat=True):
-                if not control.is_driven(cid):
+            alive_since = datetime.now(timezone.utc) - timedelta(seconds=interval)
+            for cid, heartbeat in Cluster.objects.exclude(desired_state=Cluster.STOPPED).values_list("id",
+                                                                                                      "heartbeat"):
+                if not control.is_driven(cid) and (heartbeat is None or heartbeat < alive_since):
                     loops.ensure_runner(cid)
         except Exception as err:  # database or Redis away: try again next time
             log.warning("watchdog: %s", err)
