@@ -217,18 +217,38 @@ def _rows_matrix(tr):
 
 class _RowMap:
     """{name: row} of a node list, built when first read: most cycles never look a node up by name (a forked
-    writer, which starts without the thread's cached maps, would otherwise build one per batch)."""
+    writer, which starts without the thread's cached maps, would otherwise build one per batch); and the runs of
+    rows of name lists read (``ranges``)."""
 
-    __slots__ = ("names", "_rows")
+    __slots__ = ("names", "_rows", "_ranges")
+    KEPT_RANGES = 64
 
     def __init__(self, names: list):
         self.names = names
         self._rows = None
+        self._ranges = {}   # id(list of names) -> (that list, its ranges)
 
     def __getitem__(self, name: str) -> int:
+        return self._map()[name]
+
+    def ranges(self, names: list) -> list | None:
+        """``names`` as runs of rows (``_ranges``: their order kept), or None if one is not in the list. Kept for
+        the list object: the suggestions of one pod template share their lists over many cycles."""
+        hit = self._ranges.get(id(names))
+        if hit is not None and hit[0] is names:
+            return hit[1]
+        get = self._map().get
+        rows = [get(name) for name in names]
+        ranges = None if None in rows else _ranges(rows)
+        if len(self._ranges) >= self.KEPT_RANGES:
+            self._ranges.clear()
+        self._ranges[id(names)] = (names, ranges)   # holds the list: its id stays its own
+        return ranges
+
+    def _map(self) -> dict:
         if self._rows is None:
             self._rows = {n: r for r, n in enumerate(self.names)}
-        return self._rows[name]
+        return self._rows
 
 
 class NodeLists:
@@ -361,14 +381,6 @@ def _columns_matrix(tr, ft, node_list: NodeLists):
     return matrix, fail_plugins, fail_reasons
 
 
-def _node_rows(names, row_of) -> list | None:
-    """``names`` as runs of rows of a node list (``_ranges``: their order kept), or None if one is not in it."""
-    try:
-        return _ranges([row_of[name] for name in names])
-    except KeyError:
-        return None
-
-
 def _pack_suggestions(suggestions: list, row_of) -> list:
     """Suggestions (explain's dicts) with their node name lists (``nodes``, ``fits``, ``change.nodes``) as runs of
     rows of the matrix's node list (``<key>_rows``): a suggestion about every node of a 500-node cluster is 36 kB of
@@ -388,7 +400,7 @@ def _rows_for_names(d: dict, row_of, keys=("nodes", "fits")) -> dict:
     for key in keys:
         names = d.get(key)
         if names:
-            rows = _node_rows(names, row_of)
+            rows = row_of.ranges(names)
             if rows is not None:
                 del d[key]
                 d[key + "_rows"] = rows
