@@ -388,16 +388,16 @@ def _pack_suggestions(suggestions: list, row_of) -> list:
     packed = []
     for sg in suggestions:
         sg = _rows_for_names(sg, row_of)
-        change = sg.get("change")
-        if isinstance(change, dict) and change.get("nodes"):
-            sg["change"] = _rows_for_names(change, row_of, ("nodes",))
+        if isinstance(sg.get("change"), dict):
+            sg["change"] = _rows_for_names(sg["change"], row_of)
         packed.append(sg)
     return packed
 
 
-def _rows_for_names(d: dict, row_of, keys=("nodes", "fits")) -> dict:
+def _rows_for_names(d: dict, row_of) -> dict:
+    """A copy of ``d`` (the caller's dicts are shared by many cycles) with its lists of names as runs of rows."""
     d = dict(d)
-    for key in keys:
+    for key in ("nodes", "fits"):
         names = d.get(key)
         if names:
             rows = row_of.ranges(names)

@@ -146,8 +146,7 @@ class _RowsFit:
 
 def batch_candidates(handle, state, pod, potential, pdbs, offset: int, num_candidates: int, rf, low_pods):
     """The candidates of ``Evaluator.dry_run_preemption`` as RowCandidates (the same nodes with the same victims,
-    in the same order; none violates a PDB), or None
-    where this cannot tell: PDBs, a Filter that is not one resources plugin with ``fit_limits`` and node-only
+    in the same order; none violates a PDB), or None where this cannot tell: PDBs, a Filter that is not one resources plugin with ``fit_limits`` and node-only
     plugins with ``filter_batch``, values beyond the table's exact range, a node whose every lower-priority pod
     would be reprieved (an error in the per-node dry run), or no candidate at all (the statuses of the nodes are
     then the answer: the per-node dry run gives them)."""
@@ -197,7 +196,9 @@ def batch_candidates(handle, state, pod, potential, pdbs, offset: int, num_candi
 
 
 def _row_candidates(windows, table, low_rows) -> RowCandidates:
-    """The windows' candidates (rows, victim marks, first, summed, counts, unstarted each) as one RowCandidates."""
+    """The windows' candidates (rows, victim marks, first, summed, counts, unstarted each) as one RowCandidates.
+    It reads a candidate's victims from ``low_rows.pods[row]`` when asked: a row is read again only when its
+    node's pods change, which no step of the preemption before the pick does."""
     rows, victims, first, summed, counts, unstarted = zip(*windows)
     width = max(v.shape[1] for v in victims)
     marks = np.zeros((sum(len(r) for r in rows), width), bool)
