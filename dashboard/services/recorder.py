@@ -21,7 +21,7 @@ encoding and the database driver's work then take no time from the scheduling th
 exactly what the thread would (the same ``_write_here``, in its own connection and transaction) and reports
 how it went (the cycles' summaries for ``on_commit``, or the error) through a pipe. While the child lives, each
 page the scheduling process writes is copied: under load such a batch is taken when its oldest record is
-``fork_spacing`` seconds old (``_space_forks``), not every ``flush_interval``. Smaller batches (a loop
+``fork_spacing`` seconds old or once the loop goes quiet (``_space_forks``), not every ``flush_interval``. Smaller batches (a loop
 scheduling a few pods a second) are written by the thread, where a fork and a new connection would cost more
 than they save; so is a batch that a flush waits for (whoever flushes waits, so the GIL is free).
 """
@@ -149,6 +149,7 @@ class Recorder(TraceSink):
         self.last_error = ""
         self._buf = deque()                 # (kind, payload, monotonic time)
         self._buffered_cycles = 0           # cycles in _buf
+        self._last_cycle = 0.0              # monotonic time of the latest cycle recorded
         self._bounded = 0                   # cycles and events in _buf and in flight
         self._inflight = 0                  # records taken by the writer, not yet committed
         self._states = {}                   # pod uid -> {field: value}, coalesced
@@ -245,9 +246,11 @@ class Recorder(TraceSink):
             self._append(SNAPSHOT, dict(counts, time=_now()))
 
     def _append(self, kind, payload):
-        self._buf.append((kind, payload, time.monotonic()))
+        now = time.monotonic()
+        self._buf.append((kind, payload, now))
         if kind == CYCLE:
             self._buffered_cycles += 1
+            self._last_cycle = now
         if len(self._buf) > self.high_water:
             self.high_water = len(self._buf)
         if kind in BOUNDED:
@@ -403,11 +406,12 @@ class Recorder(TraceSink):
 
     def _space_forks(self) -> None:
         """Under load, at most one forked batch every ``fork_spacing`` seconds: while the buffer holds a batch that a
-        child would write, wait until its oldest record is ``fork_spacing`` seconds old (or until a flush or stop
-        asks, or the buffer reaches ``batch_size``); the batch before took every record older than that. A fork
-        costs the scheduling process a copy of every page it then writes while the child lives (the module
-        docstring), about as much at 300 cycles as at 3,000; a loop recording a few cycles a second is written by
-        the thread every ``flush_interval`` as before."""
+        child would write, wait until its oldest record is ``fork_spacing`` seconds old, or until the loop is quiet
+        (no cycle recorded for ``flush_interval``: it waits out a backoff, or has nothing left to schedule), or
+        until a flush or stop asks, or the buffer reaches ``batch_size``; the batch before took every record older
+        than that. A fork costs the scheduling process a copy of every page it then writes while the child lives
+        (the module docstring), about as much at 300 cycles as at 3,000, and next to nothing while it waits; a
+        loop recording a few cycles a second is written by the thread every ``flush_interval`` as before."""
         if not self.fork_cycles or connection.vendor != "postgresql":
             return
         while True:
@@ -416,7 +420,8 @@ class Recorder(TraceSink):
                 if (self._stop or self._flushing or len(self._buf) >= self.batch_size
                         or self._buffered_cycles < self.fork_cycles):
                     return
-                rest = self._buf[0][2] + self.fork_spacing - time.monotonic()
+                rest = (min(self._buf[0][2] + self.fork_spacing, self._last_cycle + self.flush_interval)
+                        - time.monotonic())
             if rest <= 0:
                 return
             self._wake.wait(rest)

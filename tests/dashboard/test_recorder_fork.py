@@ -63,12 +63,21 @@ def test_a_forked_batch_stores_what_the_thread_stores():
     assert summaries(seen_by_child) == summaries(seen_by_thread)
 
 
+def _keep_busy(rec: Recorder, tr, seconds: float, every: float = 0.02) -> None:
+    """A busy loop: ``tr`` recorded again (a new attempt) every ``every`` seconds, far less than the recorder's
+    ``flush_interval`` apart, for ``seconds``."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        rec.record_trace(tr, attempt=2)
+        time.sleep(every)
+
+
 def test_under_load_a_forked_batch_waits_until_its_oldest_record_is_fork_spacing_old():
-    """Fewer cycles than ``fork_cycles`` go by the thread within ``flush_interval``; a batch a child writes waits
-    until its oldest record is ``fork_spacing`` seconds old (one fork a second under load, not four); a flush does
-    not wait for it."""
+    """Fewer cycles than ``fork_cycles`` go by the thread within ``flush_interval``; while the loop keeps recording,
+    a batch a child writes waits until its oldest record is ``fork_spacing`` seconds old (one fork a second under
+    load, not four); a flush does not wait for it."""
     cluster = Cluster.objects.create(name="spaced")
-    rec = Recorder(cluster, batch_size=1000, flush_interval=0.05, fork_cycles=10, fork_spacing=2.0)
+    rec = Recorder(cluster, batch_size=1000, flush_interval=0.3, fork_cycles=10, fork_spacing=2.0)
     trs = traces(30)
     start = time.monotonic()
     for tr in trs[:3]:
@@ -78,17 +87,36 @@ def test_under_load_a_forked_batch_waits_until_its_oldest_record_is_fork_spacing
     start = time.monotonic()
     for tr in trs[3:20]:
         rec.emit(tr)
-    time.sleep(0.5)
-    assert rec.written_cycles == 3
-    _written(rec, 20)
-    assert rec.forked == 1 and time.monotonic() - start >= 2.0
+    _keep_busy(rec, trs[19], 1.5)
+    assert rec.written_cycles == 3 and rec.forked == 0
+    while rec.forked == 0:
+        assert time.monotonic() - start < 30, rec.last_error
+        _keep_busy(rec, trs[19], 0.05)
+    assert time.monotonic() - start >= 2.0
     for tr in trs[20:]:
         rec.emit(tr)
     start = time.monotonic()
     assert rec.flush(30)
-    assert time.monotonic() - start < 1.5 and rec.written_cycles == len(trs) and rec.forked == 1
+    assert time.monotonic() - start < 1.5 and rec.forked == 1
     rec.close()
-    assert SchedulingCycle.objects.filter(cluster=cluster).count() == len(trs)
+    assert SchedulingCycle.objects.filter(cluster=cluster).count() == rec.written_cycles == rec.next_seq - 1
+
+
+def test_a_quiet_loop_is_written_without_waiting_for_the_spacing():
+    """A loop that stops recording cycles (it waits out a backoff, or has nothing left to schedule) has its
+    batch forked once no cycle came for ``flush_interval``, not when the oldest record is ``fork_spacing`` old."""
+    cluster = Cluster.objects.create(name="quiet")
+    rec = Recorder(cluster, batch_size=1000, flush_interval=0.3, fork_cycles=10, fork_spacing=5.0)
+    trs = traces(30)
+    for tr in trs:
+        rec.emit(tr)
+    _keep_busy(rec, trs[-1], 1.0)
+    assert rec.forked == 0 and rec.written_cycles == 0
+    quiet = time.monotonic()
+    _written(rec, rec.next_seq - 1)
+    assert rec.forked == 1 and time.monotonic() - quiet < 3.0
+    rec.close()
+    assert SchedulingCycle.objects.filter(cluster=cluster).count() == rec.written_cycles == rec.next_seq - 1
 
 
 def test_the_parents_session_survives_its_children():
