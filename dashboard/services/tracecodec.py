@@ -238,8 +238,12 @@ class _RowMap:
         if hit is not None and hit[0] is names:
             return hit[1]
         get = self._map().get
-        rows = [get(name) for name in names]
-        ranges = None if None in rows else _ranges(rows)
+        first = get(names[0]) if names else None
+        if first is not None and self.names[first:first + len(names)] == names:
+            ranges = [[first, len(names)]]   # one run (most lists: a suggestion's nodes, in the list's order)
+        else:
+            rows = [get(name) for name in names]
+            ranges = None if None in rows else _ranges(rows)
         if len(self._ranges) >= self.KEPT_RANGES:
             self._ranges.clear()
         self._ranges[id(names)] = (names, ranges)   # holds the list: its id stays its own

@@ -238,6 +238,7 @@ def test_suggestions_name_nodes_by_row_in_the_column_form():
          "change": {"nodes": names[10:20] + names[5:8], "free": {"cpu": "96"}}, "adds_node": True},
         {"kind": "request", "text": "lower the request", "nodes": [], "fits": names[:3] + ["added-later"],
          "change": {"pod": {"requests": {"cpu": "1"}}}},
+        {"kind": "taint", "text": "tolerate the taint", "nodes": names[40:90], "fits": names[299:] + names[:1]},
     ]
     cluster = Cluster.objects.create(name="wide-suggestions")
     rec = Recorder(cluster, batch_size=4, flush_interval=0.05)
@@ -254,6 +255,7 @@ def test_suggestions_name_nodes_by_row_in_the_column_form():
     assert packed[0]["fits_rows"] == [[150, 150], [0, 150]]
     assert packed[0]["change"] == {"nodes_rows": [[10, 10], [5, 3]], "free": {"cpu": "96"}}
     assert packed[1]["fits"] == names[:3] + ["added-later"] and packed[1]["nodes"] == []
+    assert packed[2]["nodes_rows"] == [[40, 50]] and packed[2]["fits_rows"] == [[299, 1], [0, 1]]
     NodeList.objects.all().delete()   # pruned while the cycle still refers to it: the packed lists read empty
     fields_module._NODE_LISTS.clear()
     pruned = SchedulingCycle.objects.get(cluster=cluster).matrix
@@ -261,3 +263,4 @@ def test_suggestions_name_nodes_by_row_in_the_column_form():
     assert pruned["suggestions"][0] == dict(suggestions[0], nodes=[], fits=[],
                                             change={"nodes": [], "free": {"cpu": "96"}})
     assert pruned["suggestions"][1] == suggestions[1]
+    assert pruned["suggestions"][2] == dict(suggestions[2], nodes=[], fits=[])
