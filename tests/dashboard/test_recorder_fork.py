@@ -77,7 +77,7 @@ def test_under_load_a_forked_batch_waits_until_its_oldest_record_is_fork_spacing
     a batch a child writes waits until its oldest record is ``fork_spacing`` seconds old (one fork a second under
     load, not four); a flush does not wait for it."""
     cluster = Cluster.objects.create(name="spaced")
-    rec = Recorder(cluster, batch_size=1000, flush_interval=0.3, fork_cycles=10, fork_spacing=2.0)
+    rec = Recorder(cluster, batch_size=1000, flush_interval=0.5, fork_cycles=10, fork_spacing=2.0)
     trs = traces(30)
     start = time.monotonic()
     for tr in trs[:3]:
@@ -106,7 +106,7 @@ def test_a_quiet_loop_is_written_without_waiting_for_the_spacing():
     """A loop that stops recording cycles (it waits out a backoff, or has nothing left to schedule) has its
     batch forked once no cycle came for ``flush_interval``, not when the oldest record is ``fork_spacing`` old."""
     cluster = Cluster.objects.create(name="quiet")
-    rec = Recorder(cluster, batch_size=1000, flush_interval=0.3, fork_cycles=10, fork_spacing=5.0)
+    rec = Recorder(cluster, batch_size=1000, flush_interval=0.5, fork_cycles=10, fork_spacing=5.0)
     trs = traces(30)
     for tr in trs:
         rec.emit(tr)
