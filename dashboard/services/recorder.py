@@ -21,9 +21,10 @@ encoding and the database driver's work then take no time from the scheduling th
 exactly what the thread would (the same ``_write_here``, in its own connection and transaction) and reports
 how it went (the cycles' summaries for ``on_commit``, or the error) through a pipe. While the child lives, each
 page the scheduling process writes is copied: under load such a batch is taken when its oldest record is
-``fork_spacing`` seconds old or once the loop goes quiet (``_space_forks``), not every ``flush_interval``. Smaller batches (a loop
-scheduling a few pods a second) are written by the thread, where a fork and a new connection would cost more
-than they save; so is a batch that a flush waits for (whoever flushes waits, so the GIL is free).
+``fork_spacing`` seconds old or once the loop goes quiet (``_space_forks``), not every ``flush_interval``.
+Smaller batches (a loop scheduling a few pods a second) are written by the thread, where a fork and a new
+connection would cost more than they save; so is a batch that a flush waits for (whoever flushes waits, so the
+GIL is free).
 """
 from __future__ import annotations
 
