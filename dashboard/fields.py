@@ -2,14 +2,12 @@
 from __future__ import annotations
 
 import base64
-import zlib
 from collections import OrderedDict
 
-import orjson
 from django.core.exceptions import ValidationError
 from django.db import models
 
-from .packing import pack_json, unpack_json
+from .packing import UNPACK_ERRORS, pack_json, unpack_json
 from .services.tracecodec import COLUMNS, expand, unpack_suggestions
 
 
@@ -35,7 +33,7 @@ class PackedJSONField(models.BinaryField):
             value = base64.b64decode(value.encode("ascii"))
         try:
             return unpack_json(value)
-        except (zlib.error, orjson.JSONDecodeError, TypeError) as err:
+        except UNPACK_ERRORS as err:
             raise ValidationError(f"not a packed JSON value: {err}") from err
 
     def get_prep_value(self, value):
