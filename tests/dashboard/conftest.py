@@ -118,6 +118,7 @@ class WorkerProcess:
         self.log_path = tmp_path / f"worker{WorkerProcess.count}.log"
         env = dict(os.environ, DATABASE_URL=database_url(), REDIS_URL=settings.REDIS_URL,
                    SCHEDSCOPE_LOCK_TTL=str(lock_ttl), SCHEDSCOPE_RECORDER_FLUSH="0.1",
+                   SCHEDSCOPE_RECORDER_FORK_SPACING="0.2",
                    SCHEDSCOPE_BROADCAST_INTERVAL="0.2", DJANGO_SETTINGS_MODULE="dashboard.settings")
         self.log = open(self.log_path, "w")
         self.proc = subprocess.Popen(
