@@ -56,7 +56,7 @@ class KubeSchedulerRunner:
                     return "duration"
                 if self.elector is not None and self.elector.state == STOPPED:
                     return "lost lease"
-                leading = self.elector is None or self.elector.leading
+                leading = (self.elector is None or self.elector.leading) and self.cluster.in_sync()
                 busy = leading and self.sched.queue.num_active() > 0
                 self.cluster.pump(0.0 if busy else IDLE_WAIT)
                 if not leading:
@@ -123,9 +123,16 @@ def main(argv=None) -> int:
                           burst=args.burst if args.burst is not None else cc.get("burst", 100),
                           read_only=args.shadow)
     stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    signal.signal(signal.SIGINT, lambda *_: stop.set())
-    cluster.start()
+
+    def on_signal(*_):
+        stop.set()
+        cluster.stopping.set()   # also ends the wait for the API server
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    cluster.start(wait=True)
+    if stop.is_set():
+        cluster.close()
+        return 0
     gcpolicy.settle()
     log.info("watching %s", ", ".join(inf.kind for inf in cluster.informers if inf.available))
     sink = JsonLinesSink(args.trace) if args.trace else None
@@ -154,6 +161,7 @@ def main(argv=None) -> int:
                 args.retry_period or timing["retry_period"],
                 on_started_leading=lambda: log.info("%s: started leading", lock.identity),
                 on_new_leader=lambda who: log.info("new leader: %s", who or "<none>"))
+            cluster.write_fence = elector.valid_for   # no write once the lease may have passed to another
         outcome = KubeSchedulerRunner(cluster, sched, elector).run(stop, args.duration)
         log.info("scheduler loop ended: %s", outcome)
         return LOST_LEASE_EXIT if outcome == "lost lease" else 0

@@ -247,6 +247,7 @@ class KubeEngine(RecordingEngine):
             on_started_leading=lambda: log.info("cluster %s: %s leads", self.name, lock.identity),
             on_new_leader=lambda who: log.info("cluster %s: lease %s held by %s", self.name, lock.describe(),
                                                who or "<none>"))
+        self.cluster.write_fence = elector.valid_for   # no write once the lease may have passed to another
         elector.step()
         self._elector_thread = threading.Thread(target=elector.run, args=(self._stop,),
                                                 name=f"leader-election-{self.name}", daemon=True)
@@ -255,8 +256,9 @@ class KubeEngine(RecordingEngine):
 
     @property
     def leading(self) -> bool:
-        """Whether cycles may run: no leader election, or this loop holds the lease."""
-        return self.elector is None or self.elector.leading
+        """Whether cycles may run: no leader election, or this loop holds the lease; and every watch is connected
+        (``KubeCluster.in_sync``)."""
+        return (self.elector is None or self.elector.leading) and self.cluster.in_sync()
 
     @property
     def lost_lease(self) -> bool:

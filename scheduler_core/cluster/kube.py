@@ -25,6 +25,8 @@ import time
 from kubernetes import client as kclient
 from kubernetes import config as kconfig
 from kubernetes.client.rest import ApiException
+from urllib3.exceptions import HTTPError, MaxRetryError
+from urllib3.util.retry import Retry
 
 from ..framework.snapshot import ClusterObjects
 from ..objects import Node, ParseError, Pod
@@ -80,6 +82,29 @@ def api_message(err: ApiException) -> str:
         return f"{err.status} {err.reason}".strip()
 
 
+def error_text(err: BaseException) -> str:
+    """One line for an error of a request: the API's message, or what kept the request from an answer (never the
+    URL, which may hold a token)."""
+    if isinstance(err, ApiException):
+        return api_message(err)
+    if isinstance(err, MaxRetryError) and err.reason is not None:
+        err = err.reason
+    if isinstance(err, HTTPError):
+        text = str(err).split(": ", 1)[-1]
+        return f"cannot reach the API server ({text})"
+    return f"{type(err).__name__}: {err}" if str(err) else type(err).__name__
+
+
+class _QuietRetries(logging.Filter):
+    """urllib3 logs a warning for each retried connection; the callers log a failure once, in their words."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not record.getMessage().startswith("Retrying (")
+
+
+_QUIET_RETRIES = _QuietRetries()
+
+
 def make_api_client(kubeconfig: str | None = None, context: str | None = None, in_cluster: bool = False,
                     pool_size: int = 32, kubeconfig_dict: dict | None = None) -> kclient.ApiClient:
     """An ApiClient from a kubeconfig file (or an already loaded kubeconfig document, ``kubeconfig_dict``) and
@@ -92,6 +117,10 @@ def make_api_client(kubeconfig: str | None = None, context: str | None = None, i
     else:
         kconfig.load_kube_config(config_file=kubeconfig, context=context, client_configuration=cfg)
     cfg.connection_pool_maxsize = pool_size
+    # A request is retried once if it could not connect (nothing was sent), never after it was sent: the callers
+    # back off themselves (watches), or must not repeat a write (bindings) past their leader's deadline.
+    cfg.retries = Retry(total=1, connect=1, read=0, redirect=0, status=0, other=0)
+    logging.getLogger("urllib3.connectionpool").addFilter(_QUIET_RETRIES)   # a set: added once
     return kclient.ApiClient(cfg)
 
 
@@ -116,6 +145,42 @@ class RateLimiter:
             wait = -self.tokens / self.qps if self.tokens < 0 else 0.0
         if wait > 0:
             time.sleep(wait)
+
+
+class _Connectivity:
+    """Failures of the requests to the API server, logged once when they start (a new error text: a line) and
+    once when every informer that failed has its answer again, instead of a line per watch and retry."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self.failing = set()
+        self.texts = set()
+        self.down_since = None
+
+    def failed(self, who: str, err: BaseException) -> None:
+        text = error_text(err)
+        with self._lock:
+            if self.down_since is None:
+                self.down_since = time.monotonic()
+            self.failing.add(who)
+            if text in self.texts:
+                return
+            self.texts.add(text)
+        log.warning("requests to the API server fail (%s: %s); retrying with backoff", who, text)
+
+    def watches_failing(self) -> bool:
+        """Whether a list or watch is failing now (its store may be behind the API server)."""
+        return any(who != "events" for who in self.failing)
+
+    def answered(self, who: str) -> None:
+        with self._lock:
+            if who not in self.failing:
+                return
+            self.failing.discard(who)
+            if self.failing:
+                return
+            since, self.down_since, self.texts = self.down_since, None, set()
+        log.info("the API server answers again (after %.1fs)", time.monotonic() - since)
 
 
 class _Relist(Exception):
@@ -170,7 +235,7 @@ class _Informer:
                 if isinstance(err, ApiException) and err.status == 410:
                     need_list = True
                     continue
-                log.warning("watch of %s failed (%s); retrying in %.1fs", self.kind, err, backoff)
+                self.cluster.connectivity.failed(f"watch of {self.kind}", err)
                 stop.wait(backoff * (1 + random.random()))
                 backoff = min(backoff * 2, self.cluster.backoff_max)
                 if isinstance(err, ApiException) and err.status not in (429, 500, 503, 504):
@@ -182,6 +247,7 @@ class _Informer:
         if self.rv:
             query.append(("resourceVersion", self.rv))
         resp = self.cluster.request("GET", self.path, query, stream=True, timeout=(10, timeout + 30))
+        self.cluster.connectivity.answered(f"watch of {self.kind}")
         self.response = resp
         ended = False
         try:
@@ -308,9 +374,9 @@ class _EventRecorder(threading.Thread):
         try:
             self.cluster.post_event(f'/apis/events.k8s.io/v1/namespaces/{ev["metadata"]["namespace"]}/events', ev)
             self.written += 1
-        except (ApiException, OSError) as err:
-            self.failed += 1
-            log.warning("event %s not written: %s", ev["reason"], err)
+            self.cluster.connectivity.answered("events")
+        except Exception as err:   # an event is not worth more than a line: this thread goes on
+            self._failed(f"event {ev['reason']}", err)
 
     def _send_series(self, entry) -> None:
         ev = entry[0]
@@ -319,9 +385,16 @@ class _EventRecorder(threading.Thread):
         try:
             self.cluster.patch_event(path, {"series": ev["series"]})
             self.written += 1
-        except (ApiException, OSError) as err:
-            self.failed += 1
-            log.warning("event series %s not written: %s", ev["reason"], err)
+            self.cluster.connectivity.answered("events")
+        except Exception as err:
+            self._failed(f"event series {ev['reason']}", err)
+
+    def _failed(self, what: str, err: Exception) -> None:
+        self.failed += 1
+        if isinstance(err, ApiException):
+            log.warning("%s not written: %s", what, error_text(err))
+        else:   # the API server is away: one line for the outage
+            self.cluster.connectivity.failed("events", err)
 
 
 class KubeCluster:
@@ -331,7 +404,9 @@ class KubeCluster:
     ``kubeconfig_dict`` (a loaded document, e.g. decrypted by the caller) with ``context``, or from the in-cluster
     service account. ``qps``/``burst``: client-side rate limit (KubeSchedulerConfiguration's
     clientConnection defaults, 50/100), one bucket for the scheduler's requests and one for its events.
-    ``read_only``: every write raises (shadow mode). ``watch_timeout``: the server-side timeout of each watch
+    ``read_only``: every write raises (shadow mode). ``write_fence``: None, or a callable giving the seconds the
+    caller may still write (a leader's ``LeaderElector.valid_for``): a write is refused when it gives 0, and its
+    request is cut off when that time runs out. ``watch_timeout``: the server-side timeout of each watch
     request, randomized up to twice that (client-go's 5-10 minutes). ``backoff_initial``/``backoff_max``: the
     reconnect delays of a failing watch (doubling, with jitter).
     """
@@ -347,6 +422,8 @@ class KubeCluster:
         self.limiter = RateLimiter(qps, burst)
         self.event_limiter = RateLimiter(qps, burst)   # kube-scheduler's events have a client of their own
         self.read_only = read_only
+        self.write_fence = None
+        self.connectivity = _Connectivity()
         self.watch_timeout = watch_timeout
         self.page_size = page_size
         self.request_timeout = request_timeout
@@ -396,20 +473,24 @@ class KubeCluster:
     def _write(self, method: str, path: str, body=None, content_type: str | None = None):
         if self.read_only:
             raise ClusterError(f"read-only cluster source: refusing {method} {path}")
-        return self.request(method, path, body=body, content_type=content_type)
+        timeout = None
+        if self.write_fence is not None:
+            timeout = self.write_fence()
+            if timeout <= 0:
+                raise ClusterError(f"not the leader (the lease was not renewed in time): refusing {method} {path}")
+            timeout = min(self.request_timeout, timeout)
+        return self.request(method, path, body=body, content_type=content_type, timeout=timeout)
 
     # -- lifecycle ---------------------------------------------------------------------------------
-    def start(self) -> None:
-        """List every kind (what the server does not serve is skipped), then watch each in a thread."""
+    def start(self, wait: bool = False) -> None:
+        """List every kind (what the server does not serve is skipped), then watch each in a thread. A list that
+        fails raises, or with ``wait`` is retried with backoff until it succeeds or ``stop`` is called (as
+        kube-scheduler waits for its caches to sync; an apiserver that is away or still loading its RBAC)."""
         if not self.started:
             for inf in self.informers:
-                try:
-                    inf.list()
-                except ApiException as err:
-                    if err.status != 404:
-                        raise
-                    inf.available = False
-                    log.info("the server does not serve %s; not watching it", inf.kind)
+                self._initial_list(inf, wait)
+                if self.stopping.is_set():
+                    return
             self.events.start()
             self.started = True
         self.stopping.clear()
@@ -417,6 +498,28 @@ class KubeCluster:
             if inf.available and (inf.thread is None or not inf.thread.is_alive()):
                 inf.thread = threading.Thread(target=inf.run, name=f"watch-{inf.kind}", daemon=True)
                 inf.thread.start()
+
+    def _initial_list(self, inf: _Informer, wait: bool) -> None:
+        backoff = self.backoff_initial
+        while not self.stopping.is_set():
+            try:
+                inf.list()
+                self.connectivity.answered(f"list of {inf.kind}")
+                return
+            except ApiException as err:
+                if err.status == 404:
+                    inf.available = False
+                    log.info("the server does not serve %s; not watching it", inf.kind)
+                    return
+                if not wait:
+                    raise
+                self.connectivity.failed(f"list of {inf.kind}", err)
+            except (HTTPError, OSError) as err:
+                if not wait:
+                    raise
+                self.connectivity.failed(f"list of {inf.kind}", err)
+            self.stopping.wait(backoff * (1 + random.random()))
+            backoff = min(backoff * 2, self.backoff_max)
 
     def stop(self, flush_events: bool = True) -> None:
         """Stop watching (``start`` resumes from the tracked resourceVersions); optionally wait for events."""
@@ -581,6 +684,11 @@ class KubeCluster:
                     getattr(handler, method)(*args)
         return len(batch)
 
+    def in_sync(self) -> bool:
+        """Whether every watch is connected: a scheduler acting on stores that missed changes (another leader's
+        bindings during an outage) could try to bind a pod twice, so a leader waits for this first."""
+        return not self.connectivity.watches_failing()
+
     def get_pod(self, namespace: str, name: str):
         return self.pods.get(f"{namespace}/{name}")
 
@@ -606,6 +714,8 @@ class KubeCluster:
             self._write("POST", f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}/binding", body)
         except ApiException as err:
             raise ClusterError(api_message(err)) from None
+        except HTTPError as err:
+            raise ClusterError(error_text(err)) from None
 
     def extender_bound(self, pod, node_name: str) -> None:
         """A binder extender posted the binding itself; the pod watch delivers it."""
@@ -655,6 +765,10 @@ class KubeCluster:
             if err.status == 404:
                 return None
             return api_message(err)
+        except ClusterError as err:
+            return str(err)
+        except HTTPError as err:
+            return error_text(err)
         preemptor = next((p for p in self.list_pods() if p.uid == preemptor_uid), None)
         self.record_event(pod, "Normal", "Preempted", "Preempting",
                           f"Preempted by pod {preemptor_uid} on node {node_name}", related=preemptor,

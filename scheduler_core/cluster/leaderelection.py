@@ -6,6 +6,14 @@ measured on the candidate's own clock from when it last saw the lease change; th
 period and stops leading when it could not renew within the renew deadline. Writes are optimistic (the Lease's
 resourceVersion), so of two candidates only one wins. ``step`` runs one attempt; ``run`` loops it in a thread;
 tests drive ``step`` with a fake clock.
+
+Leadership cannot outlive the renew deadline, whatever happens to the electing thread: ``leading`` is true only
+until ``renew_deadline`` after the start of the last successful acquire or renew request (a later request may
+hang, fail with any exception, or the thread may die), and ``valid_for`` is what is left of it, so the writes a
+leader makes (``KubeCluster.write_fence``) are refused, and bounded in time, past it. Another candidate takes the
+lease only ``lease_duration`` after it saw that renewal, later than the deadline by lease_duration -
+renew_deadline (5 s at kube's defaults): two leaders never act at once. Every failure of a request is caught and
+counts as a failed attempt; each renew request's timeout is cut to what is left of the deadline.
 """
 from __future__ import annotations
 
@@ -19,7 +27,7 @@ import uuid
 from kubernetes.client.rest import ApiException
 
 from ..clock import Clock
-from .kube import api_message, micro_time
+from .kube import error_text, micro_time
 
 log = logging.getLogger(__name__)
 
@@ -51,22 +59,23 @@ class LeaseLock:
     def describe(self) -> str:
         return f"{self.namespace}/{self.name}"
 
-    def get(self) -> dict:
+    def get(self, timeout: float | None = None) -> dict:
         """The current record (the Lease's spec); raises ApiException (404 when there is no Lease)."""
-        self.lease = self.cluster.request("GET", f"{self.path}/{self.name}", timeout=self.timeout)
+        self.lease = self.cluster.request("GET", f"{self.path}/{self.name}", timeout=timeout or self.timeout)
         return dict(self.lease.get("spec") or {})
 
-    def create(self, record: dict) -> None:
+    def create(self, record: dict, timeout: float | None = None) -> None:
         body = {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
                 "metadata": {"name": self.name, "namespace": self.namespace}, "spec": record}
-        self.lease = self.cluster.request("POST", self.path, body=body, timeout=self.timeout)
+        self.lease = self.cluster.request("POST", self.path, body=body, timeout=timeout or self.timeout)
 
-    def update(self, record: dict) -> None:
+    def update(self, record: dict, timeout: float | None = None) -> None:
         """PUT the record with the resourceVersion last seen (409 when someone wrote in between)."""
         if self.lease is None:
             raise RuntimeError("lease not initialized, call get or create first")
         body = dict(self.lease, spec=record)
-        self.lease = self.cluster.request("PUT", f"{self.path}/{self.name}", body=body, timeout=self.timeout)
+        self.lease = self.cluster.request("PUT", f"{self.path}/{self.name}", body=body,
+                                          timeout=timeout or self.timeout)
 
 
 def config_seconds(leader_election: dict) -> dict:
@@ -107,17 +116,26 @@ class LeaderElector:
         self.observed_raw = None
         self.observed_time = 0.0
         self.reported_leader = None
-        self.round_start = None
-        self.transitions_seen = 0
+        self.renewed_at = None     # clock time at the start of the last successful acquire or renew request
+        self.failures = 0          # failed attempts in a row, and the last one's error text (logged once)
+        self.last_failure = ""
 
     @property
     def identity(self) -> str:
         return self.lock.identity
 
+    def valid_for(self) -> float:
+        """Seconds this candidate may still act as the leader: until ``renew_deadline`` after the start of its
+        last successful renewal; 0 when it does not lead."""
+        if self.state != LEADING or self.renewed_at is None:
+            return 0.0
+        return max(0.0, self.renewed_at + self.renew_deadline - self.clock.now())
+
     @property
     def leading(self) -> bool:
-        """Whether this candidate acts as the leader now (between acquiring and losing the lease)."""
-        return self.state == LEADING
+        """Whether this candidate acts as the leader now (it acquired the lease and renewed it within the renew
+        deadline; see ``valid_for``)."""
+        return self.valid_for() > 0
 
     def is_leader(self) -> bool:
         """IsLeader: the last observed holder is us."""
@@ -133,36 +151,54 @@ class LeaderElector:
     def _lease_valid(self, now: float) -> bool:
         return self.observed_time + float(self.observed.get("leaseDurationSeconds") or 0) > now
 
+    def _request_timeout(self, started: float) -> float:
+        """A renewal's requests end by the renew deadline (client-go runs them under its context)."""
+        if self.state != LEADING or self.renewed_at is None:
+            return self.lock.timeout
+        left = self.renewed_at + self.renew_deadline - started
+        return max(0.05, min(self.lock.timeout, left))
+
     def try_acquire_or_renew(self) -> bool:
-        """One attempt; True when we hold the lease afterwards."""
-        now = self.clock.now()
+        """One attempt; True when we hold the lease afterwards. Any error counts as a failed attempt; a run of
+        failures is logged once when it starts and once when it ends."""
+        started = self.clock.now()
+        try:
+            ok = self._try_acquire_or_renew(started, self._request_timeout(started))
+        except Exception as err:   # whatever the client raises (connection refused, timeouts, a bad answer)
+            text = error_text(err)
+            if self.failures == 0 or text != self.last_failure:
+                log.warning("cannot acquire or renew lease %s: %s", self.lock.describe(), text)
+            self.failures += 1
+            self.last_failure = text
+            return False
+        if self.failures:
+            log.info("lease %s reachable again after %d failed attempts", self.lock.describe(), self.failures)
+            self.failures, self.last_failure = 0, ""
+        if ok:
+            self.renewed_at = started
+        return ok
+
+    def _try_acquire_or_renew(self, now: float, timeout: float) -> bool:
+        """tryAcquireOrRenew; False when another holder's lease is valid; raises what the requests raise."""
         record = {"holderIdentity": self.identity, "leaseDurationSeconds": int(self.lease_duration),
                   "acquireTime": micro_time(now), "renewTime": micro_time(now), "leaseTransitions": 0}
         if self.is_leader() and self._lease_valid(now):   # fast path: update what we saw last time
             record["acquireTime"] = self.observed.get("acquireTime", record["acquireTime"])
             record["leaseTransitions"] = self.observed.get("leaseTransitions", 0)
             try:
-                self.lock.update(record)
+                self.lock.update(record, timeout)
                 self._set_observed(record)
                 return True
-            except (ApiException, OSError) as err:
-                log.error("Failed to update lock optimistically: %s, falling back to slow path", _text(err))
+            except Exception as err:
+                log.debug("Failed to update lock optimistically: %s, falling back to slow path", error_text(err))
         try:
-            old = self.lock.get()
+            old = self.lock.get(timeout)
         except ApiException as err:
             if err.status != 404:
-                log.error("error retrieving resource lock %s: %s", self.lock.describe(), api_message(err))
-                return False
-            try:
-                self.lock.create(record)
-            except (ApiException, OSError) as cerr:
-                log.error("error initially creating leader election record: %s", _text(cerr))
-                return False
+                raise
+            self.lock.create(record, timeout)
             self._set_observed(record)
             return True
-        except OSError as err:
-            log.error("error retrieving resource lock %s: %s", self.lock.describe(), err)
-            return False
         raw = json.dumps(old, sort_keys=True)
         if raw != self.observed_raw:
             self._set_observed(old)
@@ -174,11 +210,7 @@ class LeaderElector:
             record["leaseTransitions"] = old.get("leaseTransitions", 0)
         else:
             record["leaseTransitions"] = int(old.get("leaseTransitions") or 0) + 1
-        try:
-            self.lock.update(record)
-        except (ApiException, OSError) as err:
-            log.error("Failed to update lock: %s", _text(err))
-            return False
+        self.lock.update(record, timeout)   # a 409: someone else wrote it first
         self._set_observed(record)
         return True
 
@@ -190,9 +222,9 @@ class LeaderElector:
         record = {"leaseDurationSeconds": 1, "acquireTime": now, "renewTime": now,
                   "leaseTransitions": self.observed.get("leaseTransitions", 0)}
         try:
-            self.lock.update(record)
-        except (ApiException, OSError, RuntimeError) as err:
-            log.error("Failed to release lock: %s", _text(err))
+            self.lock.update(record, min(self.lock.timeout, 5.0))
+        except Exception as err:
+            log.error("Failed to release lock: %s", error_text(err))
             return False
         self._set_observed(record)
         return True
@@ -208,28 +240,29 @@ class LeaderElector:
         """One attempt of the acquire or renew loop; returns the seconds until the next, None once stopped."""
         if self.state == STOPPED:
             return None
+        was_leading = self.state == LEADING
+        if was_leading and not self.leading:   # the deadline passed while this thread was held up
+            return self._renew_timed_out()
         ok = self.try_acquire_or_renew()
         self._report()
-        if self.state == ACQUIRING:
+        if not was_leading:
             if not ok:
                 return self.retry_period * (1 + self.rng.random() * JITTER_FACTOR)
             log.info("successfully acquired lease %s", self.lock.describe())
             self.state = LEADING
-            self.round_start = None
             if self.on_started_leading is not None:
                 self.on_started_leading()
             return self.retry_period
         if ok:
-            self.round_start = None
             return self.retry_period
-        now = self.clock.now()
-        if self.round_start is None:
-            self.round_start = now
-        if now - self.round_start >= self.renew_deadline:
-            log.info("failed to renew lease %s: timed out waiting for the condition", self.lock.describe())
-            self._stop_leading()
-            return None
-        return self.retry_period
+        if not self.leading:
+            return self._renew_timed_out()
+        return min(self.retry_period, self.valid_for())
+
+    def _renew_timed_out(self) -> None:
+        log.info("failed to renew lease %s: timed out waiting for the condition", self.lock.describe())
+        self._stop_leading()
+        return None
 
     def _stop_leading(self) -> None:
         self.state = STOPPED
@@ -239,16 +272,22 @@ class LeaderElector:
             self.on_stopped_leading()
 
     def run(self, stop: threading.Event) -> None:
-        """Acquire, then renew until the lease is lost or ``stop`` is set (then release, if configured)."""
+        """Acquire, then renew until the lease is lost or ``stop`` is set (then release, if configured). Whatever
+        goes wrong in here ends leading: an exception stops the candidate (and ``leading`` lapses by itself at the
+        renew deadline even if this thread is gone)."""
         log.info("attempting to acquire leader lease %s...", self.lock.describe())
-        while not stop.is_set():
-            delay = self.step()
-            if delay is None:
-                return
-            stop.wait(delay)
+        try:
+            while not stop.is_set():
+                delay = self.step()
+                if delay is None:
+                    return
+                stop.wait(delay)
+        except BaseException:
+            log.exception("leader election for lease %s failed; stopping", self.lock.describe())
+            if self.state != STOPPED:
+                self.state = STOPPED
+                if self.on_stopped_leading is not None:
+                    self.on_stopped_leading()
+            raise
         if self.state == LEADING:
             self._stop_leading()
-
-
-def _text(err) -> str:
-    return api_message(err) if isinstance(err, ApiException) else str(err)

@@ -1,0 +1,47 @@
+"""Fixtures for the tests against the real Kubernetes control plane (tests/envtest.py)."""
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from tests.envtest import ControlPlane, FakeKubelet, add_ready_node, ensure_namespace, require_assets
+
+
+def wait_for(predicate, timeout: float = 60.0, interval: float = 0.1, what: str = "condition"):
+    """Poll until predicate() is truthy; returns its value or fails the test."""
+    end = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > end:
+            pytest.fail(f"timed out after {timeout}s waiting for {what}")
+        time.sleep(interval)
+
+
+@pytest.fixture
+def control_plane(tmp_path):
+    """A fresh apiserver and etcd for one test (no scheduler), stopped afterwards."""
+    require_assets()
+    cp = ControlPlane(tmp_path / "cp").start()
+    yield cp
+    cp.stop()
+
+
+@pytest.fixture
+def admin_client(control_plane):
+    from kubernetes import config as kconfig
+    client = kconfig.new_client_from_config(config_file=str(control_plane.kubeconfig))
+    ensure_namespace(client, "default")
+    yield client
+    client.close()
+
+
+@pytest.fixture
+def kubelet(admin_client):
+    with FakeKubelet(admin_client) as k:
+        yield k
+
+
+__all__ = ["wait_for", "add_ready_node", "ensure_namespace"]
