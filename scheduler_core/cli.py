@@ -5,7 +5,8 @@ import argparse
 import json
 import sys
 
-from .cli_options import add_plugin_options, read_config, read_one, registry_from_args
+from .cli_options import (add_plugin_options, add_version_options, read_config, read_one, registry_from_args,
+                          warn_features)
 from .config import ConfigError
 from .framework.profile import FrameworkError
 from .plugins.registry import PluginLoadError
@@ -46,7 +47,9 @@ def cmd_simulate(args) -> int:
     scenario = load_scenario(args.scenario)
     config_doc = read_config(args.config) if args.config else None
     sim = Simulation(scenario, config_doc=config_doc, tie_break=args.tie_break, seed=args.seed,
-                     registry=registry_from_args(args))
+                     registry=registry_from_args(args), kube_version=args.kube_version,
+                     feature_gates=args.feature_gates)
+    warn_features(sim.features)
     explaining = args.explain and args.format != "golden"
     traces, suggestions = [], {}
     for tr in sim.run():
@@ -76,15 +79,16 @@ def cmd_whatif(args) -> int:
     from . import whatif
     scenario = load_scenario(args.scenario)
     config_doc = read_config(args.config) if args.config else None
+    version = {"kube_version": args.kube_version, "feature_gates": args.feature_gates}
     try:
         if args.question == "capacity":
             template = whatif.template_from_manifest(read_one(args.pod))
             result = whatif.capacity(scenario, template, config_doc, max_copies=args.max_copies,
-                                     preemption=args.preemption)
+                                     preemption=args.preemption, **version)
         elif args.question == "drain":
-            result = whatif.drain(scenario, args.nodes, config_doc=config_doc)
+            result = whatif.drain(scenario, args.nodes, config_doc=config_doc, **version)
         else:
-            result = whatif.add_nodes(scenario, read_one(args.node), args.count, config_doc)
+            result = whatif.add_nodes(scenario, read_one(args.node), args.count, config_doc, **version)
     except whatif.WhatIfError as err:
         raise ScenarioError(str(err)) from None
     if args.json:
@@ -113,12 +117,14 @@ def add_whatif_parser(sub) -> None:
     for p in (cap, drain, add):
         p.add_argument("--config", help="KubeSchedulerConfiguration v1 file (YAML or JSON)")
         p.add_argument("--json", action="store_true")
+        add_version_options(p)
         p.set_defaults(func=cmd_whatif)
 
 
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="python -m scheduler_core",
-                                 description="Schedscope scheduler core: kube-scheduler v1.30, in Python.")
+                                 description="Schedscope scheduler core: kube-scheduler (v1.30 and v1.36), in "
+                                             "Python.")
     sub = ap.add_subparsers(dest="command", required=True)
     sim = sub.add_parser("simulate", help="one pass: each pending pod tried once, assumed in turn")
     sim.add_argument("scenario")
@@ -129,6 +135,7 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--explain", action="store_true",
                      help="text and json formats: for each unschedulable pod, verified changes that would fit it")
     add_plugin_options(sim)
+    add_version_options(sim)
     sim.set_defaults(func=cmd_simulate)
     add_whatif_parser(sub)
     add_run_parser(sub)

@@ -44,3 +44,18 @@ def registry_from_args(args) -> dict:
     if args.plugin and os.getcwd() not in sys.path and "" not in sys.path:
         sys.path.insert(0, os.getcwd())
     return build_registry(args.plugin, call_timeout=args.plugin_timeout)
+
+
+def add_version_options(parser) -> None:
+    """``--kube-version`` and ``--feature-gates``: the Kubernetes version a command schedules as."""
+    parser.add_argument("--kube-version", metavar="VERSION",
+                        help="the kube-scheduler version to behave as: 1.30 or 1.36 (default: the scenario's "
+                             "kubeVersion, else 1.30)")
+    parser.add_argument("--feature-gates", metavar="A=true,B=false",
+                        help="kube-scheduler's --feature-gates (defaults: the version's)")
+
+
+def warn_features(features) -> None:
+    """What kube-scheduler logs as warnings about the gate settings (e.g. an unrecognized gate at 1.31+)."""
+    for text in features.warnings:
+        sys.stderr.write(f"warning: {text}\n")

@@ -17,12 +17,13 @@ import sys
 import threading
 import time
 
-from .cli_options import read_config
+from .cli_options import add_version_options, read_config, warn_features
 from .clock import Clock
 from .cluster.kube import KubeCluster
 from .cluster.leaderelection import STOPPED, LeaderElector, LeaseLock, config_seconds
 from . import gcpolicy
-from .config import default_config, load_config
+from .config import ConfigError, config_for
+from .scenario import ScenarioError
 from .scheduler import Scheduler
 from .shadow import ShadowScheduler
 from .trace import JsonLinesSink
@@ -99,6 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="whose bindings to compare (repeatable; default: default-scheduler)")
     p.add_argument("--shadow-report", metavar="FILE", help="write the agreement stats and disagreements (JSON)")
     p.add_argument("-v", "--verbose", action="store_true")
+    add_version_options(p)
     return p
 
 
@@ -115,7 +117,13 @@ def main(argv=None) -> int:
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     from .plugins.registry import in_tree_registry
     registry = in_tree_registry()
-    config = load_config(read_config(args.config), registry) if args.config else default_config(registry)
+    try:
+        config = config_for(read_config(args.config) if args.config else None, registry,
+                            kube_version=args.kube_version, feature_gates=args.feature_gates)
+    except (ConfigError, ScenarioError) as err:
+        sys.stderr.write(f"error: {err}\n")
+        return 2
+    warn_features(config.features)
     raw = config.raw or {}
     cc, le = raw.get("clientConnection") or {}, raw.get("leaderElection") or {}
     cluster = KubeCluster(kubeconfig=args.kubeconfig or cc.get("kubeconfig") or None, context=args.context,

@@ -45,7 +45,7 @@ WILDCARD = "*"
 # Resources (GVKs); the storage ones are also accepted with their "storage.k8s.io/" prefix.
 RESOURCES = ("Pod", "Node", "PersistentVolume", "PersistentVolumeClaim", "CSINode", "CSIDriver",
              "CSIStorageCapacity", "StorageClass", "PodSchedulingContext", "ResourceClaim", "ResourceClass",
-             "ResourceClaimParameters", "ResourceClassParameters")
+             "ResourceClaimParameters", "ResourceClassParameters", "DeviceClass", "ResourceSlice")
 
 
 class ClusterEvent:

@@ -16,17 +16,16 @@ import json
 import sys
 import time
 
-from .cli_options import add_plugin_options, read_config, registry_from_args
+from .cli_options import add_plugin_options, add_version_options, read_config, registry_from_args, warn_features
 from .clock import FakeClock
 from .cluster.simulated import SimulatedCluster
-from .config import default_config, load_config
+from .config import config_for
 from .objects import Node, ParseError, Pod
 from .objects.validation import validate_object
 from .plugins.registry import build_registry
 from .scenario import ScenarioError, load_scenario
 from .scheduler import Scheduler
 from .schedule_one import num_feasible_nodes_to_find
-from .simulate import KUBERNETES_VERSION
 from .trace import JsonLinesSink, TraceSink
 
 TIE_BREAK_TEXT = {"name": "lexicographically smallest node name among max total score (patched selectHost)",
@@ -123,14 +122,16 @@ class LoopRun:
     """A scenario run through the scheduling loop, step by step, with its record (see the module doc)."""
 
     def __init__(self, scenario, config_doc=None, registry=None, tie_break: str = "random", seed=None,
-                 trace_sink: TraceSink | None = None, trace_all_filters: bool = False):
+                 trace_sink: TraceSink | None = None, trace_all_filters: bool = False, *, kube_version=None,
+                 feature_gates=None):
         self.scenario = scenario
         self.waves, self.phase2, self.phase2_nodes, self.retry_rounds = _parse_steps(scenario)
         self.clock = FakeClock(0.0)
         self.cluster = SimulatedCluster.from_scenario(scenario, clock=self.clock)
         doc = config_doc if config_doc is not None else scenario.config
         self.registry = registry or build_registry()
-        self.config = load_config(doc, self.registry) if doc else default_config(self.registry)
+        self.config = config_for(doc or None, self.registry, kube_version=scenario.kube_version(kube_version),
+                                 feature_gates=feature_gates)
         self.collector = _Collector(trace_sink or TraceSink())
         self.tie_break = tie_break
         self.sched = Scheduler(self.cluster, self.config, registry=self.registry, clock=self.clock,
@@ -155,7 +156,7 @@ class LoopRun:
         first_profile = self.config.profiles[0]
         n = len(self.cluster.nodes)
         doc = self.doc
-        doc.update({"scenario": scen.name, "kubernetes_version": KUBERNETES_VERSION,
+        doc.update({"scenario": scen.name, "kubernetes_version": self.config.features.version.release,
                     "parallelism": self.config.parallelism,
                     "percentage_of_nodes_to_score": self.config.percentage_of_nodes_to_score,
                     "tie_break": TIE_BREAK_TEXT[self.tie_break], "node_order": self._node_order(),
@@ -224,6 +225,7 @@ def add_run_parser(subparsers) -> None:
     p.add_argument("--trace-all-filters", action="store_true",
                    help="run every Filter plugin on every node for the trace (slower; same decisions)")
     add_plugin_options(p)
+    add_version_options(p)
     p.set_defaults(func=cmd_run)
 
 
@@ -234,7 +236,9 @@ def cmd_run(args) -> int:
     t0 = time.perf_counter()
     try:
         run = LoopRun(scenario, config_doc=config_doc, registry=registry_from_args(args), tie_break=args.tie_break,
-                      seed=args.seed, trace_sink=sink, trace_all_filters=args.trace_all_filters)
+                      seed=args.seed, trace_sink=sink, trace_all_filters=args.trace_all_filters,
+                      kube_version=args.kube_version, feature_gates=args.feature_gates)
+        warn_features(run.config.features)
         doc = run.run(until_idle=args.until_idle, duration=args.duration)
     finally:
         if sink is not None:

@@ -1,6 +1,7 @@
 """Scenario files: the golden scenario format or a `kubectl get ... -o json` List, JSON or YAML."""
 from __future__ import annotations
 
+import lzma
 import os
 
 import yaml
@@ -77,6 +78,11 @@ class Scenario:
         self.objects = objects
         self.config = config
         self.extra = extra or {}
+
+    def kube_version(self, override=None):
+        """The Kubernetes version a run of this scenario is at: ``override`` when given (a command line's
+        ``--kube-version`` wins), else the file's ``kubeVersion``, else None (the default version)."""
+        return override if override is not None else self.extra.get("kubeVersion")
 
 
 def scenario_from_data(data, label: str = "scenario", name: str | None = None, progress=None) -> Scenario:
@@ -162,17 +168,26 @@ def scenario_from_data(data, label: str = "scenario", name: str | None = None, p
                 raise ScenarioError(f"{label}: {at}{_obj_label(raw)}: {err}") from None
     objects = {k: arrays[k] for k in ARRAYS[3:]}
     extra = {k: v for k, v in data.items() if k not in ARRAYS and k not in ("config", "items", "kind")}
+    if "kubeVersion" in extra and not isinstance(extra["kubeVersion"], str):
+        raise ScenarioError(f"{label}: kubeVersion: expected a string such as \"1.36\"")
     return Scenario(scen_name, nodes, bound, pending, objects, config, extra)
 
 
 def load_scenario(path: str) -> Scenario:
-    """Read and parse a scenario file; raises ScenarioError with a one-line message."""
+    """Read and parse a scenario file (``.xz``-compressed too); raises ScenarioError with a one-line message."""
     label = os.path.basename(path)
     try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
+        if path.endswith(".xz"):
+            with lzma.open(path, "rt", encoding="utf-8") as f:
+                text = f.read()
+            label = label[:-3]
+        else:
+            with open(path, encoding="utf-8") as f:
+                text = f.read()
     except OSError as err:
         raise ScenarioError(f"{label}: {err.strerror}") from None
+    except (lzma.LZMAError, EOFError) as err:
+        raise ScenarioError(f"{label}: not a valid xz file: {err}") from None
     docs = load_documents(text, label)
     if not docs:
         raise ScenarioError(f"{label}: empty document")

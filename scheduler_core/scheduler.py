@@ -16,7 +16,7 @@ from collections import deque
 
 from .cache import Cache, CacheError
 from .clock import Clock
-from .config import build_frameworks, default_config
+from .config import build_frameworks, config_matching
 from .extender import ExtenderError, build_extenders
 from .extender_http import DEFAULT_POLICY, ExtenderPolicy
 from .framework.cycle_state import CycleState
@@ -167,16 +167,20 @@ class Scheduler:
     CycleTrace goes to ``trace_sink``. ``trace_all_filters`` runs every Filter plugin on every node for
     the trace (slower; decisions are unchanged). ``assumed_pod_ttl`` expires assumed pods whose binding
     finished but never showed up (0 = never, kube's default). ``extender_policy`` limits the extenders' calls
-    (extender_http.ExtenderPolicy; default: http/https, no link-local or metadata address).
+    (extender_http.ExtenderPolicy; default: http/https, no link-local or metadata address). The Kubernetes
+    version and feature gates are the config's (``config.features``); without a config, ``kube_version`` and
+    ``feature_gates`` choose them (default_config), and with one they must agree with it when given.
     """
 
     def __init__(self, cluster, config=None, registry=None, clock: Clock | None = None, tie_break: str = "random",
                  seed=None, trace_sink: TraceSink | None = None, trace_all_filters: bool = False,
-                 assumed_pod_ttl: float = 0.0, extenders=None, extender_policy: ExtenderPolicy | None = None):
+                 assumed_pod_ttl: float = 0.0, extenders=None, extender_policy: ExtenderPolicy | None = None, *,
+                 kube_version=None, feature_gates=None):
         self.cluster = cluster
         self.clock = clock or Clock()
         self.registry = registry or build_registry()
-        self.config = config or default_config(self.registry)
+        self.config = config_matching(config, self.registry, kube_version, feature_gates)
+        self.features = self.config.features
         self.extenders = (build_extenders(self.config.extenders, extender_policy or DEFAULT_POLICY)
                           if extenders is None else list(extenders))
         self.trace_sink = trace_sink or TraceSink()

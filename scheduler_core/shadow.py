@@ -17,7 +17,7 @@ import logging
 from collections import deque
 
 from .cache import Cache, CacheError
-from .config import build_frameworks, default_config
+from .config import build_frameworks, config_matching
 from .framework.cycle_state import CycleState
 from .framework.handle import Handle
 from .framework.snapshot import Snapshot
@@ -68,11 +68,11 @@ class ShadowScheduler:
     def __init__(self, cluster, config=None, registry=None, profile: str | None = None,
                  scheduler_names=("default-scheduler",), tie_break: str = "name", seed=None,
                  trace_sink: TraceSink | None = None, max_records: int = 10000, on_record=None,
-                 trace_all_filters: bool = False):
+                 trace_all_filters: bool = False, *, kube_version=None, feature_gates=None):
         self.cluster = cluster
         self.on_record = on_record
         self.registry = registry or in_tree_registry()
-        self.config = config or default_config(self.registry)
+        self.config = config_matching(config, self.registry, kube_version, feature_gates)
         self.scheduler_names = frozenset(scheduler_names)
         self.trace_sink = trace_sink or TraceSink()
         self.cache = Cache()

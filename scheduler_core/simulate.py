@@ -2,7 +2,8 @@
 assumed onto its chosen node before the next, as ../shared/golden/README.md describes."""
 from __future__ import annotations
 
-from .config import build_frameworks, default_config, load_config
+from . import versions
+from .config import build_frameworks, config_for
 from .framework.cycle_state import CycleState
 from .framework.handle import Handle
 from .framework.node_info import NodeInfo
@@ -10,7 +11,8 @@ from .framework.snapshot import ClusterObjects, Snapshot
 from .plugins.registry import build_registry
 from .schedule_one import SchedulerContext, schedule_pod
 
-KUBERNETES_VERSION = "v1.30.0"
+KUBERNETES_VERSION = versions.kube_version().release   # the default version's release
+
 
 
 def build_snapshot(scenario) -> Snapshot:
@@ -34,14 +36,18 @@ def build_snapshot(scenario) -> Snapshot:
 
 
 class Simulation:
-    """Frameworks for a scenario's config, and the one-pass run over its pending pods."""
+    """Frameworks for a scenario's config, and the one-pass run over its pending pods, at ``kube_version`` (None:
+    the scenario's ``kubeVersion``, else the default version) with ``feature_gates`` (kube's ``--feature-gates``
+    text or a {gate: bool} mapping)."""
 
     def __init__(self, scenario, config_doc=None, tie_break: str = "name", seed=None, registry=None,
-                 trace_all_filters: bool = True):
+                 trace_all_filters: bool = True, *, kube_version=None, feature_gates=None):
         self.scenario = scenario
         self.registry = registry or build_registry()
         doc = config_doc if config_doc is not None else scenario.config
-        self.config = load_config(doc, self.registry) if doc is not None else default_config(self.registry)
+        self.config = config_for(doc, self.registry, kube_version=scenario.kube_version(kube_version),
+                                 feature_gates=feature_gates)
+        self.features = self.config.features
         self.snapshot = build_snapshot(scenario)
         self.ctx = SchedulerContext(tie_break=tie_break, seed=seed,
                                     percentage_of_nodes_to_score=self.config.percentage_of_nodes_to_score,
@@ -87,7 +93,7 @@ def golden_document(sim: Simulation, traces) -> dict:
     first = sim.queue_order()[0].scheduler_name if sim.scenario.pending_pods else None
     names = list(sim.frameworks)
     main = sim.frameworks.get(first) or sim.frameworks[names[0]]
-    doc = {"scenario": sim.scenario.name, "kubernetes_version": KUBERNETES_VERSION,
+    doc = {"scenario": sim.scenario.name, "kubernetes_version": sim.features.version.release,
            "profile": main.profile_name, "plugins": main.list_plugins()}
     multi = len(names) > 1
     if multi:

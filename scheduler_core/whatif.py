@@ -28,7 +28,7 @@ import uuid
 
 from .clock import FakeClock
 from .cluster.simulated import SimulatedCluster
-from .config import default_config, load_config
+from .config import config_for
 from .explain import explain
 from .framework.preemption import PDB
 from .objects import Node, ParseError, Pod
@@ -91,11 +91,12 @@ class Planner:
 
     def __init__(self, scenario, config_doc=None, registry=None, preemption: bool = True,
                  include_pending: bool = True, trace_all_filters: bool = False, extender_policy=None,
-                 on_stage=None):
+                 on_stage=None, *, kube_version=None, feature_gates=None):
         self.on_stage = on_stage or (lambda text: None)
         self.registry = registry or build_registry()
         doc = config_doc if config_doc is not None else scenario.config
-        self.config = load_config(doc, self.registry) if doc is not None else default_config(self.registry)
+        self.config = config_for(doc, self.registry, kube_version=scenario.kube_version(kube_version),
+                                 feature_gates=feature_gates)
         objects = dict(scenario.objects)
         objects["poddisruptionbudgets"] = (list(objects.get("poddisruptionbudgets", ()))
                                            + list(scenario.extra.get("pdbs") or ()))

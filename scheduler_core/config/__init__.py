@@ -1,14 +1,18 @@
 """KubeSchedulerConfiguration v1: load (decode, default, validate) and build one framework per profile.
 
-``load_config`` follows kube-scheduler's loadConfig + ValidateKubeSchedulerConfiguration; a rejected
-document raises ConfigError with kube's text and the stage (decode or validation). ``build_frameworks``
-follows profile.NewMap; its errors are FrameworkError (printed after "initializing profiles: ").
+``load_config`` follows kube-scheduler's loadConfig + ValidateKubeSchedulerConfiguration at a Kubernetes version
+with its feature gates (``kube_version``, ``feature_gates``: see scheduler_core.versions); a rejected document
+raises ConfigError with kube's text and the stage (decode or validation; "feature-gates" for gate settings kube
+refuses, "version" for a version this implementation does not have). ``build_frameworks`` follows profile.NewMap;
+its errors are FrameworkError (printed after "initializing profiles: ").
 """
 from __future__ import annotations
 
 import copy
 
+from .. import versions
 from ..framework.profile import FrameworkError, new_framework
+from ..plugins.registry import registry_at
 from .decode import DecodeError, decode
 from .defaults import DEFAULT_SCHEDULER_NAME, set_defaults
 from .duration import format_duration
@@ -24,7 +28,7 @@ _EXTENDER_ZERO = {"urlPrefix": "", "filterVerb": "", "preemptVerb": "", "priorit
                   "nodeCacheCapable": False, "managedResources": [], "ignorable": False}
 
 __all__ = ["ConfigError", "ProfileConfig", "SchedulerConfig", "load_config", "defaulted_config", "default_config",
-           "build_frameworks", "DEFAULT_SCHEDULER_NAME"]
+           "config_for", "resolve_features", "build_frameworks", "DEFAULT_SCHEDULER_NAME"]
 
 
 class ConfigError(ValueError):
@@ -55,11 +59,13 @@ class ProfileConfig:
 
 
 class SchedulerConfig:
-    """The whole configuration: profiles, scheduler-wide settings, extenders (v1 dicts, every field set)
-    and ``raw``, the defaulted document (durations in nanoseconds)."""
+    """The whole configuration: profiles, scheduler-wide settings, extenders (v1 dicts, every field set),
+    ``raw``, the defaulted document (durations in nanoseconds), and ``features``, the Kubernetes version and
+    feature gates it was loaded at (versions.Features)."""
 
     def __init__(self, profiles, percentage_of_nodes_to_score=0, pod_initial_backoff_seconds=1,
-                 pod_max_backoff_seconds=10, extenders=(), parallelism=16, raw=None, leader_election=None):
+                 pod_max_backoff_seconds=10, extenders=(), parallelism=16, raw=None, leader_election=None,
+                 features=None):
         self.profiles = profiles
         self.percentage_of_nodes_to_score = percentage_of_nodes_to_score
         self.pod_initial_backoff_seconds = pod_initial_backoff_seconds
@@ -68,6 +74,12 @@ class SchedulerConfig:
         self.parallelism = parallelism
         self.raw = raw
         self.leader_election = leader_election
+        self.features = versions.features(features)
+
+    @property
+    def kube_version(self) -> str:
+        """"1.30", "1.36", ..."""
+        return self.features.name
 
 
 def _profile_config(prof: dict) -> ProfileConfig:
@@ -88,43 +100,80 @@ def _extender(ext: dict) -> dict:
     return out
 
 
-def _scheduler_config(cfg: dict) -> SchedulerConfig:
+def _scheduler_config(cfg: dict, features) -> SchedulerConfig:
     le = cfg["leaderElection"]
     leader_election = {**le, **{k: format_duration(le[k]) for k in ("leaseDuration", "renewDeadline", "retryPeriod")}}
     return SchedulerConfig([_profile_config(p) for p in cfg["profiles"]], cfg["percentageOfNodesToScore"],
                            cfg["podInitialBackoffSeconds"], cfg["podMaxBackoffSeconds"],
-                           [_extender(e) for e in cfg["extenders"]], cfg["parallelism"], cfg, leader_election)
+                           [_extender(e) for e in cfg["extenders"]], cfg["parallelism"], cfg, leader_election,
+                           features)
 
 
-def default_config(registry) -> SchedulerConfig:
-    """The configuration kube-scheduler runs with no config file (plugins missing from registry left out)."""
-    return _scheduler_config(set_defaults({}, registry))
-
-
-def _decoded_defaulted(doc, registry) -> dict:
+def resolve_features(kube_version=None, feature_gates=None) -> versions.Features:
+    """versions.features with its errors as ConfigError (stage "version" or "feature-gates")."""
     try:
-        cfg = decode(copy.deepcopy(doc))
+        return versions.features(kube_version, feature_gates)
+    except versions.VersionError as err:
+        raise ConfigError(str(err), "version") from None
+    except versions.FeatureGateError as err:
+        raise ConfigError(str(err), "feature-gates") from None
+
+
+def default_config(registry, *, kube_version=None, feature_gates=None) -> SchedulerConfig:
+    """The configuration kube-scheduler runs with no config file, at ``kube_version`` (None: the default
+    version; a versions.Features is taken as is) with ``feature_gates`` (plugins missing from registry left
+    out)."""
+    features = resolve_features(kube_version, feature_gates)
+    return _scheduler_config(set_defaults({}, registry_at(registry, features), features), features)
+
+
+def _decoded_defaulted(doc, registry, features) -> dict:
+    try:
+        cfg = decode(copy.deepcopy(doc), features)
     except DecodeError as err:
         raise ConfigError(str(err), "decode") from None
-    return set_defaults(cfg, registry)
+    return set_defaults(cfg, registry_at(registry, features), features)
 
 
-def defaulted_config(doc, registry) -> SchedulerConfig:
+def defaulted_config(doc, registry, *, kube_version=None, feature_gates=None) -> SchedulerConfig:
     """A document decoded (strictly) and defaulted but not validated: what an editor shows of a document kube
     may still reject. Raises ConfigError(text, "decode")."""
-    return _scheduler_config(_decoded_defaulted(doc, registry))
+    features = resolve_features(kube_version, feature_gates)
+    return _scheduler_config(_decoded_defaulted(doc, registry, features), features)
 
 
-def load_config(doc, registry) -> SchedulerConfig:
-    """Decode (strictly), default and validate a KubeSchedulerConfiguration v1 document (a dict).
+def load_config(doc, registry, *, kube_version=None, feature_gates=None) -> SchedulerConfig:
+    """Decode (strictly), default and validate a KubeSchedulerConfiguration v1 document (a dict) as kube-scheduler
+    ``kube_version`` does with ``--feature-gates`` ``feature_gates`` (see default_config).
 
-    Raises ConfigError(text, "decode" | "validation") with kube-scheduler's text.
+    Raises ConfigError(text, "decode" | "validation" | "version" | "feature-gates") with kube-scheduler's text.
     """
-    cfg = _decoded_defaulted(doc, registry)
-    errs = validate_configuration(cfg)
+    features = resolve_features(kube_version, feature_gates)
+    cfg = _decoded_defaulted(doc, registry, features)
+    errs = validate_configuration(cfg, features)
     if errs:
         raise ConfigError(aggregate(errs), "validation")
-    return _scheduler_config(cfg)
+    return _scheduler_config(cfg, features)
+
+
+def config_for(doc, registry, *, kube_version=None, feature_gates=None) -> SchedulerConfig:
+    """load_config of ``doc``, or default_config when it is None."""
+    if doc is None:
+        return default_config(registry, kube_version=kube_version, feature_gates=feature_gates)
+    return load_config(doc, registry, kube_version=kube_version, feature_gates=feature_gates)
+
+
+def config_matching(config, registry, kube_version=None, feature_gates=None) -> SchedulerConfig:
+    """``config``, checked to be at ``kube_version`` with ``feature_gates`` when they are given; without a config,
+    default_config at them (what a Scheduler is built with)."""
+    if config is None:
+        return default_config(registry, kube_version=kube_version, feature_gates=feature_gates)
+    if kube_version is not None or feature_gates is not None:
+        wanted = resolve_features(kube_version if kube_version is not None else config.features.version.name,
+                                  feature_gates)
+        if wanted != config.features:
+            raise ConfigError(f"the configuration is for {config.features!r}, not {wanted!r}", "version")
+    return config
 
 
 def _extender_ignored_resources(config: SchedulerConfig, profiles: list) -> list:
@@ -145,12 +194,21 @@ def _extender_ignored_resources(config: SchedulerConfig, profiles: list) -> list
 
 
 def build_frameworks(config: SchedulerConfig, registry, handle_factory) -> dict:
-    """One Framework per profile, keyed by schedulerName (profile.NewMap); FrameworkError when one fails."""
+    """One Framework per profile, keyed by schedulerName (profile.NewMap), at the configuration's version: its
+    handles get ``features`` and the in-tree plugins of that version; FrameworkError when one fails."""
     out, queue_sort, queue_sort_args = {}, None, None
+    features = config.features
+    registry = registry_at(registry, features)
+
+    def versioned_handle():
+        handle = handle_factory()
+        if handle is not None:
+            handle.features = features
+        return handle
     for prof in _extender_ignored_resources(config, config.profiles):
         try:
             fwk = new_framework(prof.scheduler_name, prof.point_plugins, prof.plugin_args, registry,
-                                handle_factory(), prof.percentage_of_nodes_to_score, prof.multi_point,
+                                versioned_handle(), prof.percentage_of_nodes_to_score, prof.multi_point,
                                 prof.disabled)
         except FrameworkError as err:
             raise FrameworkError(f"creating profile for scheduler name {prof.scheduler_name}: {err}") from None

@@ -15,7 +15,9 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+from functools import lru_cache
 
+from .. import versions
 from .duration import DurationError, parse_duration
 from ..objects.field import go_quote
 
@@ -50,6 +52,7 @@ def _int(go, bits, signed=True):
 INT32, INT64, UINT8 = _int("int32", 32), _int("int64", 64), _int("uint8", 8, signed=False)
 FLOAT32, BOOL = T("float", "float32"), T("bool", "bool")
 STRING, DURATION, RAW = T("string", "string"), T("duration", "v1.Duration"), T("raw", "runtime.RawExtension")
+DURATION_POINTER = T("duration", "*v1.Duration")   # null leaves it nil
 BYTES = T("bytes", "[]uint8", elem=UINT8)
 STRINGS = T("slice", "[]string", elem=STRING)
 
@@ -146,6 +149,38 @@ KUBE_SCHEDULER_CONFIGURATION = _struct("v1.KubeSchedulerConfiguration", {
 })
 KINDS = {"KubeSchedulerConfiguration": KUBE_SCHEDULER_CONFIGURATION, **ARGS_TYPES}
 
+# From 1.34 (workload-aware scheduling) v1.Plugins has two more sets; from 1.33 DynamicResources has args.
+PLACEMENT_SETS = ("placementGenerate", "placementScore")
+DYNAMIC_RESOURCES_ARGS = _struct("v1.DynamicResourcesArgs", {
+    **TYPE_META, "filterTimeout": DURATION_POINTER, "bindingTimeout": DURATION_POINTER})
+
+
+def _with_profile_fields(config_type: T, plugin_sets) -> T:
+    """KubeSchedulerConfiguration's type with ``plugin_sets`` as v1.Plugins' sets."""
+    fields = dict(config_type.fields)
+    profile = fields["profiles"].elem
+    plugins = _struct("v1.Plugins", {s: _PLUGIN_SET for s in plugin_sets})
+    fields["profiles"] = _slice(_struct(profile.go, {**profile.fields, "plugins": plugins}))
+    return _struct(config_type.go, fields)
+
+
+@lru_cache(maxsize=None)
+def scheme(features) -> dict:
+    """The kinds kube-scheduler's scheme decodes at a version: {kind: Go type}."""
+    kinds = dict(KINDS)
+    if features.has("config-placement-plugin-sets"):
+        kinds["KubeSchedulerConfiguration"] = _with_profile_fields(KUBE_SCHEDULER_CONFIGURATION,
+                                                                   PLUGIN_SETS + PLACEMENT_SETS)
+    if features.has("dynamic-resources-args"):
+        kinds["DynamicResourcesArgs"] = DYNAMIC_RESOURCES_ARGS
+    return kinds
+
+
+def plugin_sets(features=None) -> tuple:
+    """The v1.Plugins sets of a version (None: the default version), in the order kube lists them."""
+    features = versions.features(features)
+    return PLUGIN_SETS + PLACEMENT_SETS if features.has("config-placement-plugin-sets") else PLUGIN_SETS
+
 
 class _Fatal(Exception):
     """An error that stops the JSON decoder at once (an UnmarshalJSON failure)."""
@@ -210,6 +245,8 @@ def _decode(v, t: T, st: _State, sname, fstack, spath):
     """Decode one JSON value into Go type t; returns the value or _ABSENT (zero, nil or error)."""
     kind = t.kind
     if kind == "duration":
+        if v is None and t is DURATION_POINTER:
+            return _ABSENT
         if not isinstance(v, str):
             if v is not None:
                 raise _Fatal(f"json: cannot unmarshal {_json_kind(v)} into Go value of type string")
@@ -311,7 +348,7 @@ def _group_version(group: str, version: str) -> str:
     return f"{group}/{version}" if group else version
 
 
-def _new_object(value, default_kind=None):
+def _new_object(value, kinds, default_kind=None):
     """Interpret a document and look its kind up in the scheduler's scheme: (kind, Go type)."""
     group, version, kind = _interpret(value)
     if default_kind is not None:
@@ -325,7 +362,7 @@ def _new_object(value, default_kind=None):
         raise DecodeError(f"Object 'Kind' is missing in '{data}'")
     if not version:
         raise DecodeError(f"Object 'apiVersion' is missing in '{data}'")
-    t = KINDS.get(kind) if (group, version) == (GROUP, VERSION) else None
+    t = kinds.get(kind) if (group, version) == (GROUP, VERSION) else None
     if t is None:
         raise DecodeError(f"no kind {go_quote(kind)} is registered for version "
                           f"{go_quote(_group_version(group, version))} in scheme {go_quote(SCHEME_NAME)}")
@@ -346,15 +383,15 @@ def _unmarshal(value, t: T):
     return out, st.strict
 
 
-def _decode_args(name: str, raw):
+def _decode_args(name: str, raw, kinds):
     """PluginConfig.decodeNestedObjects: (args, typed kind or None, strict error text or None)."""
     kind = name + "Args"
-    if kind not in ARGS_TYPES:
+    if kind not in kinds:
         return raw, None, None
     if raw is None:
         return {}, kind, None
     try:
-        parsed, t = _new_object(raw, kind)
+        parsed, t = _new_object(raw, kinds, kind)
         args, strict = _unmarshal(raw, t)
     except DecodeError as err:
         raise DecodeError(f"decoding args for plugin {name}: {err}") from None
@@ -365,17 +402,19 @@ def _decode_args(name: str, raw):
     return args, kind, None
 
 
-def decode(doc) -> dict:
-    """Decode a KubeSchedulerConfiguration document; DecodeError with kube's text when it is rejected.
+def decode(doc, features=None) -> dict:
+    """Decode a KubeSchedulerConfiguration document with the scheme of ``features``' version (None: the default
+    version); DecodeError with kube's text when it is rejected.
 
     Each pluginConfig entry gets ``argsKind``: its registered args kind, or None for raw args.
     """
-    kind, t = _new_object(doc)
+    kinds = scheme(versions.features(features))
+    kind, t = _new_object(doc, kinds)
     cfg, strict = _unmarshal(doc, t)
     for i, prof in enumerate(cfg.get("profiles", ())):
         for j, pc in enumerate(prof.get("pluginConfig", ())):
             try:
-                args, args_kind, nested = _decode_args(pc.get("name", ""), pc.get("args"))
+                args, args_kind, nested = _decode_args(pc.get("name", ""), pc.get("args"), kinds)
             except DecodeError as err:
                 raise DecodeError(f"decoding .profiles[{i}].pluginConfig[{j}]: {err}") from None
             pc["args"], pc["argsKind"] = args, args_kind

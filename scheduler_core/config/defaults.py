@@ -5,31 +5,27 @@ internal types' zero values (a nil weight is 0, durations in nanoseconds).
 """
 from __future__ import annotations
 
-from .args import ARGS_PLUGINS, default_args
-from .decode import PLUGIN_SETS
+from .. import versions
+from .args import args_plugins, default_args
+from .decode import plugin_sets
 from .duration import SECOND
 
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
-
-# The v1.30 default MultiPoint list, in order, with score weights (0: no weight given).
-DEFAULT_MULTIPOINT = (
-    ("SchedulingGates", 0), ("PrioritySort", 0), ("NodeUnschedulable", 0), ("NodeName", 0),
-    ("TaintToleration", 3), ("NodeAffinity", 2), ("NodePorts", 0), ("NodeResourcesFit", 1),
-    ("VolumeRestrictions", 0), ("EBSLimits", 0), ("GCEPDLimits", 0), ("NodeVolumeLimits", 0),
-    ("AzureDiskLimits", 0), ("VolumeBinding", 0), ("VolumeZone", 0), ("PodTopologySpread", 2),
-    ("InterPodAffinity", 2), ("DefaultPreemption", 0), ("NodeResourcesBalancedAllocation", 1),
-    ("ImageLocality", 1), ("DefaultBinder", 0),
-)
+# The default MultiPoint list at the default version and gates, in order, with score weights (0: none given).
+DEFAULT_MULTIPOINT = tuple(versions.features().default_multi_point())
 
 
 def _plugin(entry: dict) -> dict:
     return {"name": entry.get("name", ""), "weight": entry.get("weight", 0)}
 
 
-def default_plugins(registry) -> dict:
-    """getDefaultPlugins: every set empty but multiPoint; plugins missing from the registry are left out."""
-    sets = {s: {"enabled": [], "disabled": []} for s in PLUGIN_SETS}
-    sets["multiPoint"]["enabled"] = [{"name": n, "weight": w} for n, w in DEFAULT_MULTIPOINT if n in registry]
+def default_plugins(registry, features=None) -> dict:
+    """getDefaultPlugins at ``features``' version and gates (None: the default version): every set empty but
+    multiPoint; plugins missing from the registry are left out."""
+    features = versions.features(features)
+    sets = {s: {"enabled": [], "disabled": []} for s in plugin_sets(features)}
+    sets["multiPoint"]["enabled"] = [{"name": n, "weight": w} for n, w in features.default_multi_point()
+                                     if n in registry]
     return sets
 
 
@@ -58,27 +54,30 @@ def merge_plugins(defaults: dict, custom) -> dict:
     """mergePlugins: the defaults when the profile sets no plugins, else each set merged."""
     if custom is None:
         return defaults
-    return {s: merge_plugin_set(defaults[s], custom.get(s) or {}) for s in PLUGIN_SETS}
+    return {s: merge_plugin_set(defaults[s], custom.get(s) or {}) for s in defaults}
 
 
-def _set_profile_defaults(prof: dict, registry) -> None:
+def _set_profile_defaults(prof: dict, registry, features) -> None:
     """setDefaults_KubeSchedulerProfile: merged plugins, defaulted args, default args for enabled plugins."""
-    prof["plugins"] = merge_plugins(default_plugins(registry), prof.get("plugins"))
+    prof["plugins"] = merge_plugins(default_plugins(registry, features), prof.get("plugins"))
     configs = prof.setdefault("pluginConfig", [])
     existing = set()
     for pc in configs:
         pc.setdefault("name", "")
         existing.add(pc["name"])
         if pc.get("argsKind") is not None:
-            pc["args"] = default_args(pc["name"], pc["args"])
-    names = sorted({p["name"] for s in PLUGIN_SETS for p in prof["plugins"][s]["enabled"]})
+            pc["args"] = default_args(pc["name"], pc["args"], features)
+    names = sorted({p["name"] for s in prof["plugins"].values() for p in s["enabled"]})
+    with_args = args_plugins(features)
     for name in names:
-        if name not in existing and name in ARGS_PLUGINS:
-            configs.append({"name": name, "args": default_args(name, {}), "argsKind": name + "Args"})
+        if name not in existing and name in with_args:
+            configs.append({"name": name, "args": default_args(name, {}, features), "argsKind": name + "Args"})
 
 
-def set_defaults(cfg: dict, registry) -> dict:
-    """SetDefaults_KubeSchedulerConfiguration (with the leader election recommendations), in place."""
+def set_defaults(cfg: dict, registry, features=None) -> dict:
+    """SetDefaults_KubeSchedulerConfiguration at ``features``' version (None: the default version), with the
+    leader election recommendations, in place."""
+    features = versions.features(features)
     cfg.setdefault("parallelism", 16)
     profiles = cfg.get("profiles") or [{}]
     cfg["profiles"] = profiles
@@ -87,7 +86,7 @@ def set_defaults(cfg: dict, registry) -> dict:
     for prof in profiles:
         prof.setdefault("schedulerName", "")
         prof.setdefault("percentageOfNodesToScore", None)
-        _set_profile_defaults(prof, registry)
+        _set_profile_defaults(prof, registry, features)
     cfg.setdefault("percentageOfNodesToScore", 0)
     le = cfg.setdefault("leaderElection", {})
     for key, value in (("resourceLock", "leases"), ("resourceNamespace", "kube-system"),

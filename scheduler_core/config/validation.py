@@ -1,7 +1,9 @@
-"""ValidateKubeSchedulerConfiguration (pkg/scheduler/apis/config/validation, v1.30) on a defaulted config."""
+"""ValidateKubeSchedulerConfiguration (pkg/scheduler/apis/config/validation) on a defaulted config, at a version."""
 from __future__ import annotations
 
+from .. import versions
 from .args import args_validator, go_unknown
+from .decode import API_VERSION
 from .duration import format_duration
 from ..objects.field import GoValue, duplicate, go_quote, invalid, required
 from ..objects.identifiers import is_extended_resource_name, is_qualified_name
@@ -13,6 +15,13 @@ _ARGS_CHECKED = {"DefaultPreemption": "DefaultPreemptionArgs", "InterPodAffinity
                  "NodeResourcesBalancedAllocation": "NodeResourcesBalancedAllocationArgs",
                  "NodeResourcesFitArgs": "NodeResourcesFitArgs", "PodTopologySpread": "PodTopologySpreadArgs",
                  "VolumeBinding": "VolumeBindingArgs"}
+_ARGS_CHECKED_DRA = {**_ARGS_CHECKED, "DynamicResources": "DynamicResourcesArgs"}
+# invalidPluginsByVersion: plugins kubescheduler.config.k8s.io/v1 no longer accepts (from 1.31 on).
+_INVALID_PLUGINS = ("AzureDiskLimits", "CinderLimits", "EBSLimits", "GCEPDLimits")
+# validatePluginConfig's stagesToPluginSet (multiPoint is not checked).
+_CHECKED_STAGES = ("preEnqueue", "queueSort", "preFilter", "filter", "postFilter", "preScore", "score", "reserve",
+                   "permit", "preBind", "bind", "postBind")
+_INVALID_DETAIL = f'was invalid in version "{API_VERSION}" (KubeSchedulerConfiguration is version "{API_VERSION}")'
 
 
 def _path_value(name: str) -> GoValue:
@@ -58,26 +67,36 @@ def _leader_election(le: dict) -> list:
     return errs
 
 
-def _plugin_config(path: str, prof: dict) -> list:
+def _plugin_config(path: str, prof: dict, features) -> list:
     errs, seen = [], set()
+    removed = features.has("removed-volume-limit-plugins")
+    if removed:
+        for stage in _CHECKED_STAGES:
+            for i, p in enumerate(prof["plugins"][stage]["enabled"]):
+                if p["name"] in _INVALID_PLUGINS:
+                    errs.append(invalid(f"{path}.plugins.{stage}.enabled[{i}]", p["name"], _INVALID_DETAIL))
+    checked = _ARGS_CHECKED_DRA if features.has("dynamic-resources-args") else _ARGS_CHECKED
     for j, pc in enumerate(prof["pluginConfig"]):
         pc_path, name = f"{path}.pluginConfig[{j}]", pc["name"]
         if name in seen:
             errs.append(duplicate(pc_path, name))
         seen.add(name)
-        kind = _ARGS_CHECKED.get(name)
+        if removed and name in _INVALID_PLUGINS:
+            errs.append(invalid(pc_path, name, _INVALID_DETAIL))
+            continue
+        kind = checked.get(name)
         if kind is None:
             continue
         if pc.get("argsKind") != kind:
             errs.append(invalid(f"{pc_path}.args", _args_value(pc), "has to match plugin args"))
             continue
-        validate = args_validator(name)
+        validate = args_validator(name, features)
         if validate is not None:
             errs.extend(validate(pc["args"], f"{pc_path}.args"))
     return errs
 
 
-def _common_queue_sort(profiles: list) -> list:
+def _common_queue_sort(profiles: list, features) -> list:
     """validateCommonQueueSort: every profile has the queueSort set and args of the first one."""
     errs = []
     canon = profiles[0]["plugins"]["queueSort"]
@@ -92,8 +111,9 @@ def _common_queue_sort(profiles: list) -> list:
     for i in range(1, len(profiles)):
         curr = profiles[i]["plugins"]["queueSort"]
         if curr != canon:
-            errs.append(invalid(f"profiles[{i}].plugins.queueSort", _plugin_set_value(curr),
-                                "queueSort must be the same for all profiles"))
+            detail = "must be the same for all profiles" if features.has("queue-sort-message") else \
+                "queueSort must be the same for all profiles"
+            errs.append(invalid(f"profiles[{i}].plugins.queueSort", _plugin_set_value(curr), detail))
         for pc in profiles[i]["pluginConfig"]:
             if pc["name"] == name and pc.get("args") != canon_args:
                 errs.append(invalid(f"profiles[{i}].pluginConfig.args", _args_value(pc),
@@ -124,8 +144,10 @@ def _extenders(extenders: list) -> list:
     return errs
 
 
-def validate_configuration(cfg: dict) -> list:
-    """ValidateKubeSchedulerConfiguration: the field errors, in kube's order (aggregate() prints them)."""
+def validate_configuration(cfg: dict, features=None) -> list:
+    """ValidateKubeSchedulerConfiguration at ``features``' version (None: the default version): the field errors,
+    in kube's order (aggregate() prints them)."""
+    features = versions.features(features)
     errs = []
     if cfg["clientConnection"]["burst"] < 0:
         errs.append(invalid("clientConnection.burst", cfg["clientConnection"]["burst"], "must be non-negative"))
@@ -141,11 +163,11 @@ def validate_configuration(cfg: dict) -> list:
         if not prof["schedulerName"]:
             errs.append(required(f"{path}.schedulerName"))
         errs.extend(_percentage(f"{path}.percentageOfNodesToScore", prof["percentageOfNodesToScore"]))
-        errs.extend(_plugin_config(path, prof))
+        errs.extend(_plugin_config(path, prof, features))
         if prof["schedulerName"] in existing:
             errs.append(duplicate(f"{path}.schedulerName", _path_value("schedulerName")))
         existing.add(prof["schedulerName"])
-    errs.extend(_common_queue_sort(cfg["profiles"]))
+    errs.extend(_common_queue_sort(cfg["profiles"], features))
     errs.extend(_percentage("percentageOfNodesToScore", cfg["percentageOfNodesToScore"]))
     if cfg["podInitialBackoffSeconds"] <= 0:
         errs.append(invalid("podInitialBackoffSeconds", cfg["podInitialBackoffSeconds"], "must be greater than 0"))

@@ -1,6 +1,7 @@
 """Handle: what a plugin may reach besides its arguments (framework.Handle)."""
 from __future__ import annotations
 
+from .. import versions
 from .waiting_pods import WaitingPodsMap
 
 
@@ -8,7 +9,9 @@ class Handle:
     """Access to the current snapshot, cluster objects, the nominator, the cluster client and the framework.
 
     ``snapshot`` is brought up to date by the scheduler before every cycle. ``client`` is the cluster source used
-    for binding and evictions (None in a one-pass simulation). ``framework`` is set once built.
+    for binding and evictions (None in a one-pass simulation). ``framework`` is set once built. ``features`` is
+    the Kubernetes version and feature gates the plugins are built for (versions.Features; build_frameworks sets
+    the configuration's).
     """
 
     def __init__(self, snapshot=None, client=None, nominated_pods_for_node=None, parallelism: int = 16):
@@ -23,6 +26,7 @@ class Handle:
         self.rng = None
         self.tie_break = "random"
         self.waiting_pods = WaitingPodsMap()
+        self.features = versions.features()
 
     @property
     def objects(self):
@@ -42,3 +46,8 @@ class Handle:
             return False
         wp.reject("", "removed")
         return True
+
+
+def features_of(handle) -> "versions.Features":
+    """The Features a plugin is built with: its handle's, or the default version's when it has no handle."""
+    return handle.features if handle is not None else versions.features()

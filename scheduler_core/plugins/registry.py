@@ -34,10 +34,12 @@ IN_TREE = (
     ("VolumeZone", "volumezone", "VolumeZone"),
     ("PodTopologySpread", "podtopologyspread", "PodTopologySpread"),
     ("InterPodAffinity", "interpodaffinity", "InterPodAffinity"),
+    ("DynamicResources", "dynamicresources", "DynamicResources"),
     ("DefaultPreemption", "defaultpreemption", "DefaultPreemption"),
     ("NodeResourcesBalancedAllocation", "noderesources", "BalancedAllocation"),
     ("ImageLocality", "imagelocality", "ImageLocality"),
     ("DefaultBinder", "defaultbinder", "DefaultBinder"),
+    ("NodeDeclaredFeatures", "nodedeclaredfeatures", "NodeDeclaredFeatures"),
 )
 
 
@@ -142,3 +144,12 @@ def build_registry(extra=(), call_timeout=DEFAULT_CALL_TIMEOUT) -> dict:
         seen[name] = (cls, where)
         registry[name] = guard_class(name, cls, _origin(cls), call_timeout)
     return registry
+
+
+IN_TREE_NAMES = frozenset(name for name, _module, _cls in IN_TREE)
+
+
+def registry_at(registry: dict, features) -> dict:
+    """``registry`` with the in-tree plugins of ``features``' version only (out-of-tree plugins kept)."""
+    present = features.version.in_tree_plugins
+    return {name: cls for name, cls in registry.items() if name not in IN_TREE_NAMES or name in present}
