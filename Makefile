@@ -8,7 +8,7 @@ PORT ?= 8000
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/schedscope
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/15
 
-.PHONY: run test faults install migrate demo clean
+.PHONY: run test faults install migrate demo demo-reset clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -21,9 +21,14 @@ install: $(VENV)/.installed
 migrate: install
 	$(PY) manage.py migrate --noinput
 
+# the demo cluster is created on the first run only: later runs serve what it holds (objects made with kubectl
+# included); `make demo-reset` replaces it by the bundled scenario
 demo: migrate
 	$(PY) manage.py ensureadmin
 	$(PY) manage.py demo
+
+demo-reset: migrate
+	$(PY) manage.py demo --reset
 
 run: demo
 	@echo "Schedscope on http://$(HOST):$(PORT)/  (sign in as admin, password above on first run; Ctrl-C stops)"
