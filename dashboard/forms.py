@@ -130,11 +130,12 @@ class ManifestForm(forms.Form):
 
     def save(self, write):
         """``write(document)`` (a services.clusters writer); None with the errors on the form when refused."""
+        text = self.cleaned_data["manifest"]   # add_error takes the field out of cleaned_data
         try:
             return write(self.document)
         except ValidationFailed as err:
             for path, problems in err.errors.items():
-                line = field_line(self.cleaned_data["manifest"], path) if path else None
+                line = field_line(text, path) if path else None
                 for problem in problems:
                     self.add_error("manifest", f"{f'line {line}: ' if line else ''}{path}: {problem}"
                                    if path else problem)

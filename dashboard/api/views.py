@@ -131,10 +131,12 @@ class ClusterViewSet(viewsets.ModelViewSet):
             memberships.record_restricted(cluster, self.request.user)
 
     def perform_update(self, serializer):
-        was = serializer.instance.restricted
+        was, workload = serializer.instance.restricted, serializer.instance.workload
         cluster = serializer.save()
         if cluster.restricted != was:
             memberships.record_restricted(cluster, self.request.user)
+        if cluster.workload != workload:
+            svc.notify(cluster, "workload")   # the loop that drives the cluster starts or stops its generator
 
     def perform_destroy(self, instance):
         svc.delete_cluster(instance)

@@ -130,7 +130,8 @@ class Runner:
         except ClusterUnavailable as err:
             self._stop_unavailable(err)
             return
-        self.workload = self._make_workload(cluster)
+        self.workload_spec = self.workload = None
+        self._set_workload(cluster.workload)
         self.version = cluster.version
         self.mode = cluster.mode
         ttl = self.lock.ttl
@@ -213,11 +214,13 @@ class Runner:
         engine = KubeEngine if self.real else Engine
         return engine(cluster, self.recorder, interrupted=self._interrupted)
 
-    def _make_workload(self, cluster):
-        """The demo workload generator: simulated clusters only (it adds and deletes pods itself)."""
-        if not cluster.workload or self.real:
-            return None
-        return WorkloadGenerator(cluster.workload, random.Random())
+    def _set_workload(self, spec) -> None:
+        """The demo workload generator of ``spec`` (None: none), unless it is the one running: simulated clusters
+        only (it adds and deletes pods itself)."""
+        if spec == self.workload_spec:
+            return
+        self.workload_spec = spec
+        self.workload = WorkloadGenerator(spec, random.Random()) if spec and not self.real else None
 
     def _close_engine(self) -> None:
         """A real cluster's engine stops watching and gives its lease up; nothing to do for a simulated one."""
@@ -329,7 +332,10 @@ class Runner:
             self.version, self.mode = cluster.version, cluster.mode
             self._close_engine()   # first: the new engine takes the lease this one gives up
             self.engine = self._make_engine(cluster)
-            self.workload = self._make_workload(cluster)
+            self.workload_spec = self.workload = None
+            self._set_workload(cluster.workload)
+        elif op == "workload":
+            self._set_workload(Cluster.objects.filter(pk=self.cluster_id).values_list("workload", flat=True).first())
         elif op == "bind":
             self._bind(cmd)
         else:
@@ -390,8 +396,8 @@ class Runner:
         False if another loop has claimed the cluster meanwhile."""
         try:
             # Plain reads never wait; the heartbeat is skipped while the recorder holds the row.
-            row = (Cluster.objects.filter(pk=self.cluster_id).values("desired_state", "version", "mode", "runner")
-                   .first())
+            row = (Cluster.objects.filter(pk=self.cluster_id)
+                   .values("desired_state", "version", "mode", "runner", "workload").first())
             if row is not None and row["runner"] == self.lock.token:
                 with transaction.atomic():
                     free = Cluster.objects.select_for_update(skip_locked=True).filter(pk=self.cluster_id)
@@ -409,6 +415,8 @@ class Runner:
             self.state = row["desired_state"]
         if row["version"] != self.version or row["mode"] != self.mode:
             self._apply({"op": "reload"})
+        else:
+            self._set_workload(row["workload"])   # changed by a writer that sent no command (the admin)
         return True
 
     def _compact(self):

@@ -234,3 +234,34 @@ def test_loop_survives_a_failing_cycle(api, monkeypatch):
     # the failed attempt left nothing behind; after the reload every pod got its cycle
     assert Pod.objects.filter(cluster__name="flaky", queue="bound").count() == 3
     assert SchedulingCycle.objects.filter(cluster__name="flaky").count() == 6
+
+
+def test_workload_generator_is_turned_off_while_the_cluster_runs(api, loaded):
+    """PATCH {"workload": null} stops the generator of a running loop (it used to run on until a pause)."""
+    import threading
+
+    from .conftest import wait_for
+    assert api.patch("/api/clusters/small/", {"workload": {"namespace": "load", "rate": 50, "max_pending": 1000}},
+                     format="json").status_code == 200
+    Cluster.objects.filter(pk=loaded.pk).update(desired_state=Cluster.RUNNING)
+    runner = Runner(loaded.id)
+    thread = threading.Thread(target=runner.run, daemon=True)
+    thread.start()
+    try:
+        generated = Pod.objects.filter(cluster=loaded, namespace="load")
+        wait_for(lambda: generated.count() >= 5, 30, what="pods of the generator")
+        assert api.patch("/api/clusters/small/", {"workload": None}, format="json").status_code == 200
+        wait_for(lambda: runner.workload is None, 10, what="the loop to stop its generator")
+        made = generated.count()
+        api.patch("/api/clusters/small/", {"tie_break": "name"}, format="json")
+        wait_for(lambda: runner.engine.queue_counts()["active"] == 0, 30, what="the loop to go on scheduling")
+        assert generated.count() == made and runner.workload is None
+        assert api.patch("/api/clusters/small/", {"workload": {"namespace": "load", "rate": 50}},
+                         format="json").status_code == 200
+        wait_for(lambda: generated.count() > made, 30, what="the generator to start again")
+    finally:
+        Cluster.objects.filter(pk=loaded.pk).update(desired_state=Cluster.STOPPED)
+        from dashboard.services import control
+        control.send(loaded.id, "state")
+        thread.join(20)
+    assert not thread.is_alive()

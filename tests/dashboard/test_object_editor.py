@@ -216,3 +216,18 @@ def test_roles(cluster, api):
     # a real cluster's objects are its API server's: no editor pages
     Cluster.objects.filter(pk=cluster.pk).update(kind=Cluster.REAL, restricted=False)
     assert page_client(make_user("ed2", "editor")).get("/clusters/small/new/pod/").status_code == 404
+
+
+def test_two_errors_are_two_field_errors_not_a_server_error(cluster, editor):
+    """A bad name and a bad cpu at once: both reported at their lines (the second used to be a KeyError, 500)."""
+    two = BAD_POD.replace("name: bad", "name: Bad_Name")
+    resp = editor.post("/clusters/small/new/pod/", {"manifest": two})
+    assert resp.status_code == 200
+    found = errors(resp)
+    assert len(found) == 2, found
+    assert found[0].startswith("line 4: metadata.name: Invalid value: \"Bad_Name\"")
+    assert found[1].startswith("line 12: spec.containers[0].resources.requests[cpu]")
+    node = ("apiVersion: v1\nkind: Node\nmetadata:\n  name: Bad_Node\nstatus:\n  allocatable: {cpu: abc}\n")
+    resp = editor.post("/clusters/small/new/node/", {"manifest": node})
+    assert resp.status_code == 200 and len(errors(resp)) == 2, errors(resp)
+    assert not Node.objects.filter(cluster=cluster, name="Bad_Node").exists()
