@@ -9,6 +9,7 @@ ALLOWED_HOSTS (comma separated), DEBUG (1/0)
 HTTPS=1       behind TLS: secure cookies, HSTS, redirect to https (each also settable, see README)
 SCHEDSCOPE_ENCRYPTION_KEYS  comma-separated Fernet keys for stored kubeconfigs (dashboard.crypto)
 """
+from datetime import timedelta
 from pathlib import Path
 import os
 import secrets
@@ -59,6 +60,7 @@ INSTALLED_APPS = [
     "knox",
     "drf_spectacular",
     "channels",
+    "axes",
     "dashboard.apps.DashboardConfig",
     "dashboard.profiles.apps.ProfilesConfig",
 ]
@@ -73,6 +75,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "csp.middleware.CSPMiddleware",
+    "dashboard.signin.PasswordChangeRequiredMiddleware",
+    "axes.middleware.AxesMiddleware",   # last: turns a locked-out sign-in into its answer
 ]
 
 # Content-Security-Policy on every response (django-csp): scripts only from the site's own files (no inline
@@ -87,6 +91,24 @@ CONTENT_SECURITY_POLICY = {"DIRECTIVES": {
 # authenticate themselves). Roles: any user reads, the "editor" group edits, staff/superusers administer.
 LOGIN_URL = "profiles:login"
 LOGIN_REDIRECT_URL = "index"
+
+# Sign-in throttling (django-axes): after AXES_FAILURE_LIMIT wrong passwords from one address, or for one account
+# from anywhere, sign-in is refused (429, the right password too) for AXES_COOLOFF_TIME; a success resets the
+# account's count. The address is REMOTE_ADDR (behind the proxy, uvicorn's --proxy-headers sets it from nginx's
+# X-Forwarded-For).
+AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
+AXES_FAILURE_LIMIT = int(os.environ.get("SCHEDSCOPE_LOGIN_FAILURE_LIMIT", "10"))
+AXES_COOLOFF_TIME = timedelta(minutes=float(os.environ.get("SCHEDSCOPE_LOGIN_COOLOFF_MINUTES", "15")))
+AXES_LOCKOUT_PARAMETERS = ["ip_address", "username"]
+AXES_RESET_ON_SUCCESS = True
+AXES_HTTP_RESPONSE_CODE = 429
+AXES_LOCKOUT_TEMPLATE = "profiles/locked.html"
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator", "OPTIONS": {"min_length": 10}},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
 
 # Production behind TLS (HTTPS=1 turns all of these on; `manage.py check --deploy` is then clean).
 HTTPS = _env_bool("HTTPS", False) and not DEBUG

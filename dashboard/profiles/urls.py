@@ -4,6 +4,7 @@ from urllib.parse import quote, unquote
 from django.urls import path, register_converter
 
 from . import views
+from ..signin import PasswordChangeView
 from .services import BUILTIN_NAME
 
 
@@ -25,6 +26,7 @@ app_name = "profiles"
 urlpatterns = [
     path("", views.profile_list, name="list"),
     path("login/", auth_views.LoginView.as_view(template_name="profiles/login.html"), name="login"),
+    path("password/", PasswordChangeView.as_view(), name="password_change"),
     path("logout/", auth_views.LogoutView.as_view(next_page="profiles:list"), name="logout"),
     path("dry-runs/<int:run_id>/", views.dry_run_view, name="dry_run"),
     path("dry-runs/<int:run_id>/status/", views.dry_run_status, name="dry_run_status"),

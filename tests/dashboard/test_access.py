@@ -243,19 +243,6 @@ def test_no_view_is_csrf_exempt_but_the_kubernetes_api():
     assert exempt == {"k8s-api", "k8s-api-token"}
 
 
-def test_ensureadmin_prints_a_random_password_once(capsys):
-    from django.contrib.auth import authenticate
-    from django.core.management import call_command
-    call_command("ensureadmin", username="root")
-    first = capsys.readouterr().out
-    password = first.split("password ")[1].split()[0]
-    assert len(password) >= 16 and authenticate(username="root", password=password)
-    call_command("ensureadmin", username="root")
-    assert password not in capsys.readouterr().out
-    from django.contrib.auth.models import Group
-    assert {"viewer", "editor"} <= set(Group.objects.values_list("name", flat=True))
-
-
 def test_check_deploy_is_clean_with_production_settings():
     from cryptography.fernet import Fernet
     env = dict(os.environ, DEBUG="0", HTTPS="1", SECRET_KEY=secrets.token_urlsafe(50),
