@@ -4,8 +4,8 @@
 The KubeCluster lists and watches the API server; bindings, status patches, evictions and events go to the API
 server (that is its job) and are journaled as well, so the recorder stores each cycle with the binding and the
 events it caused, as for a simulated cluster (``engine.RecordingEngine``). ``InformerMirror`` keeps the Node and
-Pod tables in step with the informer cache (nodes; pods of the profile's schedulerNames that are pending, or
-that have a row and got bound), so the overview, pending, node and pod pages work for a real cluster.
+Pod tables in step with the informer cache (nodes; pods of the profile's schedulerNames while pending, and every
+bound pod whoever bound it), so the overview, pending, node and pod pages and what-if count what runs on a node.
 
 Leader election: the profile's ``leaderElection`` (kube's defaults: on, Lease kube-system/kube-scheduler,
 15s/10s/2s) is honoured through a Lease, as kube-scheduler does, so a Schedscope loop and another scheduler
@@ -71,8 +71,10 @@ class JournaledKubeCluster(JournaledBindings, KubeCluster):
 class InformerMirror:
     """A KubeCluster handler that collects node and pod changes and writes them to the Node and Pod tables in
     one transaction per ``flush``: nodes upserted and deleted; pods of ``scheduler_names`` upserted while
-    pending, a row's pod marked bound when it gets a node (whoever bound it), rows deleted with their pods.
-    Queue state, attempts and cycles of a row stay the recorder's. A failed write is kept and retried."""
+    pending, a row's pod marked bound when it gets a node (whoever bound it), a row added for every other bound
+    pod (another scheduler's, or bound before the loop watched: it uses its node's resources), rows deleted
+    with their pods. Queue state, attempts and cycles of a row stay the recorder's. A failed write is kept and
+    retried."""
 
     def __init__(self, cluster: Cluster, scheduler_names):
         self.cluster = cluster
@@ -99,10 +101,9 @@ class InformerMirror:
         self.gone_nodes.add(node.name)
 
     def on_pod_add(self, pod) -> None:
-        if pod.node_name:
-            if pod.uid in self.known or pod.uid in self.pods:
-                self.bound[pod.uid] = pod.node_name
-        elif pod.scheduler_name in self.scheduler_names:
+        if pod.node_name and (pod.uid in self.known or pod.uid in self.pods):
+            self.bound[pod.uid] = pod.node_name
+        elif pod.node_name or pod.scheduler_name in self.scheduler_names:
             self.gone_pods.discard(pod.uid)
             self.pods[pod.uid] = pod
 
@@ -128,6 +129,12 @@ class InformerMirror:
         self.gone_nodes |= set(NodeRow.objects.filter(cluster=self.cluster).exclude(name__in=names)
                                .values_list("name", flat=True))
 
+    def _row(self, pod, now: datetime) -> PodRow:
+        row = pod_row(self.cluster, pod)
+        if pod.node_name:   # first seen bound: bound as of now (the full matrix of an earlier cycle leaves it out)
+            row.bound_at = now
+        return row
+
     def flush(self) -> bool:
         """Write what changed since the last successful flush; False (kept for the next one) if the database
         refused."""
@@ -145,7 +152,8 @@ class InformerMirror:
                 if self.gone_pods:
                     PodRow.objects.filter(cluster_id=cid, uid__in=self.gone_pods).delete()
                 if self.pods:
-                    PodRow.objects.bulk_create([pod_row(self.cluster, p) for p in self.pods.values()],
+                    now = datetime.now(timezone.utc)
+                    PodRow.objects.bulk_create([self._row(p, now) for p in self.pods.values()],
                                                update_conflicts=True, unique_fields=["cluster", "uid"],
                                                update_fields=POD_SPEC_FIELDS)
                 by_node = defaultdict(list)
