@@ -1,10 +1,16 @@
-"""Shadow mode: a read-only second opinion on another scheduler's decisions.
+"""Shadow (observe) mode: a read-only second opinion on another scheduler's decisions and failures.
 
 ShadowScheduler subscribes to a cluster source (KubeCluster with ``read_only=True`` beside a real cluster's
 default scheduler, or any other source) and keeps a scheduler cache of it. When a pod that one of the watched
 schedulers is responsible for goes from unbound to bound, it runs a scheduling cycle for the pod with the active
 profile over the cluster as it was just before the binding (every earlier binding applied), and records which
 node it would have chosen next to the node the other scheduler chose. It writes nothing to the cluster.
+
+It also explains the pods the other scheduler cannot place. When that scheduler reports a pod unschedulable (a
+``FailedScheduling`` Event it wrote, or the pod's ``PodScheduled=False`` condition), ``observe_pending`` runs a
+cycle for the pod over the current state and gives an ``Observation``: the other scheduler's message beside the
+profile's and whether they agree. While the pod waits, every change of the cluster makes it due again (at most
+once per ``reobserve_seconds``), as kube retries it; the observation ends when the pod is bound or deleted.
 
 Agreement is exact (same node), within ties (the other scheduler's node had our best score: kube picks among
 ties at random), or none; a disagreement keeps the scores of both nodes, or why our profile finds the other
@@ -14,6 +20,7 @@ its previous cycle stopped; the shadow's sample starts elsewhere, so exact agree
 from __future__ import annotations
 
 import logging
+import time
 from collections import deque
 
 from .cache import Cache, CacheError
@@ -23,6 +30,7 @@ from .framework.handle import Handle
 from .framework.snapshot import Snapshot
 from .plugins.registry import in_tree_registry
 from .schedule_one import SchedulerContext, schedule_pod
+from .scheduler import truncate_message
 from .trace import TraceSink
 
 log = logging.getLogger(__name__)
@@ -54,6 +62,61 @@ class ShadowRecord:
         return {k: getattr(self, k) for k in self.__slots__}
 
 
+class Observation:
+    """One explained failure: the profile's cycle for a pod the other scheduler reported unschedulable."""
+
+    __slots__ = ("pod", "uid", "scheduler", "kube_message", "message", "agree", "feasible", "cycle")
+
+    def __init__(self, pod, trace, kube_message: str):
+        self.pod = pod.key
+        self.uid = pod.uid
+        self.scheduler = pod.scheduler_name
+        self.kube_message = kube_message
+        self.message = trace.message or trace.error or ""
+        # an Event's note is cut at 1024 bytes; the pod's condition carries the whole message
+        self.agree = truncate_message(self.message) == truncate_message(kube_message)
+        self.feasible = len(trace.feasible)
+        self.cycle = trace.cycle
+
+    def to_dict(self) -> dict:
+        return {k: getattr(self, k) for k in self.__slots__}
+
+
+class _Waiting:
+    """A pod the other scheduler reported unschedulable: its message and when it was last observed."""
+
+    __slots__ = ("pod", "kube_message", "reported", "observed_change", "observed_at")
+
+    def __init__(self, pod, kube_message: str):
+        self.pod = pod
+        self.kube_message = kube_message
+        self.reported = True          # a new report not yet observed
+        self.observed_change = -1     # the cluster change count at the last observation
+        self.observed_at = float("-inf")
+
+
+def unschedulable_condition(pod) -> str | None:
+    """The message of a pod's ``PodScheduled=False, reason=Unschedulable`` condition (None: it has none)."""
+    for c in pod.conditions:
+        if c.get("type") == "PodScheduled" and c.get("status") == "False" and c.get("reason") == "Unschedulable":
+            return c.get("message") or ""
+    return None
+
+
+def failed_scheduling_report(raw: dict):
+    """(namespace, name, uid, message, reporting scheduler) of a FailedScheduling Event about a Pod
+    (core/v1 or events.k8s.io/v1), or None."""
+    if raw.get("reason") != "FailedScheduling":
+        return None
+    ref = raw.get("regarding") or raw.get("involvedObject") or {}
+    if ref.get("kind") != "Pod":
+        return None
+    reporter = (raw.get("reportingController") or raw.get("reportingComponent")
+                or (raw.get("source") or raw.get("deprecatedSource") or {}).get("component") or "")
+    message = raw.get("note") if "note" in raw else raw.get("message")
+    return ref.get("namespace") or "default", ref.get("name", ""), ref.get("uid", ""), message or "", reporter
+
+
 class ShadowScheduler:
     """The read-only second opinion (see the module doc).
 
@@ -62,15 +125,25 @@ class ShadowScheduler:
     last ``max_records`` comparisons; ``disagreements`` every one that disagreed, up to the same bound.
     ``on_record(record, trace)``, if given, is called with every comparison and the shadow's CycleTrace (e.g.
     to store them), before the trace goes to ``trace_sink``. ``trace_all_filters``: record every Filter plugin's
-    verdict on every node (trace mode) instead of kube's short-circuited ones only.
+    verdict on every node (trace mode) instead of kube's short-circuited ones only. ``on_observe(observation,
+    trace)``, if given, is called with every Observation of a pending pod (``observe_pending``);
+    ``reobserve_seconds``: the least time between two observations of a waiting pod that kube did not report
+    again; ``clock``: the monotonic clock that time is read from.
     """
 
     def __init__(self, cluster, config=None, registry=None, profile: str | None = None,
                  scheduler_names=("default-scheduler",), tie_break: str = "name", seed=None,
                  trace_sink: TraceSink | None = None, max_records: int = 10000, on_record=None,
-                 trace_all_filters: bool = False, *, kube_version=None, feature_gates=None):
+                 trace_all_filters: bool = False, *, kube_version=None, feature_gates=None, on_observe=None,
+                 reobserve_seconds: float = 5.0, clock=time.monotonic):
         self.cluster = cluster
         self.on_record = on_record
+        self.on_observe = on_observe
+        self.reobserve_seconds = reobserve_seconds
+        self.clock = clock
+        self.waiting = {}         # pod key -> _Waiting
+        self.changes = 0          # cluster changes seen (a waiting pod observed before the last one is due)
+        self.observations = self.observed_agreed = 0
         self.registry = registry or in_tree_registry()
         self.config = config_matching(config, self.registry, kube_version, feature_gates)
         self.scheduler_names = frozenset(scheduler_names)
@@ -95,32 +168,73 @@ class ShadowScheduler:
 
     # -- cluster events -----------------------------------------------------------------------------
     def on_node_add(self, node) -> None:
+        self.changes += 1
         self.cache.add_node(node)
 
     def on_node_update(self, old, new) -> None:
+        self.changes += 1
         self.cache.update_node(old, new)
 
     def on_node_delete(self, node) -> None:
+        self.changes += 1
         self._try(self.cache.remove_node, node)
 
     def on_pod_add(self, pod) -> None:
         if pod.node_name:
+            self.changes += 1
             self._try(self.cache.add_pod, pod)
+        else:
+            self._note_condition(pod)
 
     def on_pod_update(self, old, new) -> None:
         if new.node_name and not old.node_name:
+            self.changes += 1
+            self.waiting.pop(new.key, None)
             if new.scheduler_name in self.scheduler_names:
                 self._compare(old, new.node_name)
             self._try(self.cache.add_pod, new)
         elif new.node_name:
+            self.changes += 1
             self._try(self.cache.update_pod, old, new)
+        else:
+            self._note_condition(new, old)
 
     def on_pod_delete(self, pod) -> None:
+        self.waiting.pop(pod.key, None)
         if pod.node_name:
+            self.changes += 1
             self._try(self.cache.remove_pod, pod)
 
     def on_object_event(self, kind: str, action: str, old, new) -> None:
-        """Objects are read live from the source's ``objects``; nothing to keep."""
+        """Objects are read live from the source's ``objects``; a change makes the waiting pods due. A
+        FailedScheduling Event of a watched scheduler is a report (see the module doc)."""
+        if kind != "Event":
+            self.changes += 1
+        elif new is not None:
+            report = failed_scheduling_report(new)
+            if report is not None and report[4] in self.scheduler_names:
+                namespace, name, uid, message, _ = report
+                pod = self.cluster.get_pod(namespace, name)
+                if pod is not None and not pod.node_name and (not uid or uid == pod.uid):
+                    self._report(pod, message)
+
+    def _note_condition(self, pod, old=None) -> None:
+        """A pending pod's PodScheduled=False condition (set, or its message changed) is a report."""
+        if pod.scheduler_name not in self.scheduler_names:
+            return
+        message = unschedulable_condition(pod)
+        entry = self.waiting.get(pod.key)
+        if entry is not None:
+            entry.pod = pod
+        if message is not None and (old is None or unschedulable_condition(old) != message or entry is None):
+            self._report(pod, message)
+
+    def _report(self, pod, message: str) -> None:
+        entry = self.waiting.get(pod.key)
+        if entry is None or entry.pod.uid != pod.uid:
+            self.waiting[pod.key] = _Waiting(pod, message)
+        else:
+            entry.pod, entry.kube_message, entry.reported = pod, message, True
 
     @staticmethod
     def _try(fn, *args) -> None:
@@ -149,10 +263,42 @@ class ShadowScheduler:
         self.trace_sink.emit(trace)
         return rec
 
+    # -- explaining pending pods ------------------------------------------------------------------------
+    def due(self) -> list:
+        """The waiting pods to observe now: reported since their last observation, or observed before the
+        cluster's last change and at least ``reobserve_seconds`` ago."""
+        now = self.clock()
+        return [w for w in self.waiting.values()
+                if w.reported or (w.observed_change != self.changes and now - w.observed_at >= self.reobserve_seconds)]
+
+    def observe_pending(self, limit: int | None = None) -> list:
+        """Run a cycle for each due waiting pod (up to ``limit``) over the current state; their Observations."""
+        due = self.due()[:limit]
+        if not due:
+            return []
+        self.cache.update_snapshot(self.snapshot)
+        out = []
+        for w in due:
+            w.reported, w.observed_change, w.observed_at = False, self.changes, self.clock()
+            trace, _state = schedule_pod(self.framework, self.ctx, w.pod, self.snapshot, CycleState())
+            obs = Observation(w.pod, trace, w.kube_message)
+            self.observations += 1
+            self.observed_agreed += obs.agree
+            if not obs.agree:
+                log.info("observe: %s: %s says %r; %s says %r", obs.pod, obs.scheduler, obs.kube_message,
+                         self.framework.profile_name, obs.message)
+            if self.on_observe is not None:
+                self.on_observe(obs, trace)
+            self.trace_sink.emit(trace)
+            out.append(obs)
+        return out
+
     def stats(self) -> dict:
         """Agreement counts and rates so far."""
         n = self.decisions
         return {"profile": self.framework.profile_name, "decisions": n, "agreed": self.agreed,
                 "agreed_within_ties": self.agreed_within_ties, "actual_infeasible": self.actual_infeasible,
                 "agreement_rate": self.agreed / n if n else None,
-                "agreement_within_ties_rate": self.agreed_within_ties / n if n else None}
+                "agreement_within_ties_rate": self.agreed_within_ties / n if n else None,
+                "observations": self.observations, "observed_agreed": self.observed_agreed,
+                "waiting": len(self.waiting)}

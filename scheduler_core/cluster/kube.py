@@ -51,8 +51,10 @@ WATCHED = (
     ("PodDisruptionBudget", "/apis/policy/v1/poddisruptionbudgets"),
     ("PriorityClass", "/apis/scheduling.k8s.io/v1/priorityclasses"),
 )
+# Followed only by a read-only observer (``watch_failed_scheduling``): the other scheduler's FailedScheduling reports.
+FAILED_SCHEDULING_EVENTS = ("Event", "/api/v1/events", (("fieldSelector", "reason=FailedScheduling"),))
 NAMESPACED = {"Pod", "PersistentVolumeClaim", "Service", "ReplicationController", "ReplicaSet", "StatefulSet",
-              "PodDisruptionBudget"}
+              "PodDisruptionBudget", "Event"}
 STRATEGIC = "application/strategic-merge-patch+json"
 MERGE = "application/merge-patch+json"
 EVENT_SERIES_WINDOW = 6 * 60.0     # client-go events: isomorphic events within 6 minutes form a series
@@ -190,10 +192,11 @@ class _Relist(Exception):
 class _Informer:
     """List+watch of one kind (client-go's Reflector): keeps ``rv``, re-lists on 410, backs off on errors."""
 
-    def __init__(self, cluster: "KubeCluster", kind: str, path: str):
+    def __init__(self, cluster: "KubeCluster", kind: str, path: str, selector=()):
         self.cluster = cluster
         self.kind = kind
         self.path = path
+        self.selector = list(selector)
         self.rv = ""
         self.available = True
         self.relists = 0
@@ -204,7 +207,7 @@ class _Informer:
         """List every object (in pages) and replace the store with them."""
         items, token = [], ""
         while True:
-            query = [("limit", str(self.cluster.page_size))]
+            query = [("limit", str(self.cluster.page_size)), *self.selector]
             if token:
                 query.append(("continue", token))
             data = self.cluster.get_json(self.path, query)
@@ -243,7 +246,7 @@ class _Informer:
 
     def _watch(self) -> None:
         timeout = int(self.cluster.watch_timeout * (1 + random.random()))
-        query = [("watch", "true"), ("allowWatchBookmarks", "true"), ("timeoutSeconds", str(timeout))]
+        query = [("watch", "true"), ("allowWatchBookmarks", "true"), ("timeoutSeconds", str(timeout)), *self.selector]
         if self.rv:
             query.append(("resourceVersion", self.rv))
         resp = self.cluster.request("GET", self.path, query, stream=True, timeout=(10, timeout + 30))
@@ -402,7 +405,8 @@ class KubeCluster:
 
     ``api_client``: a kubernetes.client.ApiClient, or None to build one from ``kubeconfig`` (a file) or
     ``kubeconfig_dict`` (a loaded document, e.g. decrypted by the caller) with ``context``, or from the in-cluster
-    service account. ``qps``/``burst``: client-side rate limit (KubeSchedulerConfiguration's
+    service account. ``watch_failed_scheduling``: also follow the FailedScheduling Events (what observe mode
+    explains; handlers get them as ``on_object_event("Event", ...)``). ``qps``/``burst``: client-side rate limit (KubeSchedulerConfiguration's
     clientConnection defaults, 50/100), one bucket for the scheduler's requests and one for its events.
     ``read_only``: every write raises (shadow mode). ``write_fence``: None, or a callable giving the seconds the
     caller may still write (a leader's ``LeaderElector.valid_for``): a write is refused when it gives 0, and its
@@ -416,7 +420,7 @@ class KubeCluster:
                  qps: float = 50.0, burst: int = 100,
                  read_only: bool = False, watch_timeout: float = 300.0, page_size: int = 500,
                  request_timeout: float = 30.0, backoff_initial: float = 0.8, backoff_max: float = 30.0,
-                 reporting_instance: str | None = None):
+                 reporting_instance: str | None = None, watch_failed_scheduling: bool = False):
         self.api = api_client or make_api_client(kubeconfig, context, in_cluster, pool_size=len(WATCHED) + 16,
                                                  kubeconfig_dict=kubeconfig_dict)
         self.limiter = RateLimiter(qps, burst)
@@ -440,7 +444,10 @@ class KubeCluster:
         self._ready = threading.Condition(self._lock)
         self._seq = 0
         self._handlers = []                 # [handler, events after this seq are its]
+        self.failed_scheduling = {}         # namespace/name -> a FailedScheduling Event (watch_failed_scheduling)
         self.informers = [_Informer(self, kind, path) for kind, path in WATCHED]
+        if watch_failed_scheduling:
+            self.informers.append(_Informer(self, *FAILED_SCHEDULING_EVENTS))
         self.events = _EventRecorder(self)
         self.started = False
 
@@ -561,6 +568,8 @@ class KubeCluster:
             return [{"metadata": {"name": n}} for n in self.objects.namespace_labels]
         if kind == "PriorityClass":
             return list(self.priority_classes.values())
+        if kind == "Event":
+            return list(self.failed_scheduling.values())
         held = getattr(self.objects, OBJECT_KINDS[kind][0])
         return list(held.values()) if isinstance(held, dict) else list(held)
 
@@ -615,12 +624,13 @@ class KubeCluster:
             else:
                 current[key] = labels
             objs.namespace_labels = current
-        elif kind == "PriorityClass":
-            current = dict(self.priority_classes)
+        elif kind in ("PriorityClass", "Event"):
+            attr = "priority_classes" if kind == "PriorityClass" else "failed_scheduling"
+            current = dict(getattr(self, attr))
             old = current.pop(key, None) if type_ == "DELETED" else current.get(key)
             if type_ != "DELETED":
                 current[key] = raw
-            self.priority_classes = current
+            setattr(self, attr, current)
         else:
             attr = OBJECT_KINDS[kind][0]
             held = getattr(objs, attr)
