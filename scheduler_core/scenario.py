@@ -7,18 +7,22 @@ import os
 import yaml
 
 from .documents import load_json, safe_yaml_load_all
+from .dra.claims import claims_from_templates
 from .objects import Node, ParseError, Pod
 from .objects.validation import validate_object
 
 # Golden-format array -> kind, and List item kind -> golden-format array.
 ARRAYS = ("nodes", "pods", "pending", "services", "replicasets", "statefulsets", "replicationcontrollers",
           "namespaces", "persistentvolumes", "persistentvolumeclaims", "storageclasses", "csinodes",
-          "csidrivers", "poddisruptionbudgets")
+          "csidrivers", "poddisruptionbudgets", "deviceclasses", "resourceslices", "resourceclaims",
+          "resourceclaimtemplates")
 KIND_TO_ARRAY = {"Node": "nodes", "Service": "services", "ReplicaSet": "replicasets",
                  "StatefulSet": "statefulsets", "ReplicationController": "replicationcontrollers",
                  "Namespace": "namespaces", "PersistentVolume": "persistentvolumes",
                  "PersistentVolumeClaim": "persistentvolumeclaims", "StorageClass": "storageclasses",
-                 "CSINode": "csinodes", "CSIDriver": "csidrivers", "PodDisruptionBudget": "poddisruptionbudgets"}
+                 "CSINode": "csinodes", "CSIDriver": "csidrivers", "PodDisruptionBudget": "poddisruptionbudgets",
+                 "DeviceClass": "deviceclasses", "ResourceSlice": "resourceslices", "ResourceClaim": "resourceclaims",
+                 "ResourceClaimTemplate": "resourceclaimtemplates"}
 ARRAY_TO_KIND = {array: kind for kind, array in KIND_TO_ARRAY.items()}
 PROGRESS_EVERY = 2000   # nodes and pods parsed between two progress calls of scenario_from_data
 
@@ -65,6 +69,31 @@ def _with_class_priority(raw, priority_classes):
                 spec["preemptionPolicy"] = pc["preemptionPolicy"]
             return dict(raw, spec=spec)
     return raw
+
+
+def _key(obj) -> str | None:
+    meta = obj.get("metadata") if isinstance(obj, dict) else None
+    if not isinstance(meta, dict) or not isinstance(meta.get("name"), str):
+        return None
+    return f'{meta.get("namespace") or "default"}/{meta["name"]}'
+
+
+def _claims_from_templates(arrays) -> None:
+    """The resourceclaim controller: claims ``P-C`` for the pods' template entries (dra.claims)."""
+    templates = {k: t for t in arrays["resourceclaimtemplates"] if (k := _key(t))}
+    claims = {k: c for c in arrays["resourceclaims"] if (k := _key(c))}
+    new_claims = []
+    for arr in ("pods", "pending"):
+        out = []
+        for raw in arrays[arr]:
+            if isinstance(raw, dict) and isinstance(raw.get("spec"), dict) and raw["spec"].get("resourceClaims"):
+                raw, made = claims_from_templates(raw, templates, claims)
+                for c in made:
+                    claims[_key(c)] = c
+                new_claims.extend(made)
+            out.append(raw)
+        arrays[arr] = out
+    arrays["resourceclaims"] = list(arrays["resourceclaims"]) + new_claims
 
 
 class Scenario:
@@ -132,6 +161,8 @@ def scenario_from_data(data, label: str = "scenario", name: str | None = None, p
 
     for arr in ("pods", "pending"):
         arrays[arr] = [_with_class_priority(raw, priority_classes) for raw in arrays[arr]]
+    if arrays["resourceclaimtemplates"]:
+        _claims_from_templates(arrays)
 
     total = sum(len(arrays[arr]) for arr in ("nodes", "pods", "pending"))
     parsed = [0]

@@ -31,7 +31,10 @@ def build_snapshot(scenario) -> Snapshot:
                              persistent_volume_claims=o.get("persistentvolumeclaims", ()),
                              storage_classes=o.get("storageclasses", ()), csi_nodes=o.get("csinodes", ()),
                              csi_drivers=o.get("csidrivers", ()),
-                             pod_disruption_budgets=o.get("poddisruptionbudgets", ()))
+                             pod_disruption_budgets=o.get("poddisruptionbudgets", ()),
+                             device_classes=o.get("deviceclasses", ()), resource_slices=o.get("resourceslices", ()),
+                             resource_claims=o.get("resourceclaims", ()),
+                             resource_claim_templates=o.get("resourceclaimtemplates", ()))
     return Snapshot(infos, objects)
 
 

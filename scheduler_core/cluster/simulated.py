@@ -31,12 +31,18 @@ OBJECT_KINDS = {
     "StatefulSet": ("statefulsets", True),
     "ReplicationController": ("replication_controllers", True),
     "PodDisruptionBudget": ("pod_disruption_budgets", True),
+    "DeviceClass": ("device_classes", False),
+    "ResourceSlice": ("resource_slices", False),
+    "ResourceClaim": ("resource_claims", True),
+    "ResourceClaimTemplate": ("resource_claim_templates", True),
 }
 SCENARIO_ARRAYS = {"persistentvolumes": "PersistentVolume", "persistentvolumeclaims": "PersistentVolumeClaim",
                    "storageclasses": "StorageClass", "csinodes": "CSINode", "csidrivers": "CSIDriver",
                    "services": "Service", "replicasets": "ReplicaSet", "statefulsets": "StatefulSet",
                    "replicationcontrollers": "ReplicationController",
-                   "poddisruptionbudgets": "PodDisruptionBudget"}
+                   "poddisruptionbudgets": "PodDisruptionBudget", "deviceclasses": "DeviceClass",
+                   "resourceslices": "ResourceSlice", "resourceclaims": "ResourceClaim",
+                   "resourceclaimtemplates": "ResourceClaimTemplate"}
 
 
 class ClusterError(Exception):

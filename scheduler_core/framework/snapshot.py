@@ -11,7 +11,8 @@ class ClusterObjects:
 
     def __init__(self, namespaces=(), services=(), replicasets=(), statefulsets=(), replication_controllers=(),
                  persistent_volumes=(), persistent_volume_claims=(), storage_classes=(), csi_nodes=(),
-                 csi_drivers=(), pod_disruption_budgets=()):
+                 csi_drivers=(), pod_disruption_budgets=(), device_classes=(), resource_slices=(),
+                 resource_claims=(), resource_claim_templates=()):
         self.namespace_labels = {}
         for ns in namespaces:
             meta = ns.get("metadata") or {}
@@ -30,6 +31,14 @@ class ClusterObjects:
         self.csi_nodes = {cn["metadata"]["name"]: cn for cn in csi_nodes}
         self.csi_drivers = {d["metadata"]["name"]: d for d in csi_drivers}
         self.pod_disruption_budgets = list(pod_disruption_budgets)
+        # resource.k8s.io/v1 (DynamicResources)
+        self.device_classes = {c["metadata"]["name"]: c for c in device_classes}
+        self.resource_slices = {s["metadata"]["name"]: s for s in resource_slices}
+        self.resource_claims = {
+            f'{c["metadata"].get("namespace") or "default"}/{c["metadata"]["name"]}': c for c in resource_claims}
+        self.resource_claim_templates = {
+            f'{t["metadata"].get("namespace") or "default"}/{t["metadata"]["name"]}': t
+            for t in resource_claim_templates}
 
 
 class Snapshot:

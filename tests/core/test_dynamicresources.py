@@ -1,4 +1,4 @@
-"""DynamicResources for pods without ResourceClaims (v1.36): PreFilter skips (and records the pod's empty claim
+"""DynamicResources for pods without ResourceClaims (v1.36; pods with claims: test_dra_*.py): PreFilter skips (and records the pod's empty claim
 list), Score is 0 on every node, PostFilter says "no new claims to deallocate", or "not found" when an earlier
 PreFilter rejected the pod; a disabled plugin (1.30's gate off) does nothing."""
 import numpy as np
@@ -52,10 +52,11 @@ def test_disabled_plugin_at_130():
     assert pl.score(state, pod, None) == (0, None) and pl.events_to_register() == ()
 
 
-def test_pod_with_claims_is_an_error_until_claims_are_allocated():
+def test_pod_whose_claim_does_not_exist_is_unresolvable():
     pl = _plugin()
     st = pl.pre_filter(CycleState(), _pod(resourceClaims=[{"name": "gpu", "resourceClaimName": "c"}]))[1]
-    assert st.code == Code.ERROR and "ResourceClaims" in st.message()
+    assert st.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+    assert st.message() == 'resourceclaim.resource.k8s.io "c" not found'
 
 
 def _node(name):

@@ -1,32 +1,52 @@
-"""The DynamicResources plugin (dynamicresources.go): PreFilter reads the pod's claims into the cycle state; a pod
-without claims is skipped by Filter, scores 0 on every node and, when it does not fit, gets the PostFilter text
-"no new claims to deallocate". Weight 2 in the default profile from 1.34 (DynamicResourceAllocation GA)."""
+"""The DynamicResources plugin (dynamicresources.go), v1.36: a pod's ResourceClaims read at PreFilter, their
+devices allocated per node by the structured allocator at Filter, firstAvailable choices scored, the allocation
+assumed at Reserve and written to the claim (finalizer, ``status.allocation``, ``status.reservedFor``) at PreBind;
+claims the pod holds but cannot use are deallocated by PostFilter. A pod without claims is skipped by Filter,
+scores 0 and gets the PostFilter text "no new claims to deallocate". Weight 2 in the default profile from 1.34
+(DynamicResourceAllocation GA)."""
 from __future__ import annotations
+
+import copy
+import uuid
 
 import numpy as np
 
+from ...dra.allocator import (FIRST_AVAILABLE_MAX_SIZE, AllocatedState, AllocationError, Allocator, FailedOnNode,
+                              claim_key)
+from ...dra.claims import DELETE_PROTECTION_FINALIZER, ClaimLookupError, pod_claims
 from ...framework.handle import features_of
 from ...framework.interface import (MAX_NODE_SCORE, FilterPlugin, PostFilterPlugin, PreBindPlugin,
                                     PreEnqueuePlugin, PreFilterPlugin, ReservePlugin, ScoreExtensions, ScorePlugin)
 from ...framework.status import Code, Status
+from ...objects.selectors import NodeSelector
 from ..helper import default_normalize_score, default_normalize_score_array
 from .. import names
 from .claims import ClaimStore
 
 STATE_KEY = names.DYNAMIC_RESOURCES
 NOT_FOUND = "not found"   # fwk.ErrNotFound: CycleState.Read of a key no PreFilter wrote
+CANNOT_ALLOCATE = "cannot allocate all claims"
+NOT_AVAILABLE = "resourceclaim not available on the node"
 
 
 class StateData:
-    """stateData: the pod's claims (empty for a pod without claims), shared by clones of the cycle state."""
+    """stateData: the pod's claims, where allocated ones can be used, the allocator and its per-node results.
+    Shared by clones of the cycle state (kube guards it with a mutex)."""
 
-    __slots__ = ("claims",)
+    __slots__ = ("claims", "available_on", "allocator", "node_allocations", "unavailable")
 
     def __init__(self, claims: ClaimStore):
         self.claims = claims
+        self.available_on = []                     # per claim: NodeSelector of an allocated claim, or None
+        self.allocator = None
+        self.node_allocations = {}                 # node name -> [allocation result per claim to allocate]
+        self.unavailable = set()                   # claim indices not usable on some node
 
     def clone(self):
         return self
+
+    def to_allocate(self):
+        return [(i, c) for i, c in self.claims.all() if not (c.get("status") or {}).get("allocation")]
 
 
 def _state(state):
@@ -34,13 +54,25 @@ def _state(state):
     return state.get(STATE_KEY)
 
 
+def _uu(reason: str) -> Status:
+    """statusUnschedulable: UnschedulableAndUnresolvable."""
+    return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, reason)
+
+
+def reserved_for_pod(pod, claim) -> bool:
+    return any(r.get("uid") == pod.uid for r in (claim.get("status") or {}).get("reservedFor") or ())
+
+
 class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilterPlugin, ScorePlugin,
                        ScoreExtensions, ReservePlugin, PreBindPlugin):
     name = names.DYNAMIC_RESOURCES
 
-    def __init__(self, enabled: bool, features=None):
+    def __init__(self, enabled: bool, features=None, handle=None):
         self.enabled = enabled
         self.features = features
+        self.handle = handle
+        # the claim tracker's in-flight allocations: claim key -> the claim as assumed (allocated, reserved)
+        self.in_flight = {}
 
     @classmethod
     def new(cls, args, handle):
@@ -48,7 +80,7 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
         features = features_of(handle)
         if not features.enabled("DynamicResourceAllocation"):
             return cls(False)
-        return cls(True, features)
+        return cls(True, features, handle)
 
     def events_to_register(self):
         if not self.enabled:
@@ -57,19 +89,85 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
                 ("ResourceClaim", ("Add", "Update")), ("DeviceClass", ("Add", "Update")),
                 ("ResourceSlice", ("Add", "Update")))
 
+    # -- the claim tracker --------------------------------------------------------------------------
+    def _objects(self):
+        return self.handle.objects if self.handle is not None and self.handle.snapshot is not None else None
+
+    def claims_view(self) -> dict:
+        """Every ResourceClaim as the scheduler sees it: the informer's, with in-flight allocations laid over."""
+        objects = self._objects()
+        claims = dict(objects.resource_claims) if objects is not None else {}
+        for key, claim in list(self.in_flight.items()):
+            stored = claims.get(key)
+            if stored is not None and (stored.get("status") or {}).get("allocation"):
+                del self.in_flight[key]    # the write is visible: the assumption is no longer needed
+                continue
+            claims[key] = claim
+        return claims
+
+    def allocated_state(self, claims: dict) -> AllocatedState:
+        state = AllocatedState()
+        for claim in claims.values():
+            allocation = (claim.get("status") or {}).get("allocation")
+            if allocation:
+                state.add_allocation(allocation)
+        return state
+
     # -- PreEnqueue, PreFilter, Filter, PostFilter -------------------------------------------
     def pre_enqueue(self, pod):
+        if not self.enabled:
+            return None
+        try:
+            pod_claims(pod.raw, self.claims_view())
+        except ClaimLookupError as err:
+            return _uu(str(err))
         return None
 
     def pre_filter(self, state, pod):
         if not self.enabled:
             return None, Status(Code.SKIP)
-        if (pod.raw.get("spec") or {}).get("resourceClaims"):
-            state.write(STATE_KEY, StateData(ClaimStore()))
-            return None, Status.error(f"pod {pod.key} has ResourceClaims: allocating ResourceClaims is not "
-                                      f"implemented")
-        state.write(STATE_KEY, StateData(ClaimStore()))
-        return None, Status(Code.SKIP)
+        s = StateData(ClaimStore())
+        state.write(STATE_KEY, s)
+        if not (pod.raw.get("spec") or {}).get("resourceClaims"):
+            return None, Status(Code.SKIP)
+        claims_view = self.claims_view()
+        try:
+            user_claims = [c for _name, c in pod_claims(pod.raw, claims_view)]
+        except ClaimLookupError as err:
+            return None, _uu(str(err))
+        claims = ClaimStore(user_claims)
+        if claims.empty():
+            return None, Status(Code.SKIP)
+        objects = self._objects()
+        classes = objects.device_classes if objects is not None else {}
+        available_on = [None] * len(claims)
+        to_allocate = 0
+        for index, claim in claims.all():
+            allocation = (claim.get("status") or {}).get("allocation")
+            if allocation:
+                if allocation.get("nodeSelector") is not None:
+                    available_on[index] = NodeSelector(allocation["nodeSelector"], "nodeSelector")
+                continue
+            to_allocate += 1
+            for request in ((claim.get("spec") or {}).get("devices") or {}).get("requests") or ():
+                if request.get("exactly") is not None:
+                    st = _validate_class(classes, (request["exactly"] or {}).get("deviceClassName", ""),
+                                         request.get("name", ""))
+                elif request.get("firstAvailable"):
+                    st = None
+                    for sub in request["firstAvailable"]:
+                        st = st or _validate_class(classes, sub.get("deviceClassName", ""),
+                                                   f'{request.get("name", "")}/{sub.get("name", "")}')
+                else:
+                    st = _uu(f"resource claim {claim_key(claim)}, request {request.get('name', '')}: "
+                             f"unknown request type")
+                if st is not None:
+                    return None, st
+        if to_allocate:
+            slices = objects.resource_slices.values() if objects is not None else ()
+            s.allocator = Allocator(self.allocated_state(claims_view), classes, slices)
+        s.claims, s.available_on = claims, available_on   # set last: a rejected pod has no claims in its state
+        return None, None
 
     def pre_filter_extensions(self):
         return None
@@ -80,6 +178,26 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
         s = _state(state)
         if s is None:
             return Status.error(NOT_FOUND)
+        if s.claims.empty() or s.claims.no_user_claim():
+            return None
+        node = node_info.node
+        unavailable = [i for i, _c in s.claims.all()
+                       if s.available_on[i] is not None and not s.available_on[i].matches(node.labels, node.name)]
+        allocations = None
+        if s.allocator is not None:
+            try:
+                allocations = s.allocator.allocate(node, [c for _i, c in s.to_allocate()])
+            except FailedOnNode as err:
+                return _uu(str(err))
+            except AllocationError as err:
+                return Status.error(str(err))
+            if allocations is None:
+                return _uu(CANNOT_ALLOCATE)
+        if unavailable:
+            s.unavailable.update(unavailable)
+            return _uu(NOT_AVAILABLE)
+        if s.allocator is not None:
+            s.node_allocations[node.name] = allocations
         return None
 
     def post_filter(self, state, pod, node_statuses):
@@ -90,6 +208,18 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
             return None, Status.error(NOT_FOUND)
         if s.claims.empty():
             return None, Status(Code.UNSCHEDULABLE, "no new claims to deallocate")
+        for index in sorted(s.unavailable):
+            claim = s.claims.claims[index]
+            reserved = (claim.get("status") or {}).get("reservedFor") or ()
+            if not reserved or (len(reserved) == 1 and reserved[0].get("uid") == pod.uid):
+                released = copy.deepcopy(claim)
+                status = released.setdefault("status", {})
+                for k in ("reservedFor", "allocation", "devices"):
+                    status.pop(k, None)
+                st = self._write_claim(released)
+                if st is not None:
+                    return None, st
+                return None, Status(Code.UNSCHEDULABLE, "deallocation of ResourceClaim completed")
         return None, Status(Code.UNSCHEDULABLE, "still not schedulable")
 
     # -- Score --------------------------------------------------------------------------------
@@ -99,7 +229,12 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
         s = _state(state)
         if s is None:
             return 0, Status.error(NOT_FOUND)
-        return 0, None
+        if s.claims.empty():
+            return 0, None
+        allocations = s.node_allocations.get(node_info.name)
+        if allocations is None:
+            return 0, None
+        return compute_score(s.claims, allocations)
 
     def score_batch(self, state, pod, table, rows):
         """A pod without claims scores 0 on every node."""
@@ -125,16 +260,110 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
     def reserve(self, state, pod, node_name):
         if not self.enabled:
             return None
-        if _state(state) is None:
+        s = _state(state)
+        if s is None:
             return Status.error(NOT_FOUND)
+        if s.claims.empty() or s.allocator is None:
+            return None
+        allocations = s.node_allocations.get(node_name)
+        if allocations is None:
+            return Status.error("claim allocation not found for node")
+        to_allocate = s.to_allocate()
+        if len(allocations) != len(to_allocate):
+            return Status.error(f"internal error, have {len(allocations)} allocations, {len(to_allocate)} claims "
+                                f"to allocate, want {len(to_allocate)} claims")
+        for (_i, claim), allocation in zip(to_allocate, allocations):
+            assumed = copy.deepcopy(claim)
+            status = assumed.setdefault("status", {})
+            status["allocation"] = _with_share_ids(allocation)
+            self.in_flight[claim_key(claim)] = assumed
         return None
 
     def unreserve(self, state, pod, node_name):
+        if not self.enabled:
+            return None
+        s = _state(state)
+        if s is None or s.claims.empty():
+            return None
+        for _i, claim in s.to_allocate():
+            self.in_flight.pop(claim_key(claim), None)
         return None
 
     def pre_bind(self, state, pod, node_name):
         if not self.enabled:
             return None
-        if _state(state) is None:
+        s = _state(state)
+        if s is None:
             return Status.error(NOT_FOUND)
+        if s.claims.empty():
+            return None
+        for _i, claim in s.claims.all():
+            key = claim_key(claim)
+            current = self.in_flight.get(key, claim)
+            if reserved_for_pod(pod, current) and (current.get("status") or {}).get("allocation"):
+                continue
+            bound = copy.deepcopy(current)
+            meta = bound.setdefault("metadata", {})
+            if DELETE_PROTECTION_FINALIZER not in (meta.get("finalizers") or ()):
+                meta["finalizers"] = list(meta.get("finalizers") or ()) + [DELETE_PROTECTION_FINALIZER]
+            status = bound.setdefault("status", {})
+            status["reservedFor"] = list(status.get("reservedFor") or ()) + [
+                {"resource": "pods", "name": pod.name, "uid": pod.uid}]
+            st = self._write_claim(bound)
+            if st is not None:
+                return st
+            self.in_flight.pop(key, None)
         return None
+
+    def _write_claim(self, claim: dict):
+        """Write a claim (with its status) through the cluster client, or into the objects of a one-pass run."""
+        client = self.handle.client if self.handle is not None else None
+        if client is not None and hasattr(client, "update_object"):
+            try:
+                client.update_object("ResourceClaim", claim)
+            except Exception as err:   # the client's error, reported as kube reports an API error
+                return Status.error(f"update claim {claim_key(claim)}: {err}")
+            return None
+        objects = self._objects()
+        if objects is not None:
+            objects.resource_claims[claim_key(claim)] = claim
+        self.in_flight.pop(claim_key(claim), None)
+        return None
+
+
+def _validate_class(classes: dict, class_name: str, request_name: str):
+    if not class_name:
+        return Status.error(f"request {request_name}: unsupported request type")
+    if class_name not in classes:
+        return _uu(f"request {request_name}: device class {class_name} does not exist")
+    return None
+
+
+def _with_share_ids(allocation: dict) -> dict:
+    out = copy.deepcopy(allocation)
+    for r in out["devices"]["results"]:
+        if "shareID" in r:
+            r["shareID"] = str(uuid.uuid4())
+    return out
+
+
+def compute_score(claims: ClaimStore, allocations: list):
+    """computeScore: for each allocated firstAvailable subrequest, 8 minus its index."""
+    score, unallocated = 0, 0
+    for _i, claim in claims.all():
+        allocation = (claim.get("status") or {}).get("allocation")
+        if not allocation:
+            if unallocated >= len(allocations):
+                return 0, Status.error(f"number of allocations {len(allocations)} is smaller than number of "
+                                       f"claims needing allocation")
+            allocation = allocations[unallocated]
+            unallocated += 1
+        chosen = {r.get("request") for r in (allocation.get("devices") or {}).get("results") or ()
+                  if "/" in (r.get("request") or "")}
+        for req in ((claim.get("spec") or {}).get("devices") or {}).get("requests") or ():
+            if req.get("exactly") is not None:
+                continue
+            for i, sub in enumerate(req.get("firstAvailable") or ()):
+                if f'{req.get("name")}/{sub.get("name")}' in chosen:
+                    score += FIRST_AVAILABLE_MAX_SIZE - i
+    return score, None

@@ -1,0 +1,266 @@
+"""CEL device selectors (k8s.io/dynamic-resource-allocation/cel) on cel-python, wrapped to kube's semantics.
+
+A selector sees ``device.driver``, ``device.allowMultipleAllocations``, ``device.attributes[domain].id`` and
+``device.capacity[domain].id`` (a quantity). Attributes and capacities without a domain belong to the driver's
+domain. A domain the device does not have is an empty map; an id it does not have is the runtime error
+``no such key: ID`` (kube aborts the allocation with it). Version attributes are semvers (``semver(s)``,
+``isGreaterThan``, ``isLessThan``, ``compareTo``, ``major()``, ...), capacities are quantities (``quantity(s)``,
+``compareTo``, ``isGreaterThan``, ``isLessThan``, ``add``, ``sub``, ``asInteger()``, ...), as in the apiserver's
+CEL libraries. Compiled programs are cached by expression (kube's cel.Cache).
+"""
+from __future__ import annotations
+
+import functools
+import re
+from fractions import Fraction
+
+import celpy
+from celpy import celtypes as ct
+from celpy.evaluation import CELEvalError
+
+from ..objects.quantity import QuantityError, parse_quantity
+
+
+class CELError(ValueError):
+    """A compile or runtime error, with kube's text (``str(err)``)."""
+
+
+# -- semver (apiserver/pkg/cel/library/semverlib.go, blang/semver strict parsing) ----------------------------
+_SEMVER = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)"
+                     r"(?:-((?:0|[1-9]\d*|\d*[A-Za-z-][0-9A-Za-z-]*)(?:\.(?:0|[1-9]\d*|\d*[A-Za-z-][0-9A-Za-z-]*))*))?"
+                     r"(?:\+([0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*))?$")
+
+
+@functools.total_ordering
+class Semver:
+    """A semantic version 2.0.0, ordered as semver orders (build metadata ignored)."""
+
+    __slots__ = ("text", "major", "minor", "patch", "pre")
+
+    def __init__(self, text: str):
+        m = _SEMVER.match(text)
+        if m is None:
+            raise CELError(f"could not parse {text!r} as semver")
+        self.text = text
+        self.major, self.minor, self.patch = int(m.group(1)), int(m.group(2)), int(m.group(3))
+        self.pre = tuple(int(p) if p.isdigit() else p for p in m.group(4).split(".")) if m.group(4) else ()
+
+    def _key(self):
+        # a release sorts after its pre-releases; numeric identifiers sort before alphanumeric ones
+        pre = tuple((0, p, "") if isinstance(p, int) else (1, 0, p) for p in self.pre)
+        return (self.major, self.minor, self.patch, not self.pre, pre)
+
+    def __eq__(self, other):
+        return isinstance(other, Semver) and self._key() == other._key()
+
+    def __lt__(self, other):
+        return self._key() < other._key()
+
+    def __hash__(self):
+        return hash(self._key())
+
+    def __repr__(self):
+        return f"Semver({self.text})"
+
+
+class Quantity:
+    """A resource.Quantity in CEL (apiserver/pkg/cel/library/quantity.go)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Fraction):
+        self.value = value
+
+    def __eq__(self, other):
+        return isinstance(other, Quantity) and self.value == other.value
+
+    def __hash__(self):
+        return hash(self.value)
+
+    def __repr__(self):
+        return f"Quantity({self.value})"
+
+
+def _cmp(a, b) -> int:
+    return (a > b) - (a < b)
+
+
+def _same_type(name, a, b):
+    if type(a) is not type(b) or not isinstance(a, (Semver, Quantity)):
+        raise CELError(f"no such overload: {name}")
+    return (a.value, b.value) if isinstance(a, Quantity) else (a, b)
+
+
+def _semver(s):
+    return Semver(str(s))
+
+
+def _is_semver(s):
+    return ct.BoolType(_SEMVER.match(str(s)) is not None)
+
+
+def _quantity(s):
+    try:
+        return Quantity(parse_quantity(str(s)))
+    except QuantityError as err:
+        raise CELError(str(err)) from None
+
+
+def _is_quantity(s):
+    try:
+        parse_quantity(str(s))
+        return ct.BoolType(True)
+    except QuantityError:
+        return ct.BoolType(False)
+
+
+def _compare_to(a, b):
+    x, y = _same_type("compareTo", a, b)
+    return ct.IntType(_cmp(x, y))
+
+
+def _is_greater_than(a, b):
+    x, y = _same_type("isGreaterThan", a, b)
+    return ct.BoolType(x > y)
+
+
+def _is_less_than(a, b):
+    x, y = _same_type("isLessThan", a, b)
+    return ct.BoolType(x < y)
+
+
+def _arith(sign):
+    def op(a, b):
+        if not isinstance(a, Quantity):
+            raise CELError("no such overload: add" if sign > 0 else "no such overload: sub")
+        other = b.value if isinstance(b, Quantity) else Fraction(int(b))
+        return Quantity(a.value + sign * other)
+    return op
+
+
+def _as_integer(q):
+    if not isinstance(q, Quantity) or q.value.denominator != 1 or abs(q.value) > 2**63 - 1:
+        raise CELError("cannot convert value to integer")
+    return ct.IntType(int(q.value))
+
+
+FUNCTIONS = {
+    "semver": _semver, "isSemver": _is_semver,
+    "major": lambda v: ct.IntType(v.major), "minor": lambda v: ct.IntType(v.minor),
+    "patch": lambda v: ct.IntType(v.patch),
+    "quantity": _quantity, "isQuantity": _is_quantity,
+    "sign": lambda q: ct.IntType(_cmp(q.value, 0)),
+    "isInteger": lambda q: ct.BoolType(q.value.denominator == 1),
+    "asInteger": _as_integer,
+    "asApproximateFloat": lambda q: ct.DoubleType(float(q.value)),
+    "add": _arith(1), "sub": _arith(-1),
+    "compareTo": _compare_to, "isGreaterThan": _is_greater_than, "isLessThan": _is_less_than,
+}
+
+
+# -- the device variable ------------------------------------------------------------------------------------
+class _DomainMap(ct.MapType):
+    """device.attributes / device.capacity: a domain the device lacks is an empty map."""
+
+    def __getitem__(self, key):
+        try:
+            return super().__getitem__(key)
+        except KeyError:
+            return ct.MapType()
+
+
+def qualified(name: str, driver: str):
+    """parseQualifiedName: (domain, id), the driver's domain for a bare id."""
+    domain, sep, ident = name.partition("/")
+    return (domain, ident) if sep else (driver, name)
+
+
+def attribute_value(attr: dict):
+    """A DeviceAttribute as a CEL value (semver for versions)."""
+    if "int" in attr:
+        return ct.IntType(int(attr["int"]))
+    if "bool" in attr:
+        return ct.BoolType(bool(attr["bool"]))
+    if "string" in attr:
+        return ct.StringType(attr["string"])
+    if "version" in attr:
+        return Semver(attr["version"])
+    raise CELError("unsupported attribute value")
+
+
+def device_activation(driver: str, device: dict) -> dict:
+    """The ``device`` variable for one ResourceSlice device (its raw dict)."""
+    attributes, capacity = {}, {}
+    for name, attr in (device.get("attributes") or {}).items():
+        domain, ident = qualified(name, driver)
+        try:
+            value = attribute_value(attr)
+        except CELError as err:
+            raise CELError(f"attribute {name}: {err}") from None
+        attributes.setdefault(ct.StringType(domain), {})[ct.StringType(ident)] = value
+    for name, cap in (device.get("capacity") or {}).items():
+        domain, ident = qualified(name, driver)
+        capacity.setdefault(ct.StringType(domain), {})[ct.StringType(ident)] = Quantity(parse_quantity(cap["value"]))
+    return {"device": ct.MapType({
+        ct.StringType("driver"): ct.StringType(driver),
+        ct.StringType("allowMultipleAllocations"): ct.BoolType(bool(device.get("allowMultipleAllocations"))),
+        ct.StringType("attributes"): _DomainMap({k: ct.MapType(v) for k, v in attributes.items()}),
+        ct.StringType("capacity"): _DomainMap({k: ct.MapType(v) for k, v in capacity.items()}),
+    })}
+
+
+def _runtime_text(err: CELEvalError) -> str:
+    """kube's (cel-go's) text for a cel-python evaluation error."""
+    args = err.args
+    msg = str(args[0]) if args else str(err)
+    cause = args[1] if len(args) > 1 else None
+    if cause is KeyError:
+        m = re.match(r"no such member in mapping: '(.*)'$", msg)
+        if m:
+            return f"no such key: {m.group(1)}"
+        detail = args[2] if len(args) > 2 and args[2] else ()
+        if msg == "no such key" and detail:
+            return f"no such key: {detail[0]}"
+    if cause is TypeError and "no matching overload" in msg:
+        return "no such overload"
+    return msg
+
+
+class Program:
+    """A compiled selector: ``matches(activation)`` is True/False or raises CELError (runtime error)."""
+
+    __slots__ = ("expression", "program", "error")
+
+    def __init__(self, expression: str, program=None, error: str | None = None):
+        self.expression = expression
+        self.program = program
+        self.error = error
+
+    def matches(self, activation) -> bool:
+        try:
+            result = self.program.evaluate(activation)
+        except CELEvalError as err:
+            raise CELError(_runtime_text(err)) from None
+        except CELError:
+            raise
+        except (TypeError, ValueError, ArithmeticError) as err:
+            raise CELError(str(err)) from None
+        if isinstance(result, CELEvalError):
+            raise CELError(_runtime_text(result))
+        if not isinstance(result, (bool, ct.BoolType)):
+            raise CELError(f"CEL result of type {type(result).__name__} could not be converted to bool")
+        return bool(result)
+
+
+_ENV = celpy.Environment()
+
+
+@functools.lru_cache(maxsize=1024)
+def compile_selector(expression: str) -> Program:
+    """GetOrCompile: the program for an expression, or one whose ``error`` says why it does not compile."""
+    try:
+        ast = _ENV.compile(expression)
+    except celpy.CELParseError as err:
+        return Program(expression, error=f"compilation failed: {str(err).splitlines()[0]}")
+    return Program(expression, _ENV.program(ast, functions=FUNCTIONS))
+

@@ -1,0 +1,188 @@
+"""DRA at v1.36: claims made from templates, CEL selectors with kube's semantics, the structured allocator
+(ExactCount, All, firstAvailable, constraints, shared counters, device taints, consumable capacity) and the
+DynamicResources plugin in a one-pass simulation (allocation, reasons, PostFilter texts, score)."""
+import pytest
+
+from scheduler_core.dra.allocator import AllocatedState, AllocationError, Allocator
+from scheduler_core.dra.cel import CELError, compile_selector, device_activation
+from scheduler_core.dra.claims import claims_from_templates
+from scheduler_core.objects import Node
+from scheduler_core.scenario import scenario_from_data
+from scheduler_core.simulate import Simulation
+
+DRIVER = "gpu.example.com"
+
+
+def _gpu(name, model="a100", mem=80, **extra):
+    return {"name": name, "attributes": {"model": {"string": model}, "memoryGiB": {"int": mem},
+                                         "driverVersion": {"version": "550.1.0"}},
+            "capacity": {"memory": {"value": f"{mem}Gi"}}, **extra}
+
+
+def _slice(node, devices, pool=None, **spec):
+    return {"metadata": {"name": f"{node}-slice"},
+            "spec": {"driver": DRIVER, "nodeName": node, "devices": devices,
+                     "pool": {"name": pool or node, "generation": 1, "resourceSliceCount": 1}, **spec}}
+
+
+def _class(name="gpu", expr=None):
+    spec = {"selectors": [{"cel": {"expression": expr or f'device.driver == "{DRIVER}"'}}]}
+    return {"metadata": {"name": name}, "spec": spec}
+
+
+def _claim(name, requests, constraints=None, ns="ml"):
+    devices = {"requests": requests}
+    if constraints:
+        devices["constraints"] = constraints
+    return {"metadata": {"name": name, "namespace": ns}, "spec": {"devices": devices}}
+
+
+def _exact(name="gpu", count=1, selectors=(), cls="gpu", **extra):
+    return {"name": name, "exactly": {"deviceClassName": cls, "allocationMode": "ExactCount", "count": count,
+                                      "selectors": [{"cel": {"expression": e}} for e in selectors], **extra}}
+
+
+def _node(name, labels=None):
+    return Node({"metadata": {"name": name, "labels": labels or {}},
+                 "status": {"allocatable": {"cpu": "8", "memory": "32Gi", "pods": "110"}}})
+
+
+def _devices(result):
+    return [r["device"] for r in result["devices"]["results"]]
+
+
+# -- CEL -------------------------------------------------------------------------------------------------------
+def test_cel_attributes_versions_quantities_and_missing_keys():
+    act = device_activation(DRIVER, _gpu("g0", model="h100"))
+    assert compile_selector(f'device.attributes["{DRIVER}"].model.startsWith("h")').matches(act)
+    assert compile_selector(f'device.attributes["{DRIVER}"].driverVersion.isGreaterThan(semver("550.0.0"))'
+                            ).matches(act)
+    assert not compile_selector(f'device.capacity["{DRIVER}"].memory.compareTo(quantity("100Gi")) >= 0'
+                                ).matches(act)
+    # a domain the device lacks is an empty map; an id it lacks is kube's runtime error
+    assert not compile_selector('has(device.attributes["other.example.com"].model)').matches(act)
+    with pytest.raises(CELError, match="^no such key: nope$"):
+        compile_selector(f'device.attributes["{DRIVER}"].nope == 1').matches(act)
+    assert compile_selector("device.driver ==").error.startswith("compilation failed")
+
+
+# -- claims from templates ---------------------------------------------------------------------------------------
+def test_claim_from_template_is_named_pod_dash_claim_and_owned_by_the_pod():
+    pod = {"metadata": {"name": "p", "namespace": "ml", "uid": "u1"},
+           "spec": {"resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "t"}]}}
+    template = {"metadata": {"name": "t", "namespace": "ml", "labels": {"a": "b"}},
+                "spec": {"spec": {"devices": {"requests": [_exact()]}}}}
+    out, made = claims_from_templates(pod, {"ml/t": template}, {})
+    (claim,) = made
+    assert claim["metadata"]["name"] == "p-gpu" and claim["metadata"]["labels"] == {"a": "b"}
+    assert claim["metadata"]["annotations"] == {"resource.kubernetes.io/pod-claim-name": "gpu"}
+    assert claim["metadata"]["ownerReferences"][0]["uid"] == "u1"
+    assert claim["spec"] == template["spec"]["spec"]
+    assert out["status"]["resourceClaimStatuses"] == [{"name": "gpu", "resourceClaimName": "p-gpu"}]
+    # no template yet: the pod keeps no status entry (PreEnqueue: "ResourceClaim not created yet")
+    assert claims_from_templates(pod, {}, {}) == (pod, [])
+
+
+# -- the allocator -------------------------------------------------------------------------------------------
+def _allocate(slices, claims, node="n1", allocated=None, classes=None):
+    classes = classes or {"gpu": _class()}
+    return Allocator(allocated or AllocatedState(), classes, slices).allocate(_node(node), claims)
+
+
+def test_exact_count_skips_allocated_devices_and_records_node_selector():
+    allocated = AllocatedState()
+    allocated.add_allocation({"devices": {"results": [{"driver": DRIVER, "pool": "n1", "device": "g0"}]}})
+    (res,) = _allocate([_slice("n1", [_gpu("g0"), _gpu("g1"), _gpu("g2")])], [_claim("c", [_exact(count=2)])],
+                       allocated=allocated)
+    assert _devices(res) == ["g1", "g2"]
+    assert res["nodeSelector"]["nodeSelectorTerms"][0]["matchFields"][0]["values"] == ["n1"]
+    assert _allocate([_slice("n1", [_gpu("g0")])], [_claim("c", [_exact(count=2)])]) is None
+    assert _allocate([_slice("n2", [_gpu("g0")])], [_claim("c", [_exact()])]) is None
+
+
+def test_all_mode_needs_every_matching_device_free():
+    slices = [_slice("n1", [_gpu("g0"), _gpu("g1"), _gpu("t0", model="t4")])]
+    claim = _claim("c", [{"name": "gpu", "exactly": {"deviceClassName": "gpu", "allocationMode": "All",
+                                                      "selectors": [{"cel": {"expression":
+                                                          f'device.attributes["{DRIVER}"].model == "a100"'}}]}}])
+    assert _devices(_allocate(slices, [claim])[0]) == ["g0", "g1"]
+    allocated = AllocatedState()
+    allocated.add_allocation({"devices": {"results": [{"driver": DRIVER, "pool": "n1", "device": "g1"}]}})
+    assert _allocate(slices, [claim], allocated=allocated) is None
+
+
+def test_match_attribute_constraint_and_first_available():
+    devices = [_gpu("g0", mem=40), _gpu("g1", mem=80), _gpu("g2", mem=80)]
+    claim = _claim("c", [_exact(count=2)], constraints=[{"matchAttribute": f"{DRIVER}/memoryGiB"}])
+    assert _devices(_allocate([_slice("n1", devices)], [claim])[0]) == ["g1", "g2"]
+    flex = _claim("f", [{"name": "gpu", "firstAvailable": [
+        {"name": "big", "deviceClassName": "gpu", "allocationMode": "ExactCount", "count": 4},
+        {"name": "small", "deviceClassName": "gpu", "allocationMode": "ExactCount", "count": 1}]}])
+    (res,) = _allocate([_slice("n1", devices)], [flex])
+    assert [r["request"] for r in res["devices"]["results"]] == ["gpu/small"]
+
+
+def test_cel_runtime_error_aborts_with_kube_text():
+    claim = _claim("c", [_exact(selectors=[f'device.attributes["{DRIVER}"].nope'])])
+    with pytest.raises(AllocationError, match=r"^claim ml/c: selector #0: CEL runtime error: no such key: nope$"):
+        _allocate([_slice("n1", [_gpu("g0")])], [claim])
+
+
+def test_taints_counters_and_consumable_capacity():
+    tainted = _gpu("g0", taints=[{"key": "broken", "value": "yes", "effect": "NoSchedule"}])
+    assert _allocate([_slice("n1", [tainted])], [_claim("c", [_exact()])]) is None
+    tolerant = _exact(tolerations=[{"key": "broken", "operator": "Exists"}])
+    assert _devices(_allocate([_slice("n1", [tainted])], [_claim("c", [tolerant])])[0]) == ["g0"]
+
+    counters = {"metadata": {"name": "n1-counters"},
+                "spec": {"driver": DRIVER, "nodeName": "n1", "pool": {"name": "p", "generation": 1,
+                                                                      "resourceSliceCount": 2},
+                         "sharedCounters": [{"name": "mem", "counters": {"memory": {"value": "80Gi"}}}]}}
+    parts = [dict(_gpu(f"half-{i}", mem=40), consumesCounters=[
+        {"counterSet": "mem", "counters": {"memory": {"value": "40Gi"}}}]) for i in range(3)]
+    devs = {"metadata": {"name": "n1-devices"},
+            "spec": {"driver": DRIVER, "nodeName": "n1", "devices": parts,
+                     "pool": {"name": "p", "generation": 1, "resourceSliceCount": 2}}}
+    assert _devices(_allocate([counters, devs], [_claim("c", [_exact(count=2)])])[0]) == ["half-0", "half-1"]
+    assert _allocate([counters, devs], [_claim("c", [_exact(count=3)])]) is None
+
+    nic = {"name": "nic0", "allowMultipleAllocations": True,
+           "capacity": {"bandwidth": {"value": "100G", "requestPolicy": {
+               "default": "10G", "validRange": {"min": "10G", "step": "10G"}}}}}
+    want = _exact(capacity={"requests": {"bandwidth": "35G"}})
+    (res,) = _allocate([_slice("n1", [nic])], [_claim("c", [want])])
+    assert res["devices"]["results"][0]["consumedCapacity"] == {"bandwidth": "40G"}
+    allocated = AllocatedState()
+    allocated.add_allocation({"devices": {"results": [{"driver": DRIVER, "pool": "n1", "device": "nic0",
+                                                       "shareID": "s", "consumedCapacity": {"bandwidth": "70G"}}]}})
+    assert _allocate([_slice("n1", [nic])], [_claim("c", [want])], allocated=allocated) is None
+
+
+# -- the plugin in a simulation ------------------------------------------------------------------------------
+def _pod(name, template=None, claim=None):
+    entry = {"name": "gpu", **({"resourceClaimTemplateName": template} if template else
+                               {"resourceClaimName": claim})}
+    return {"metadata": {"name": name, "namespace": "ml", "uid": f"uid-{name}"},
+            "spec": {"containers": [{"name": "c", "resources": {"claims": [{"name": "gpu"}]}}],
+                     "resourceClaims": [entry]}}
+
+
+def test_simulation_allocates_until_devices_run_out():
+    nodes = [{"metadata": {"name": n}, "status": {"allocatable": {"cpu": "8", "memory": "32Gi", "pods": "110"}}}
+             for n in ("n1", "n2")]
+    template = {"metadata": {"name": "one", "namespace": "ml"},
+                "spec": {"spec": {"devices": {"requests": [_exact()]}}}}
+    scen = scenario_from_data({"kubeVersion": "1.36", "nodes": nodes, "pods": [],
+                               "namespaces": [{"metadata": {"name": "ml"}}],
+                               "deviceclasses": [_class()], "resourceslices": [_slice("n1", [_gpu("g0"), _gpu("g1")])],
+                               "resourceclaimtemplates": [template],
+                               "pending": [_pod("a", "one"), _pod("b", "one"), _pod("c", "one"),
+                                           _pod("d", claim="missing")]})
+    sim = Simulation(scen)
+    traces = {t.pod.name: t for t in sim.run()}
+    assert traces["a"].chosen == "n1" and traces["b"].chosen == "n1"
+    assert traces["c"].message.startswith("0/2 nodes are available: 2 cannot allocate all claims. still not "
+                                          "schedulable, preemption: 0/2 nodes are available: 2 Preemption is "
+                                          "not helpful for scheduling.")
+    assert traces["d"].message.startswith('0/2 nodes are available: resourceclaim.resource.k8s.io "missing" not '
+                                          'found. no new claims to deallocate')
