@@ -186,6 +186,7 @@ class Scheduler:
         self.trace_sink = trace_sink or TraceSink()
         self.cache = Cache(self.clock, ttl=assumed_pod_ttl)
         self.snapshot = Snapshot((), cluster.objects)
+        self.object_changes = 0   # object events told so far: with the snapshot's generation, the cluster's state
         self.ctx = SchedulerContext(tie_break=tie_break, seed=seed,
                                     percentage_of_nodes_to_score=self.config.percentage_of_nodes_to_score,
                                     extenders=self.extenders, trace_all_filters=trace_all_filters)
@@ -311,6 +312,7 @@ class Scheduler:
             self._delete_pod_from_queue(pod)
 
     def on_object_event(self, kind: str, action: str, old, new) -> None:
+        self.object_changes += 1
         if kind == "StorageClass":
             if action == "Add" and (new or {}).get("volumeBindingMode") == "WaitForFirstConsumer":
                 self.queue.move_all_to_active_or_backoff_queue(STORAGE_CLASS_ADD)

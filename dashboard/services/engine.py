@@ -20,6 +20,9 @@ choice, and the recorder stores its cycle and the ShadowDecision together.
 from __future__ import annotations
 
 import logging
+import time
+from datetime import datetime, timezone
+from typing import NamedTuple
 
 import orjson
 
@@ -46,6 +49,7 @@ QUEUE_NAMES = {ACTIVE_Q: PodRow.ACTIVE, BACKOFF_Q: PodRow.BACKOFF, UNSCHEDULABLE
 FAILED_CODES = ("Unschedulable", "UnschedulableAndUnresolvable")
 MAX_SUGGESTIONS = 8
 MAX_EXPLAINED_TEMPLATES = 256
+REFRESH_FACTOR = 20   # a shared explanation of another cluster state is recomputed after 20 times its cost
 MANUAL_BINDING = "ManualBinding"
 log = logging.getLogger("dashboard.engine")
 
@@ -54,6 +58,17 @@ def _template_key(pod) -> bytes:
     """What explain's answer depends on in a pod: its namespace, labels and spec (not its name or uid)."""
     spec = {k: v for k, v in (pod.raw.get("spec") or {}).items() if k != "nodeName"}
     return orjson.dumps([pod.namespace, pod.labels, spec], option=orjson.OPT_SORT_KEYS)
+
+
+class _Explained(NamedTuple):
+    """What explain answered for a pod template and FitError: on which cluster ``state``, its Suggestions and
+    their dicts by id, when (monotonic) and at what cost in seconds, and the attempt it was computed for."""
+    state: tuple
+    shared: list
+    as_dicts: dict
+    computed_at: float
+    cost: float
+    basis: dict
 
 
 class BindRefused(Exception):
@@ -126,8 +141,7 @@ class RecordingEngine:
         self._compared = []    # (ShadowRecord, CycleTrace) of shadow comparisons not yet recorded
         self._recorded_queue = {}
         self._counts = {}
-        self._explained = {}   # pod uid -> ((FitError message, number of nodes), (Suggestions, their dicts by id))
-        self._explained_templates = {}  # ((FitError message, number of nodes), pod template) -> the same
+        self._explained = {}   # (FitError message, pod template) -> _Explained, least recently computed first
 
     def _flush(self) -> None:
         """Hand the finished attempts and the cluster writes they caused to the recorder, in order."""
@@ -148,11 +162,9 @@ class RecordingEngine:
                 else:   # bound after a Permit wait, or manually: attempts and latest cycle stay
                     rec.record_binding(uid, arg, attempts=None)
                 self._recorded_queue.pop(uid, None)
-                self._explained.pop(uid, None)
             elif kind == "delete":
                 rec.record_deletion(uid)
                 self._recorded_queue.pop(uid, None)
-                self._explained.pop(uid, None)
             elif kind == "status":
                 rec.record_pod_status(uid, obj.raw.get("status") or {})
             elif kind == "object":
@@ -177,7 +189,9 @@ class RecordingEngine:
             if tr.bind_error and not tr.error:
                 over["error"] = tr.bind_error
             if suggest and over["result"] == "unschedulable" and tr.unschedulable:
-                over["suggestions"] = self._suggest(tr)
+                over["suggestions"], basis = self._suggest(tr, attempt)
+                if basis is not None:
+                    over["suggestions_basis"] = basis
         return over
 
     def _record_shadow(self, shadow_rec, tr) -> None:
@@ -194,37 +208,41 @@ class RecordingEngine:
             "shadow_score": _int_or_none(shadow_rec.shadow_score), "actual_reasons": shadow_rec.actual_reasons,
             "message": shadow_rec.message, "num_feasible": shadow_rec.feasible, "cycle_seq": seq})
 
-    def _suggest(self, tr) -> list:
-        """What would fix it (scheduler_core.explain), as dicts. The part that depends on the pod and the
-        cluster is recomputed only when the pod's FitError or the cluster's node count changed since its
-        previous attempt (retries in between reuse it); the diagnosis of what this attempt's preemption did is
+    def _suggest(self, tr, attempt: int) -> tuple[list, dict | None]:
+        """What would fix it (scheduler_core.explain), as dicts, and None or, when the part that depends on the
+        pod and the cluster was computed on another cluster state than this attempt's, the attempt it was
+        computed for (``basis``: pod, attempt, started). The diagnosis of what this attempt's preemption did is
         made for every attempt.
 
-        Pods of one template (same namespace, labels and spec, as a ReplicaSet's replicas) failing with the
-        same FitError share that part: explain costs about 0.3 s at 5,000 nodes, so a 1,000-replica
-        Deployment that does not fit would otherwise hold the loop for minutes."""
-        fwk = self.scheduler.profiles.get(tr.pod.scheduler_name)
+        That part is shared by the attempts of pods of one template (same namespace, labels and spec, as a
+        ReplicaSet's replicas) failing with the same FitError: explain costs about 0.3 s at 5,000 nodes, so a
+        1,000-replica Deployment that does not fit would otherwise hold the loop for minutes. It is recomputed
+        when the cluster's state (the snapshot's generation, its node count, the object events) changed since,
+        once ``REFRESH_FACTOR`` times its cost has passed since it was computed (so the loop spends at most a
+        few percent refreshing it); until then an attempt on a changed cluster gets it with its ``basis``."""
+        sched = self.scheduler
+        fwk = sched.profiles.get(tr.pod.scheduler_name)
         if fwk is None:
-            return []
-        snapshot = self.scheduler.snapshot
-        key = (tr.message, len(snapshot.node_infos))
-        cached = self._explained.get(tr.pod.uid)
-        if cached is not None and cached[0] == key:
-            shared, as_dicts = cached[1]
-        else:
-            shared_key = (key, _template_key(tr.pod))
-            entry = self._explained_templates.get(shared_key)
-            if entry is None:
-                shared = explain(fwk, snapshot, tr.pod, tr, preemption=False)[:MAX_SUGGESTIONS]
-                entry = shared, {id(sg): sg.to_dict() for sg in shared}
-                if len(self._explained_templates) >= MAX_EXPLAINED_TEMPLATES:
-                    del self._explained_templates[next(iter(self._explained_templates))]
-                self._explained_templates[shared_key] = entry
-            shared, as_dicts = entry
-            self._explained[tr.pod.uid] = (key, entry)
+            return [], None
+        snapshot = sched.snapshot
+        state = (snapshot.generation, sched.object_changes, len(snapshot.node_infos))
+        key = (tr.message, _template_key(tr.pod))
+        entry = self._explained.get(key)
+        now = time.monotonic()
+        if entry is None or (entry.state != state and now - entry.computed_at >= REFRESH_FACTOR * entry.cost):
+            shared = explain(fwk, snapshot, tr.pod, tr, preemption=False)[:MAX_SUGGESTIONS]
+            done = time.monotonic()
+            started = datetime.fromtimestamp(tr.started_at or 0, tz=timezone.utc).isoformat()
+            entry = _Explained(state, shared, {id(sg): sg.to_dict() for sg in shared}, done, done - now,
+                               {"pod": tr.pod.key, "attempt": attempt, "started": started})
+            self._explained.pop(key, None)
+            if len(self._explained) >= MAX_EXPLAINED_TEMPLATES:
+                del self._explained[next(iter(self._explained))]
+            self._explained[key] = entry
         diagnoses = explain_preemption(fwk, snapshot, tr.pod, tr, recheck=False)   # the attempt's own snapshot
-        answer = with_diagnoses(shared, diagnoses)[:MAX_SUGGESTIONS] if diagnoses else shared
-        return [as_dicts.get(id(sg)) or sg.to_dict() for sg in answer]
+        answer = with_diagnoses(entry.shared, diagnoses)[:MAX_SUGGESTIONS] if diagnoses else entry.shared
+        return ([entry.as_dicts.get(id(sg)) or sg.to_dict() for sg in answer],
+                None if entry.state == state else entry.basis)
 
     def _record_failure(self, tr, seq, attempt) -> None:
         pinfo = self.scheduler.queue.pod_info(tr.pod.key)

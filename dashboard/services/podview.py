@@ -2,6 +2,8 @@
 what would fix it, and the diff between two attempts."""
 from __future__ import annotations
 
+from datetime import datetime
+
 from ..models import Pod, SchedulingCycle, SchedulingEvent, ShadowDecision
 from . import fullmatrix, queries, traceview
 
@@ -51,6 +53,9 @@ def pod_context(cluster, namespace: str, name: str, params) -> dict | None:
     ctx["durations"] = traceview.durations(chosen.durations)
     ctx["prefilter"] = (m.get("prefilter") or {}).get("plugins") or {}
     ctx["suggestions"] = m.get("suggestions") or []
+    basis = m.get("suggestions_basis")
+    if ctx["suggestions"] and basis:
+        ctx["suggestions_basis"] = dict(basis, started=datetime.fromisoformat(basis["started"]))
     ctx["extender_filter"] = m.get("extender_filter") or []
     ctx["extender_scores"] = m.get("extender_scores") or []
     other = _cycle(cluster, namespace, name, params.get("diff"))

@@ -69,7 +69,8 @@ def _first_line(err) -> str:
 
 class _Emitted:
     """A queued CycleTrace with its seq and what the caller overrides (``attempt``, ``result``, ``error``,
-    ``suggestions``; ``result`` other than "scheduled" clears the node). After it is encoded, ``summary`` is
+    ``suggestions`` and ``suggestions_basis``, the attempt they were computed for when it is another cluster
+    state; ``result`` other than "scheduled" clears the node). After it is encoded, ``summary`` is
     what ``on_commit`` receives (seq, pod, result, bound_node, error, message, attempt, durations_ms)."""
 
     __slots__ = ("seq", "trace", "overrides", "summary")
@@ -96,6 +97,8 @@ class _Emitted:
             row = trace_fields(tr, None, suggestions)
         error = tr.error
         if over:
+            if suggestions and over.get("suggestions_basis"):
+                row["matrix"]["suggestions_basis"] = over["suggestions_basis"]
             if over.get("attempt"):
                 row["attempt"] = over["attempt"]
             if over.get("result"):

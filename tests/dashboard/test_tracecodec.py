@@ -101,7 +101,7 @@ def test_overrides_match_the_engine_record(path):
     except Exception:
         pytest.skip("configuration rejected")
     suggestions = [{"kind": "remove-taint", "node": "n1"}]
-    engine = SimpleNamespace(_suggest=lambda tr: suggestions)
+    engine = SimpleNamespace(_suggest=lambda tr, attempt: (suggestions, None))
     for tr in traces:
         over = Engine._overrides(engine, tr, tr.attempt + 3)
         assert _Emitted(1, tr, over).encode() == cycle_fields(_engine_record(tr, tr.attempt + 3, suggestions))

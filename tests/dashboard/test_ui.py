@@ -135,8 +135,11 @@ def test_nodes_page_and_what_a_node_rejects(loaded, client):
 
 @pytest.fixture
 def explained(monkeypatch) -> list:
-    """The names of the pods the engine runs scheduler_core.explain for, in order."""
+    """The names of the pods the engine runs scheduler_core.explain for, in order; an explanation shared by
+    the pods of a template is never refreshed (by default, one computed on another cluster state is, once 20
+    times its cost has passed: with a loaded machine's timing, the count would vary)."""
     from dashboard.services import engine as engine_module
+    monkeypatch.setattr(engine_module, "REFRESH_FACTOR", float("inf"))
     calls = []
     real = engine_module.explain
 
@@ -230,3 +233,70 @@ def test_the_attempts_of_a_pod_created_again_under_its_name_start_without_a_wait
                              "this name)"),
         (4, 2.0, "unschedulablePods → backoffQ → activeQ", "rejected by NodeResourcesFit"),
     ]
+
+
+def _filling_scenario() -> dict:
+    """Three empty 4-cpu nodes, a 6-cpu pod tried first, then three 3600m pods that fill them."""
+    def node(name):
+        alloc = {"cpu": "4", "memory": "16Gi", "pods": "110"}
+        return {"metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
+                "status": {"capacity": alloc, "allocatable": alloc}}
+
+    def pod(name, cpu):
+        return {"metadata": {"name": name, "namespace": "default", "uid": name},
+                "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": cpu}}}]}}
+    return {"name": "filling", "nodes": [node(f"n-{i}") for i in range(3)], "pods": [],
+            "pending": [pod("big", "6")] + [pod(f"hog-{i}", "3600m") for i in range(3)]}
+
+
+def _attempts_of_big(api, refresh_factor: float, monkeypatch):
+    """The filling cluster's 6-cpu pod tried on the empty nodes, then again by the same loop after the hogs
+    filled them and one of them was deleted (a pod deletion requeues it): its two unschedulable cycles."""
+    from dashboard.models import Cluster
+    from dashboard.services import engine as engine_module
+    from .conftest import wait_for
+    from .test_real_cluster import LoopThread
+    monkeypatch.setattr(engine_module, "REFRESH_FACTOR", refresh_factor)
+    cluster = load_cluster(api, _filling_scenario())
+    Cluster.objects.filter(pk=cluster.pk).update(desired_state=Cluster.RUNNING)
+    loop = LoopThread(cluster)
+    cycles = SchedulingCycle.objects.filter(cluster=cluster, pod_name="big").order_by("seq")
+    try:
+        wait_for(lambda: SchedulingCycle.objects.filter(cluster=cluster, pod_name="hog-2").exists()
+                 and cycles.exists(), 30, what="the first attempt and the hogs bound")
+        assert api.delete(f"/api/clusters/{cluster.name}/pods/default/hog-2/").status_code in (200, 204)
+        wait_for(lambda: cycles.count() == 2, 30, what="the second attempt")
+    finally:
+        loop.stop()
+    cycles = list(cycles)
+    assert [c.attempt for c in cycles] == [1, 2] and {c.result for c in cycles} == {"unschedulable"}
+    return cluster, cycles
+
+
+def _fits(cycle) -> dict:
+    return {s["text"]: s["num_fits"] for s in cycle.matrix["suggestions"] if s["kind"] == "request"}
+
+
+def test_a_later_attempt_on_a_changed_cluster_gets_advice_computed_on_it(api, client, monkeypatch):
+    """What would fix it is computed again for an attempt whose cluster changed (the message and the node count
+    are the same): attempt 2 is not told what fitted the empty nodes of attempt 1."""
+    cluster, (first, second) = _attempts_of_big(api, 0.0, monkeypatch)
+    assert _fits(first) == {"lowering the pod's cpu request from 6 to 4 would fit 3 nodes (n-0, n-1 and n-2)": 3}
+    assert _fits(second) == {"lowering the pod's cpu request from 6 to 4 would fit 1 node (n-2)": 1,
+                             "lowering the pod's cpu request from 6 to 400m would fit 3 nodes (n-0, n-1 and n-2)": 3}
+    assert "suggestions_basis" not in first.matrix and "suggestions_basis" not in second.matrix
+    page = client.get(f"/clusters/{cluster.name}/pods/default/big/?cycle={second.seq}").content.decode()
+    assert 'id="suggestions"' in page and 'id="suggestions-basis"' not in page
+
+
+def test_advice_shared_from_another_cluster_state_names_that_state(api, client, monkeypatch):
+    """Not refreshed (its refresh not yet due), the advice of attempt 1 shown for attempt 2 says which attempt's
+    cluster it was verified on."""
+    cluster, (first, second) = _attempts_of_big(api, float("inf"), monkeypatch)
+    assert _fits(second) == _fits(first)
+    assert second.matrix["suggestions_basis"]["pod"] == "default/big"
+    assert second.matrix["suggestions_basis"]["attempt"] == 1
+    page = client.get(f"/clusters/{cluster.name}/pods/default/big/?cycle={second.seq}").content.decode()
+    assert 'id="suggestions-basis"' in page and "at attempt 1 of default/big" in page
+    page = client.get(f"/clusters/{cluster.name}/pods/default/big/?cycle={first.seq}").content.decode()
+    assert 'id="suggestions"' in page and 'id="suggestions-basis"' not in page
