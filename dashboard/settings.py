@@ -200,6 +200,9 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # Without it the worker rides out a Redis outage; loops lost with a dead worker are picked up anyway
 # (resume_all on worker start, standby tasks, the lock's expiry).
 CELERY_BROKER_TRANSPORT_OPTIONS = {"ack_emulation": False}
+# Questions (what-ifs, dry runs) go to the "questions" queue (dashboard.services.background), which a worker of its
+# own serves (`-Q questions`); the scheduler loops' worker serves the default queue only (`-Q celery`).
+CELERY_TASK_DEFAULT_QUEUE = "celery"
 
 # The scheduler loop and the recorder.
 SCHEDSCOPE = {
@@ -232,8 +235,16 @@ SCHEDSCOPE = {
     # What-if questions: at most this many copies placed by a capacity question, nodes added (and searched).
     "WHATIF_MAX_COPIES": int(os.environ.get("SCHEDSCOPE_WHATIF_MAX_COPIES", "10000")),
     "WHATIF_MAX_NODES_ADDED": int(os.environ.get("SCHEDSCOPE_WHATIF_MAX_NODES_ADDED", "1000")),
-    # /metrics without signing in (for a scraper that cannot send "Authorization: Token ..."): it names every
-    # cluster, restricted ones included.
+    # Questions (what-ifs and dry runs) waiting or running at once: per asker, per cluster (older than
+    # QUESTION_STALE_SECONDS they no longer count: a run its worker died with); in embedded mode, the threads
+    # that answer them and how much lower their CPU priority is (os.nice) than the scheduler loops'.
+    "QUESTIONS_PER_USER": int(os.environ.get("SCHEDSCOPE_QUESTIONS_PER_USER", "3")),
+    "QUESTIONS_PER_CLUSTER": int(os.environ.get("SCHEDSCOPE_QUESTIONS_PER_CLUSTER", "6")),
+    "QUESTION_STALE_SECONDS": float(os.environ.get("SCHEDSCOPE_QUESTION_STALE_SECONDS", "3600")),
+    "QUESTION_THREADS": int(os.environ.get("SCHEDSCOPE_QUESTION_THREADS", "2")),
+    "QUESTION_NICE": int(os.environ.get("SCHEDSCOPE_QUESTION_NICE", "10")),
+    # /metrics without signing in (for a scraper that cannot send "Authorization: Token ..."): the unrestricted
+    # clusters' metrics (a signed-in user, or an API token's owner, sees the clusters they can see).
     "METRICS_PUBLIC": _env_bool("SCHEDSCOPE_METRICS_PUBLIC", False),
     # Start the in-process scheduler thread for running clusters when the ASGI app starts (thread mode).
     "AUTOSTART": _env_bool("SCHEDSCOPE_AUTOSTART", True),

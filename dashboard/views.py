@@ -15,7 +15,6 @@ from django.contrib.auth.decorators import login_not_required
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme, urlencode
 from django.views.decorators.http import require_POST
-from prometheus_client import generate_latest
 
 from scheduler_core.scenario import ScenarioError
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
@@ -25,6 +24,7 @@ from .forms import FORMS, NODE_EXAMPLE, POD_EXAMPLE, ManifestForm, ScenarioUploa
 from .models import Cluster, Node, Pod, SchedulingEvent, WhatIfRun
 from .queryforms import EventsQuery, NodesQuery, PendingQuery, PodQuery, ShadowQuery, query_form
 from .services import clusters as svc
+from .services.background import Busy
 from .services import (binding, bindfit, metrics, pendingview, podview, queries, rejections, shadowview, timewindow, traceview,
                        whatif)
 
@@ -295,9 +295,14 @@ def whatif_page(request, cluster):
         form = forms_by_kind[kind] = form_class(cluster, request.POST)
         if form.is_valid():
             d = form.cleaned_data
-            run = whatif.create(cluster, kind, d["params"], request.user, d.get("version"), d.get("compare_version"))
-            whatif.start(run)
-            return redirect("whatif-run", name=cluster.name, run_id=run.pk)
+            try:
+                run = whatif.create(cluster, kind, d["params"], request.user, d.get("version"),
+                                    d.get("compare_version"))
+            except Busy as err:
+                form.add_error(None, str(err))
+            else:
+                whatif.start(run)
+                return redirect("whatif-run", name=cluster.name, run_id=run.pk)
     active = kind or (request.GET.get("q") if request.GET.get("q") in FORMS else WhatIfRun.CAPACITY)
     return render(request, "dashboard/whatif.html", {
         "cluster": cluster, "form": forms_by_kind[active], "active": active,
@@ -337,15 +342,21 @@ def whatif_trace(request, cluster, run_id, number):
 
 @login_not_required
 def metrics_view(request):
-    """Prometheus text format: kube-scheduler's metrics of this process, plus pending pods from the database.
-    Signed-in users or an API token (``Authorization: Token ...``, as Prometheus' ``authorization`` sends it):
-    the metrics name every cluster. ``SCHEDSCOPE_METRICS_PUBLIC=1`` opens it to anonymous scrapers."""
-    if not (settings.SCHEDSCOPE["METRICS_PUBLIC"] or request.user.is_authenticated):
+    """Prometheus text format: kube-scheduler's metrics of this process, plus pending pods from the database, of
+    the clusters the user sees (an API token, as Prometheus' ``authorization`` sends it, sees what its owner
+    sees). ``SCHEDSCOPE_METRICS_PUBLIC=1`` opens it to anonymous scrapers, who see the unrestricted clusters."""
+    if request.user.is_authenticated:
+        clusters = visible_clusters(request.user)
+    elif settings.SCHEDSCOPE["METRICS_PUBLIC"]:
+        clusters = Cluster.objects.filter(restricted=False)
+    else:
         return HttpResponse("sign in or send an API token\n", status=401, content_type="text/plain",
                             headers={"WWW-Authenticate": "Token"})
-    for cluster in Cluster.objects.all():
+    names = []
+    for cluster in clusters:
+        names.append(cluster.name)
         counts = {r["queue"]: r["n"] for r in Pod.objects.filter(cluster=cluster, node_name="")
                   .values("queue").annotate(n=Count("id"))}
         for q in queries.PENDING_QUEUES:
             metrics.PENDING_PODS.labels(cluster.name, q).set(counts.get(q, 0))
-    return HttpResponse(generate_latest(metrics.REGISTRY), content_type=CONTENT_TYPE_LATEST)
+    return HttpResponse(metrics.exposition(names), content_type=CONTENT_TYPE_LATEST)

@@ -5,7 +5,7 @@ from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
-from rest_framework.exceptions import NotFound, PermissionDenied, ValidationError
+from rest_framework.exceptions import NotFound, PermissionDenied, Throttled, ValidationError
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -20,6 +20,7 @@ from ..profiles.models import ProfileVersion
 from ..services import binding
 from ..services import clusters as svc
 from ..services import credentials, fullmatrix, memberships, timeline, whatif
+from ..services.background import Busy
 from ..services.queries import filter_cycles
 from . import serializers as s
 from .parsers import JSONParser
@@ -467,8 +468,11 @@ class WhatIfViewSet(ClusterChildMixin, mixins.CreateModelMixin, viewsets.ReadOnl
         ser = self.get_serializer(data=request.data)
         ser.is_valid(raise_exception=True)
         d = ser.validated_data
-        run = whatif.create(self.cluster(), d["kind"], d["params"], request.user, d.get("version"),
-                            d.get("compare_version"))
+        try:
+            run = whatif.create(self.cluster(), d["kind"], d["params"], request.user, d.get("version"),
+                                d.get("compare_version"))
+        except Busy as err:
+            raise Throttled(detail=str(err)) from None
         whatif.start(run)
         return Response(s.WhatIfRunSerializer(run).data, status=status.HTTP_202_ACCEPTED)
 

@@ -127,5 +127,10 @@ def execute(run_id: int) -> None:
                                             seconds=round(time.monotonic() - started, 3))
 
 
+def create(version, cluster, source: str, window: int, user) -> DryRun:
+    """The run's row; background.Busy when its asker or the cluster has too many questions running."""
+    return background.admit(DryRun, cluster, user, version=version, source=source, window=window)
+
+
 def start(run: DryRun) -> None:
-    background.start("dashboard.profiles.tasks.dry_run", execute, run.pk, f"dry-run-{run.pk}")
+    background.start("dashboard.profiles.tasks.dry_run", execute, run.pk)

@@ -19,7 +19,8 @@ from ..access import EDITOR, get_cluster, visible_clusters
 from ..models import SchedulerProfile
 from ..queryforms import VersionQuery, query_form
 from . import services
-from .dryrun import start as start_dry_run
+from ..services.background import Busy
+from . import dryrun
 from .forms import ProfileEditorForm, dump_yaml
 from .models import AuditLog, DryRun, ProfileVersion
 
@@ -269,9 +270,12 @@ def dry_run(request, profile, number):
         window = max(1, min(100000, int(request.POST.get("window") or 200)))
     except ValueError:
         window = 200
-    run = DryRun.objects.create(version=version, cluster=cluster, source=source, window=window,
-                                author=request.user)
-    start_dry_run(run)
+    try:
+        run = dryrun.create(version, cluster, source, window, request.user)
+    except Busy as err:
+        messages.error(request, str(err))
+        return redirect("profiles:edit", name=profile.name)
+    dryrun.start(run)
     return redirect("profiles:dry_run", run_id=run.pk)
 
 

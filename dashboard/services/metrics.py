@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import itertools
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client.metrics_core import Metric
 
 PLUGIN_METRICS_SAMPLE_PERCENT = 10   # kube-scheduler's pluginMetricsSamplePercent (schedule_one.go)
 
@@ -90,3 +91,22 @@ def observe_cycle(cluster: str, profile: str, result: str, durations: dict, filt
         elif key != "total":
             point = "Filter" if key in filter_plugins else "Score"
             _child(PLUGIN_DURATION, cluster, key, point, "Success").observe(seconds)
+
+
+class _OfClusters:
+    """A view of REGISTRY with the samples of the clusters named in ``names`` only (every metric here has a
+    ``cluster`` label)."""
+
+    def __init__(self, names):
+        self.names = names
+
+    def collect(self):
+        for family in REGISTRY.collect():
+            kept = Metric(family.name, family.documentation, family.type, family.unit)
+            kept.samples = [s for s in family.samples if s.labels.get("cluster") in self.names]
+            yield kept
+
+
+def exposition(cluster_names) -> bytes:
+    """The metrics in Prometheus' text format, of the clusters named in ``cluster_names`` only."""
+    return generate_latest(_OfClusters(frozenset(cluster_names)))

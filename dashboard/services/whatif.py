@@ -145,13 +145,13 @@ def question(cluster, kind: str, data: dict) -> dict:
 
 
 def create(cluster, kind: str, params: dict, user=None, version=None, compare_version=None) -> WhatIfRun:
-    run = WhatIfRun.objects.create(cluster=cluster, kind=kind, params=params, author=user, version=version,
-                                   compare_version=compare_version)
-    return run
+    """The run's row; background.Busy when its asker or the cluster has too many questions running."""
+    return background.admit(WhatIfRun, cluster, user, kind=kind, params=params, version=version,
+                            compare_version=compare_version)
 
 
 def start(run: WhatIfRun) -> None:
-    background.start("dashboard.tasks.whatif_run", execute, run.pk, f"whatif-{run.pk}")
+    background.start("dashboard.tasks.whatif_run", execute, run.pk)
 
 
 class _Progress:

@@ -113,7 +113,8 @@ class WorkerProcess:
 
     count = 0
 
-    def __init__(self, tmp_path, lock_ttl: float = 3.0):
+    def __init__(self, tmp_path, lock_ttl: float = 3.0, queues: str = "celery,questions", pool: str = "threads",
+                 concurrency: int = 4, idle: bool = False):
         WorkerProcess.count += 1
         self.log_path = tmp_path / f"worker{WorkerProcess.count}.log"
         env = dict(os.environ, DATABASE_URL=database_url(), REDIS_URL=settings.REDIS_URL,
@@ -122,9 +123,9 @@ class WorkerProcess:
                    SCHEDSCOPE_BROADCAST_INTERVAL="0.2", DJANGO_SETTINGS_MODULE="dashboard.settings")
         self.log = open(self.log_path, "w")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "dashboard", "worker", "--pool=threads", "--concurrency=4",
-             "-l", "info", "--without-gossip", "--without-mingle", "--without-heartbeat",
-             "-n", f"test{WorkerProcess.count}-{os.getpid()}@%h"],
+            (["chrt", "--idle", "0"] if idle else []) + [sys.executable, "-m", "celery", "-A", "dashboard", "worker", "-Q", queues, f"--pool={pool}",
+             f"--concurrency={concurrency}", "-l", "info", "--without-gossip", "--without-mingle",
+             "--without-heartbeat",             "-n", f"test{WorkerProcess.count}-{os.getpid()}@%h"],
             cwd=ROOT, env=env, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
         wait_for(lambda: "ready." in self.text() or self.proc.poll() is not None, 60, 0.1, "the Celery worker")
         if self.proc.poll() is not None:

@@ -8,6 +8,7 @@ from django.core.management.base import BaseCommand, CommandError
 from dashboard.models import Cluster, WhatIfRun
 from dashboard.profiles import services as profiles
 from dashboard.services import whatif
+from dashboard.services.background import Busy
 from scheduler_core.whatif import summary
 
 
@@ -67,8 +68,11 @@ class Command(BaseCommand):
             params = whatif.question(cluster, kind, data)
         except whatif.QuestionError as err:
             raise CommandError(str(err)) from None
-        run = whatif.create(cluster, kind, params, version=_version(opts["profile"]),
-                            compare_version=_version(opts.get("compare")))
+        try:
+            run = whatif.create(cluster, kind, params, version=_version(opts["profile"]),
+                                compare_version=_version(opts.get("compare")))
+        except Busy as err:
+            raise CommandError(str(err)) from None
         whatif.execute(run.pk)
         run.refresh_from_db()
         if run.state != WhatIfRun.DONE:
