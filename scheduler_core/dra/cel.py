@@ -26,7 +26,7 @@ class CELError(ValueError):
 
 
 # -- semver (apiserver/pkg/cel/library/semverlib.go, blang/semver strict parsing) ----------------------------
-_SEMVER = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)"
+SEMVER = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)"
                      r"(?:-((?:0|[1-9]\d*|\d*[A-Za-z-][0-9A-Za-z-]*)(?:\.(?:0|[1-9]\d*|\d*[A-Za-z-][0-9A-Za-z-]*))*))?"
                      r"(?:\+([0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*))?$")
 
@@ -38,7 +38,7 @@ class Semver:
     __slots__ = ("text", "major", "minor", "patch", "pre")
 
     def __init__(self, text: str):
-        m = _SEMVER.match(text)
+        m = SEMVER.match(text)
         if m is None:
             raise CELError(f"could not parse {text!r} as semver")
         self.text = text
@@ -96,7 +96,7 @@ def _semver(s):
 
 
 def _is_semver(s):
-    return ct.BoolType(_SEMVER.match(str(s)) is not None)
+    return ct.BoolType(SEMVER.match(str(s)) is not None)
 
 
 def _quantity(s):

@@ -11,6 +11,7 @@ label syntax there that selectors do not match).
 """
 from __future__ import annotations
 
+from ..dra.validation import CLUSTER_SCOPED as DRA_CLUSTER_SCOPED, VALIDATORS as DRA_VALIDATORS
 from .errors import ParseError
 from .field import forbidden, invalid, required, too_long
 from .identifiers import (is_dns1035_label, is_dns1123_label, is_dns1123_subdomain, is_extended_resource_name,
@@ -27,7 +28,8 @@ INTEGER_RESOURCES = ("pods", "resourcequotas", "services", "replicationcontrolle
 # every other kind Schedscope stores is a DNS-1123 subdomain.
 NAME_RULES = {"Namespace": "label", "Service": "dns1035"}
 _NAME_CHECKS = {"label": is_dns1123_label, "subdomain": is_dns1123_subdomain, "dns1035": is_dns1035_label}
-CLUSTER_SCOPED = ("Node", "Namespace", "PersistentVolume", "StorageClass", "CSINode", "CSIDriver", "PriorityClass")
+CLUSTER_SCOPED = ("Node", "Namespace", "PersistentVolume", "StorageClass", "CSINode", "CSIDriver", "PriorityClass",
+                  *DRA_CLUSTER_SCOPED)
 
 
 class ValidationError(ParseError):
@@ -261,7 +263,7 @@ def pod_update_errors(old: dict, new: dict) -> list:
     return errs
 
 
-_BY_KIND = {"Pod": _validate_pod, "Node": _validate_node}
+_BY_KIND = {"Pod": _validate_pod, "Node": _validate_node, **DRA_VALIDATORS}
 
 
 def object_errors(kind: str, raw) -> list:

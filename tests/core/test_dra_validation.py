@@ -1,0 +1,55 @@
+"""resource.k8s.io/v1 objects through the one validation path (objects.validation), with kube's field paths and
+messages, and the scenario loader refusing what the apiserver refuses."""
+import pytest
+
+from scheduler_core.objects.validation import object_errors
+from scheduler_core.scenario import ScenarioError, scenario_from_data
+
+
+def _texts(kind, raw):
+    return [str(e) for e in object_errors(kind, raw)]
+
+
+def test_resource_slice_node_selection_and_pool():
+    base = {"metadata": {"name": "s"}, "spec": {"driver": "gpu.example.com",
+                                                "pool": {"name": "p", "resourceSliceCount": 1}}}
+    assert _texts("ResourceSlice", base) == [
+        "spec: Required value: exactly one of `nodeName`, `nodeSelector`, `allNodes`, `perDeviceNodeSelection` is "
+        "required"]
+    both = {"metadata": {"name": "s"}, "spec": {"driver": "gpu.example.com", "nodeName": "n", "allNodes": True,
+                                                "pool": {"name": "p", "resourceSliceCount": 0}}}
+    assert _texts("ResourceSlice", both) == [
+        "spec.pool.resourceSliceCount: Invalid value: 0: must be greater than zero",
+        'spec: Invalid value: "{`nodeName`, `allNodes`}": exactly one of `nodeName`, `nodeSelector`, `allNodes`, '
+        '`perDeviceNodeSelection` is required, but multiple fields are set']
+    ns = {"metadata": {"name": "s", "namespace": "x"}, "spec": dict(both["spec"], allNodes=None,
+                                                                   pool={"name": "p", "resourceSliceCount": 1})}
+    assert _texts("ResourceSlice", ns) == ["metadata.namespace: Forbidden: not allowed on this type"]
+
+
+def test_claim_requests_counts_modes_and_selectors():
+    claim = {"metadata": {"name": "c", "namespace": "ml"}, "spec": {"devices": {"requests": [
+        {"name": "a"},
+        {"name": "b", "exactly": {"deviceClassName": "gpu", "count": 0}},
+        {"name": "c", "exactly": {"deviceClassName": "gpu", "allocationMode": "Some"}},
+        {"name": "d", "exactly": {"deviceClassName": "gpu", "selectors": [{"cel": {"expression": "device.driver =="}}]}},
+    ], "constraints": [{"requests": ["zz"], "matchAttribute": "gpu.example.com/numa"}]}}}
+    texts = _texts("ResourceClaim", claim)
+    assert texts[:3] == [
+        "spec.devices.requests[0]: Required value: exactly one of `exactly` or `firstAvailable` is required",
+        "spec.devices.requests[1].exactly.count: Invalid value: 0: must be greater than zero",
+        'spec.devices.requests[2].exactly.allocationMode: Unsupported value: "Some": supported values: "All", '
+        '"ExactCount"']
+    assert texts[3].startswith('spec.devices.requests[3].exactly.selectors[0].cel.expression: Invalid value: '
+                               '"device.driver ==": compilation failed')
+    assert texts[4] == ('spec.devices.constraints[0].requests[0]: Invalid value: "zz": must be the name of a request '
+                        "in the claim or the name of a request and a subrequest separated by '/'")
+    template = {"metadata": {"name": "t", "namespace": "ml"}, "spec": {"spec": claim["spec"]}}
+    assert _texts("ResourceClaimTemplate", template)[0].startswith("spec.spec.devices.requests[0]: Required value")
+
+
+def test_scenario_refuses_an_invalid_device_class():
+    bad = {"nodes": [], "pods": [], "pending": [],
+           "deviceclasses": [{"metadata": {"name": "gpu"}, "spec": {"selectors": [{"cel": {}}]}}]}
+    with pytest.raises(ScenarioError, match=r"deviceclasses\[0\] \(gpu\): spec.selectors\[0\].cel.expression"):
+        scenario_from_data(bad)
