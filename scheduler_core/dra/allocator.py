@@ -136,7 +136,7 @@ class Pool:
         return f"{self.driver}/{self.name}"
 
 
-def _node_matches(node, node_name: str, all_nodes: bool, selector) -> bool:
+def node_matches(node, node_name: str, all_nodes: bool, selector) -> bool:
     """NodeMatches."""
     if node_name:
         return node is not None and node.name == node_name
@@ -163,10 +163,10 @@ def gather_pools(slices_for_node, node, all_slices) -> list:
         if spec.get("sharedCounters"):
             relevant = True
         elif spec.get("nodeName") or spec.get("allNodes") or spec.get("nodeSelector") is not None:
-            relevant = _node_matches(node, spec.get("nodeName") or "", bool(spec.get("allNodes")),
+            relevant = node_matches(node, spec.get("nodeName") or "", bool(spec.get("allNodes")),
                                      spec.get("nodeSelector"))
         elif spec.get("perDeviceNodeSelection"):
-            relevant = any(_node_matches(node, d.get("nodeName") or "", bool(d.get("allNodes")),
+            relevant = any(node_matches(node, d.get("nodeName") or "", bool(d.get("allNodes")),
                                          d.get("nodeSelector")) for d in spec.get("devices") or ())
         else:
             continue
@@ -583,7 +583,7 @@ class _Run:
         ok = self._selectors_match(key[0], dev, rd.cls, (rd.cls.get("spec") or {}).get("selectors") or ()) and \
             self._selectors_match(key[0], dev, None, [{"cel": {"expression": e}} for e in rd.request.selectors])
         if ok and _spec(dev.slice).get("perDeviceNodeSelection"):
-            ok = _node_matches(self.node, dev.raw.get("nodeName") or "", bool(dev.raw.get("allNodes")),
+            ok = node_matches(self.node, dev.raw.get("nodeName") or "", bool(dev.raw.get("allNodes")),
                                dev.raw.get("nodeSelector"))
         self.matches[mk] = ok
         return ok
