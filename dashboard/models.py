@@ -1,6 +1,8 @@
 """Stored state of simulated clusters and the history of every scheduling cycle."""
 from __future__ import annotations
 
+from datetime import datetime
+
 from django.conf import settings
 from django.db import models
 
@@ -308,6 +310,20 @@ class SchedulingEvent(models.Model):
                    models.Index(fields=["cluster", "pod_uid", "-time"], name="event_pod_idx"),
                    models.Index(fields=["cluster", "reason", "-time"], name="event_reason_idx")]
         ordering = ["-time", "-id"]
+
+    @property
+    def series_count(self) -> int:
+        """How many times kube's event series counted this Event (0: once, no series)."""
+        return ((self.raw or {}).get("series") or {}).get("count", 0)
+
+    @property
+    def first_time(self):
+        """When the series began: the Event's eventTime."""
+        when = (self.raw or {}).get("eventTime")
+        try:
+            return datetime.fromisoformat(when.replace("Z", "+00:00"))
+        except (AttributeError, ValueError):
+            return self.time
 
 
 class QueueSnapshot(models.Model):

@@ -138,7 +138,10 @@ class ShadowQuery(QueryForm):
 
 class PodQuery(QueryForm):
     cycle = forms.IntegerField(required=False, min_value=0, max_value=INT64_MAX)
+    attempt = forms.IntegerField(required=False, min_value=1, max_value=INT64_MAX)   # of the latest pod of the name
     diff = forms.IntegerField(required=False, min_value=0, max_value=INT64_MAX)
+    apage = _page()   # attempts (groups of identical attempts)
+    epage = _page()   # events
     group = _choice(("0", "1"))
     full = _choice(("1",))
     nq = _text()

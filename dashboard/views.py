@@ -84,7 +84,7 @@ def pod(request, cluster, namespace, pod_name, query):
     if ctx is None:
         raise Http404(f"{namespace}/{pod_name}")
     params = request.GET.copy()
-    for k in ("fpage", "spage"):
+    for k in ("fpage", "spage", "apage", "epage"):
         params.pop(k, None)
     bind_node = query.get("bind", "")
     ctx.update(cluster=cluster, params=params.urlencode(), bind_node=bind_node)

@@ -139,13 +139,46 @@ def event_object(name_prefix: str, regarding: dict, event_type: str, reason: str
                        "namespace": regarding.get("namespace") or "default",
                        "uid": str(uuid.uuid4()), "creationTimestamp": rfc3339(now)},
           "involvedObject": regarding, "reason": reason, "message": message, "type": event_type,
-          "action": action, "eventTime": datetime.datetime.fromtimestamp(now, tz=datetime.timezone.utc)
-          .strftime("%Y-%m-%dT%H:%M:%S.%fZ"), "reportingComponent": controller,
+          "action": action, "eventTime": micro_time(now), "reportingComponent": controller,
           "reportingInstance": f"{controller}-schedscope", "source": {}, "firstTimestamp": None,
           "lastTimestamp": None}   # as kube serves an events.k8s.io Event's zero timestamps (kubectl sorts by them)
     if related is not None:
         ev["related"] = related
     return ev
+
+
+SERIES_FINISH_SECONDS = 6 * 60   # client-go's events.finishTime: a series ends six minutes after its last Event
+
+
+def micro_time(now: float) -> str:
+    return datetime.datetime.fromtimestamp(now, tz=datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+class EventSeries:
+    """kube's event series (client-go tools/events, the recorder kube-scheduler uses): an Event isomorphic to one
+    observed less than ``SERIES_FINISH_SECONDS`` before (same type, action, reason, reporting controller and
+    instance, regarding and related objects; the note does not count) is not a new Event: the first one's
+    ``series`` counts it (count, lastObservedTime) and its note stays the first one's. One per recorder, kept in
+    memory as kube's broadcaster keeps its cache (a restarted scheduler starts new Events)."""
+
+    def __init__(self):
+        self._seen = {}   # key -> (the first Event, last observed, count)
+        self._pruned = 0.0
+
+    def observe(self, raw: dict, now: float) -> tuple[dict, bool]:
+        """(the Event to store, whether it is a later count of an earlier Event's series)."""
+        if now - self._pruned > 60:
+            self._seen = {k: v for k, v in self._seen.items() if now - v[1] <= SERIES_FINISH_SECONDS}
+            self._pruned = now
+        key = orjson.dumps([raw.get(f) for f in ("type", "action", "reason", "reportingComponent", "reportingInstance",
+                                                  "involvedObject", "related")], option=orjson.OPT_SORT_KEYS)
+        seen = self._seen.get(key)
+        if seen is None or now - seen[1] > SERIES_FINISH_SECONDS:
+            self._seen[key] = (raw, now, 1)
+            return raw, False
+        first, _last, count = seen
+        self._seen[key] = (first, now, count + 1)
+        return dict(first, series={"count": count + 1, "lastObservedTime": micro_time(now)}), True
 
 
 def pod_reference(raw: dict) -> dict:
@@ -159,7 +192,8 @@ def event_row_fields(raw: dict) -> dict:
     """SchedulingEvent columns of a v1 or events.k8s.io/v1 Event."""
     ref = raw.get("involvedObject") or raw.get("regarding") or {}
     pod = ref.get("kind") == "Pod"
-    when = raw.get("eventTime") or raw.get("lastTimestamp") or (raw.get("metadata") or {}).get("creationTimestamp")
+    when = ((raw.get("series") or {}).get("lastObservedTime") or raw.get("eventTime") or raw.get("lastTimestamp")
+            or (raw.get("metadata") or {}).get("creationTimestamp"))
     try:
         time = datetime.datetime.fromisoformat(str(when).replace("Z", "+00:00"))
     except ValueError:
@@ -319,6 +353,31 @@ def insert_events(w, events: list) -> None:
         cur.execute(f'INSERT INTO "{SchedulingEvent._meta.db_table}" (cluster_id, {columns}, rv, raw) '
                     f"SELECT %s, {columns}, rv, raw FROM _event_load", [w.cluster_id])
     w.log_loaded("Event", ADDED, "_event_load")
+
+
+def update_event_series(w, events: list) -> None:
+    """Store the recorder's later counts of Event series (``EventSeries``), (fields, v1 Event) pairs: the series'
+    Event updated to its last count (its row's time and cycle the latest) and logged as MODIFIED. An Event whose
+    row is gone (deleted through the API, or pruned) is created again with its series, as kube's recorder creates
+    it when its patch finds no Event."""
+    latest = {}
+    for fields, raw in events:
+        latest[key_of("Event", raw)] = (fields, raw)
+    for fields, raw in latest.values():
+        rv = w.next_rv()
+        raw = with_rv(raw, rv)
+        meta = raw["metadata"]
+        first = datetime.datetime.fromisoformat(raw["eventTime"].replace("Z", "+00:00"))
+        updated = SchedulingEvent.objects.filter(
+            cluster_id=w.cluster_id, pod_uid=fields["pod_uid"], time__gte=first - datetime.timedelta(seconds=1),
+            raw__metadata__namespace=meta["namespace"], raw__metadata__name=meta["name"],
+        ).update(rv=rv, raw=raw, time=fields["time"], cycle_seq=fields["cycle_seq"])
+        if updated:
+            w.log("Event", MODIFIED, raw, rv)
+        else:
+            SchedulingEvent.objects.create(cluster_id=w.cluster_id, rv=rv, raw=raw,
+                                           **dict(fields, message=raw.get("message") or ""))
+            w.log("Event", ADDED, raw, rv)
 
 
 class _Writing:

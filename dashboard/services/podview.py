@@ -4,8 +4,13 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from django.core.paginator import Paginator
+
 from ..models import Pod, SchedulingCycle, SchedulingEvent, ShadowDecision
 from . import fullmatrix, queries, traceview
+
+ATTEMPT_GROUPS_PER_PAGE = 20
+EVENTS_PER_PAGE = 20
 
 
 def _cycle(cluster, namespace, name, seq: int | None):
@@ -17,7 +22,9 @@ def _cycle(cluster, namespace, name, seq: int | None):
 def pod_context(cluster, namespace: str, name: str, params) -> dict | None:
     """The pod page's context, or None when neither the pod nor any of its cycles exists.
 
-    ``params`` (checked values, dashboard.queryforms.PodQuery): cycle (seq shown; default the latest), diff (seq compared with it), group (0: one row
+    ``params`` (checked values, dashboard.queryforms.PodQuery): cycle (seq shown; default the latest), attempt (the
+    attempt shown, of the latest pod of the name, when no cycle is given), apage and epage (the pages of attempts,
+    identical consecutive ones grouped, and of events), diff (seq compared with it), group (0: one row
     per node), full (1: the matrices recomputed over every node, for a cycle recorded without every node), and the
     matrix controls nq, plugin, show, sort, fpage (Filter) and spage (Score).
     """
@@ -26,12 +33,21 @@ def pod_context(cluster, namespace: str, name: str, params) -> dict | None:
     if pod_row is None and not cycles:
         return None
     chosen = _cycle(cluster, namespace, name, params.get("cycle"))
+    if chosen is None and cycles and params.get("attempt"):
+        chosen = _cycle(cluster, namespace, name, next(
+            (c.seq for c in cycles if c.pod_uid == cycles[0].pod_uid and c.attempt == params["attempt"]), None))
     if chosen is None and cycles:
         chosen = SchedulingCycle.objects.get(pk=cycles[0].pk)
-    ctx = {"pod": pod_row, "key": f"{namespace}/{name}", "cycles": cycles, "cycle": chosen,
-           "timeline": list(reversed(traceview.attempt_timeline(cycles))),
-           "events": SchedulingEvent.objects.filter(cluster=cluster, pod_namespace=namespace,
-                                                    pod_name=name).order_by("-time", "-id")[:50],
+    groups = traceview.group_attempts(traceview.attempt_timeline(cycles))
+    apage = params.get("apage")
+    if apage is None and chosen is not None:   # the page that holds the cycle shown
+        apage = 1 + next((i for i, g in enumerate(groups) if g["first"]["cycle"].seq <= chosen.seq), 0) \
+            // ATTEMPT_GROUPS_PER_PAGE
+    events = SchedulingEvent.objects.filter(cluster=cluster, pod_namespace=namespace, pod_name=name)
+    ctx = {"pod": pod_row, "key": f"{namespace}/{name}", "cycle": chosen,
+           "attempts": Paginator(groups, ATTEMPT_GROUPS_PER_PAGE).get_page(apage or 1),
+           "latest_uid": cycles[0].pod_uid if cycles else "",
+           "events": Paginator(events.order_by("-time", "-id"), EVENTS_PER_PAGE).get_page(params.get("epage", 1)),
            "shadow": ShadowDecision.objects.filter(cluster=cluster, pod_namespace=namespace,
                                                    pod_name=name).order_by("-time", "-id").first()}
     if chosen is None:

@@ -212,9 +212,11 @@ def pending_namespaces(cluster: Cluster, limit: int = 200) -> list:
                 .distinct().order_by("namespace")[:limit])
 
 
-def cycles_of_pod(cluster: Cluster, namespace: str, name: str, limit: int = 200) -> list:
+def cycles_of_pod(cluster: Cluster, namespace: str, name: str) -> list:
+    """Every recorded cycle of the pods of that name, newest first, with the columns of the attempt timeline."""
     return list(SchedulingCycle.objects.filter(cluster=cluster, pod_namespace=namespace, pod_name=name)
-                .order_by("-seq").defer("matrix", "durations")[:limit])
+                .order_by("-seq").only("seq", "pod_uid", "attempt", "started", "result", "node", "message",
+                                       "duration_ms", "failing_plugins"))
 
 
 def filter_cycles(qs, params):

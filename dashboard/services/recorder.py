@@ -131,6 +131,7 @@ class Recorder(TraceSink):
         self.cluster_name = cluster.name
         self.kubelet = getattr(cluster, "kubelet", True)
         self.node_lists = NodeLists()   # used by the writer thread only
+        self.series = objectstore.EventSeries()   # the writer thread's too
         self.batch_size = batch_size
         self.max_buffer = max_buffer
         self.flush_interval = flush_interval
@@ -396,6 +397,15 @@ class Recorder(TraceSink):
         finally:
             connection.close()
 
+    def _make_events(self, batch) -> None:
+        """Each recorded event of the batch made into its v1 Event, once (a batch is written again after a failed
+        write): a new Event, or a later count of an earlier one's series (``objectstore.EventSeries``)."""
+        for i, (kind, payload, t) in enumerate(batch):
+            if kind == EVENT and len(payload) == 2:
+                ev, pod = payload
+                raw, repeat = self.series.observe(self._event_object(ev, pod), ev["time"].timestamp())
+                batch[i] = (kind, (ev, raw, repeat), t)
+
     def _event_object(self, ev: dict, pod) -> dict:
         """The v1 Event the Kubernetes API serves for a recorded event (as kube's scheduler reports it)."""
         if pod is not None:
@@ -446,6 +456,7 @@ class Recorder(TraceSink):
         """A batch of ``fork_cycles`` cycles or more goes to a child, unless a flush waits for it: whoever flushes
         waits (the Runner's loop thread, for a reload or a manual binding; a stopping loop), so the GIL is free,
         and the thread's own connection spares the child's fork, connection and temporary tables."""
+        self._make_events(batch)
         ncycles = sum(1 for kind, _p, _t in batch if kind == CYCLE)
         if (self.fork_cycles and ncycles >= self.fork_cycles and connection.vendor == "postgresql"
                 and not self._flushing):
@@ -484,14 +495,14 @@ class Recorder(TraceSink):
 
     def _write_here(self, batch, states):
         cid = self.cluster_id
-        cycles, events, snaps, shadows, deleted = [], [], [], [], []
+        cycles, events, repeats, snaps, shadows, deleted = [], [], [], [], [], []
         bindings = {}   # pod uid -> (node, cycle seq, attempts, bound at): what its bindings leave
         statuses, objects = {}, []
         for kind, payload, _t in batch:
             if kind == CYCLE:
                 cycles.append(dict(payload.encode(self.node_lists), cluster_id=cid, seq=payload.seq))
             elif kind == EVENT:
-                events.append((payload[0], self._event_object(*payload)))
+                (repeats if payload[2] else events).append(payload[:2])
             elif kind == SNAPSHOT:
                 snaps.append(QueueSnapshot(cluster_id=cid, **payload))
             elif kind == SHADOW:
@@ -528,6 +539,8 @@ class Recorder(TraceSink):
                     raise Deposed()
                 if events:
                     objectstore.insert_events(w, events)
+                if repeats:
+                    objectstore.update_event_series(w, repeats)
                 if statuses:
                     update_statuses(w, statuses)
                 for kind, raw in objects:

@@ -240,6 +240,23 @@ def attempt_timeline(cycles) -> list:
     return out
 
 
+def _outcome(c) -> tuple:
+    return (c.pod_uid, c.result, c.node, c.message, sorted(c.failing_plugins or ()))
+
+
+def group_attempts(timeline: list) -> list:
+    """The attempt timeline (oldest first) as groups of identical consecutive attempts (one pod, same result,
+    node, message and rejecting plugins), newest first: {"first", "last": timeline items, "count"}."""
+    groups = []
+    for item in timeline:
+        g = groups[-1] if groups else None
+        if g is not None and _outcome(g["last"]["cycle"]) == _outcome(item["cycle"]):
+            g["last"], g["count"] = item, g["count"] + 1
+        else:
+            groups.append({"first": item, "last": item, "count": 1})
+    return groups[::-1]
+
+
 POINT_ORDER = ("total", "PreFilter", "Filter", "PostFilter", "PreScore", "Score")
 
 

@@ -549,3 +549,32 @@ def test_kubectl_apply_watch_describe_against_a_simulated_cluster(server, tmp_pa
         kube.close()
         watch.terminate()
         watch.wait(10)
+
+
+@pytest.mark.skipif(not KUBECTLS, reason="no kubectl binary on PATH")
+def test_repeated_events_are_one_event_series_as_kubectl_describe_shows_them(server, tmp_path):
+    """kube's event series: the recorder's repeated FailedScheduling of one pod is one Event whose series counts
+    them (its note the first one's); watchers see it created once and then modified; `kubectl describe` shows
+    "(x3 over ...)"."""
+    from dashboard.models import Cluster, Pod, SchedulingEvent
+    from dashboard.services.recorder import Recorder
+    from scheduler_core.objects import Pod as CorePod
+    kc = server.create_cluster("series", {"nodes": [node("n1")], "pods": [], "pending": [pod("big", cpu="16")]})
+    cluster = Cluster.objects.get(name="series")
+    big = CorePod(Pod.objects.get(cluster=cluster, name="big").raw)
+    rec = Recorder(cluster, flush_interval=0.05)
+    for n in range(3):
+        rec.record_event("FailedScheduling", f"0/1 nodes are available: 1 Insufficient cpu. (try {n})", pod=big,
+                         type_="Warning")
+        assert rec.flush(20)
+    assert rec.close(20) and rec.failures == 0
+    [event] = SchedulingEvent.objects.filter(cluster=cluster, pod_name="big")
+    assert event.raw["series"]["count"] == 3 and event.message == event.raw["message"]
+    assert event.raw["message"].endswith("(try 0)")
+    assert event.raw["eventTime"] < event.raw["series"]["lastObservedTime"] == \
+        event.time.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    env = {"KUBECONFIG": str(kc), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    out = subprocess.run([KUBECTLS[0], "describe", "pod", "big"], capture_output=True, text=True, env=env,
+                         timeout=60).stdout
+    line = next(ln for ln in out.splitlines() if "FailedScheduling" in ln)
+    assert re.search(r"\(x3 over \d+s\)", line) and line.endswith("(try 0)"), out

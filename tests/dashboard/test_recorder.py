@@ -228,7 +228,10 @@ def test_bindings_mixed_with_cycles_and_events_land_in_one_batch():
     _commit_one_batch(rec, batches)
     assert len(batches[0]) == 120
     assert SchedulingCycle.objects.filter(cluster=cluster).count() == 40
-    assert SchedulingEvent.objects.filter(cluster=cluster).count() == 40
+    # the events about one node are one Event each, their series counting the others (kube's event series)
+    events = SchedulingEvent.objects.filter(cluster=cluster)
+    assert events.count() == 7
+    assert sorted((e.raw.get("series") or {}).get("count", 1) for e in events) == [5, 5, 6, 6, 6, 6, 6]
     pods = {p.uid: p for p in Pod.objects.filter(cluster=cluster)}
     bound_at = []
     for i, seq in enumerate(seqs):
@@ -373,3 +376,25 @@ def test_status_patches_of_a_batch_land_in_one_update():
     assert pods["p-2"].node_name == "node-z" and pods["p-2"].raw["spec"]["nodeName"] == "node-z"
     logged = StoreChange.objects.filter(cluster=cluster, kind="pods").values_list("rv", flat=True)
     assert {pods["p-0"].rv, pods["p-1"].rv, pods["p-2"].rv} <= set(logged)
+
+
+def test_an_event_series_ends_six_minutes_after_its_last_event():
+    """client-go's series: isomorphic Events (the note aside) count in the first one's series while each comes
+    within six minutes of the one before; after a longer pause the next one is a new Event."""
+    from dashboard.services.objectstore import EventSeries, event_object
+    series = EventSeries()
+    ref = {"kind": "Pod", "apiVersion": "v1", "namespace": "ns", "name": "p", "uid": "u", "resourceVersion": "7"}
+
+    def ev(now, note="0/3 nodes are available", reason="FailedScheduling", ref=ref):
+        return series.observe(event_object("p", ref, "Warning", reason, "Scheduling", note, "default-scheduler",
+                                           now), now)
+    first, repeat = ev(1000.0)
+    assert not repeat and "series" not in first
+    second, repeat = ev(1000.0 + 359, note="0/4 nodes are available")
+    assert repeat and second["series"]["count"] == 2 and second["message"] == "0/3 nodes are available"
+    assert second["metadata"]["name"] == first["metadata"]["name"]
+    assert ev(1000.0 + 2 * 359)[0]["series"]["count"] == 3
+    assert not ev(1000.0 + 2 * 359, reason="Preempted")[1]   # another reason, another Event
+    assert not ev(1000.0 + 2 * 359, ref=dict(ref, resourceVersion="8"))[1]   # the pod changed since
+    fresh, repeat = ev(1000.0 + 2 * 359 + 361)
+    assert not repeat and "series" not in fresh and fresh["metadata"]["name"] != first["metadata"]["name"]

@@ -1,0 +1,79 @@
+"""The pod page of a pod pending for long stays short, in headless Chromium: 138 identical attempts are one group
+("attempts 1–138: same result, last at ...") from which any attempt can be shown, and its 134 FailedScheduling
+events (recorded by another recorder than the loop's) are one Event whose series counts them, as kube's event
+series does."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+from . import test_browser
+from .conftest import ROOT
+from .test_browser import ARGS, CHROMIUM, _shot
+
+pytestmark = test_browser.pytestmark   # skipped without Chromium
+server = test_browser.server           # the embedded server fixture
+
+# In the embedded server's database: the first unschedulable pod with one recorded attempt gets 137 more of the
+# same outcome (its cycle recorded again, each 10 s later, seqs far above the running loop's), and the recorder of
+# this process records its FailedScheduling 134 times.
+LONG_PENDING = """
+import time
+from datetime import timedelta
+from dashboard.models import Pod, SchedulingCycle
+from dashboard.services.recorder import Recorder
+from scheduler_core.objects import Pod as CorePod
+end = time.monotonic() + 120
+while True:
+    first = (SchedulingCycle.objects.filter(cluster__name="demo", result="unschedulable", attempt=1)
+             .order_by("seq").first())
+    if first is not None or time.monotonic() > end:
+        break
+    time.sleep(0.2)
+cycles = []
+for i in range(1, 138):
+    c = SchedulingCycle.objects.get(pk=first.pk)
+    c.pk, c.seq, c.attempt, c.started = None, 10**9 + i, 1 + i, first.started + timedelta(seconds=10 * i)
+    cycles.append(c)
+SchedulingCycle.objects.bulk_create(cycles)
+pod = CorePod(Pod.objects.get(cluster=first.cluster, namespace=first.pod_namespace, name=first.pod_name).raw)
+rec = Recorder(first.cluster, flush_interval=0.05)
+for _ in range(134):
+    rec.record_event("FailedScheduling", first.message, pod=pod, type_="Warning")
+assert rec.close(60) and rec.failures == 0
+print(first.pod_namespace, first.pod_name)
+"""
+
+
+def _long_pending_pod(tmp_path) -> str:
+    env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "DATABASE_URL")}
+    env.update(DATABASE_URL=f"sqlite:///{tmp_path / 'e2e.sqlite3'}", DJANGO_SETTINGS_MODULE="dashboard.settings")
+    out = subprocess.run([sys.executable, str(ROOT / "manage.py"), "shell", "-c", LONG_PENDING], cwd=ROOT, env=env,
+                         check=True, capture_output=True, text=True, timeout=300).stdout
+    return "/".join(out.split()[-2:])
+
+
+def test_a_long_pending_pod_page_groups_identical_attempts_and_events(server, tmp_path):
+    from playwright.sync_api import expect, sync_playwright
+    key = _long_pending_pod(tmp_path)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
+        page = server.context(browser).new_page()
+        page.goto(f"{server}/clusters/demo/pods/{key}/")
+        group = page.locator("#attempts li.group").first
+        expect(group).to_contain_text("attempts 1–138: same result, last at")
+        assert page.locator("#attempts li").count() <= 3
+        events = page.locator("#pod-events li")
+        # the running loop's Event of the first attempt, and the one whose series counts this recorder's 134
+        expect(events.filter(has_text="FailedScheduling")).to_have_count(2)
+        expect(events.first).to_contain_text("(x134 over")
+        _shot(page, tmp_path, "pod-long-pending")
+        assert page.evaluate("document.documentElement.scrollHeight") < 6000
+
+        group.locator("input[name=attempt]").fill("57")
+        group.get_by_role("button", name="Show").click()
+        expect(page.locator("#decision h2").first).to_contain_text("attempt 57")
+        expect(page.locator("#attempts li.group.sel")).to_contain_text("showing #57")
+        _shot(page, tmp_path, "pod-attempt-57")
+        browser.close()
