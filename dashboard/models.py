@@ -6,6 +6,8 @@ from datetime import datetime
 from django.conf import settings
 from django.db import models
 
+from scheduler_core.shadow import messages_agree
+
 from .fields import CycleMatrixField, PackedJSONField
 
 
@@ -29,7 +31,8 @@ class Cluster(models.Model):
     STATES = [(STOPPED, "Stopped"), (RUNNING, "Running"), (PAUSED, "Paused")]
     SCHEDULER, SHADOW = "scheduler", "shadow"
     MODES = [(SCHEDULER, "Scheduler (binds pending pods)"),
-             (SHADOW, "Shadow (read-only: compares other schedulers' bindings with the profile's choice)")]
+             (SHADOW, "Observe (read-only: explains another scheduler's pending pods and compares its bindings "
+                      "with the profile's choice)")]
 
     name = models.SlugField(max_length=100, unique=True)
     kind = models.CharField(max_length=16, choices=KINDS, default=SIMULATED)
@@ -204,6 +207,8 @@ class Pod(models.Model):
     queue = models.CharField(max_length=16, choices=QUEUES, default=ACTIVE)
     attempts = models.IntegerField(default=0)
     reason = models.TextField(blank=True, help_text="latest FitError message")
+    kube_message = models.TextField(blank=True, help_text="observe mode: the other scheduler's latest "
+                                                          "FailedScheduling message, beside ``reason``")
     plugins = models.CharField(max_length=1000, blank=True,
                                help_text="plugins that rejected it last time, as ,A,B, (searchable)")
     last_cycle = models.BigIntegerField(null=True, blank=True, help_text="seq of its latest cycle")
@@ -225,6 +230,11 @@ class Pod(models.Model):
     @property
     def key(self) -> str:
         return f"{self.namespace}/{self.name}"
+
+    @property
+    def kube_agrees(self) -> bool:
+        """Observe mode: whether the profile's latest message (``reason``) is the other scheduler's."""
+        return messages_agree(self.reason, self.kube_message)
 
     @property
     def plugin_list(self) -> list:

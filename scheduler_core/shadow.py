@@ -62,6 +62,12 @@ class ShadowRecord:
         return {k: getattr(self, k) for k in self.__slots__}
 
 
+def messages_agree(ours: str, kube: str) -> bool:
+    """Whether the profile's FailedScheduling message is the other scheduler's (an Event's note is cut at 1024
+    bytes; the pod's condition carries the whole message)."""
+    return truncate_message(ours) == truncate_message(kube)
+
+
 class Observation:
     """One explained failure: the profile's cycle for a pod the other scheduler reported unschedulable."""
 
@@ -73,8 +79,7 @@ class Observation:
         self.scheduler = pod.scheduler_name
         self.kube_message = kube_message
         self.message = trace.message or trace.error or ""
-        # an Event's note is cut at 1024 bytes; the pod's condition carries the whole message
-        self.agree = truncate_message(self.message) == truncate_message(kube_message)
+        self.agree = messages_agree(self.message, kube_message)
         self.feasible = len(trace.feasible)
         self.cycle = trace.cycle
 
@@ -281,6 +286,8 @@ class ShadowScheduler:
         for w in due:
             w.reported, w.observed_change, w.observed_at = False, self.changes, self.clock()
             trace, _state = schedule_pod(self.framework, self.ctx, w.pod, self.snapshot, CycleState())
+            if trace.error or trace.unschedulable:   # the attempt failed, as the loop would have failed it
+                trace.status_code = "Error" if trace.error else "Unschedulable"
             obs = Observation(w.pod, trace, w.kube_message)
             self.observations += 1
             self.observed_agreed += obs.agree

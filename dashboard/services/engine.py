@@ -139,6 +139,7 @@ class RecordingEngine:
         self.journal = []
         self._traces = []
         self._compared = []    # (ShadowRecord, CycleTrace) of shadow comparisons not yet recorded
+        self._observed = []    # (Observation, CycleTrace) of observed failures not yet recorded
         self._recorded_queue = {}
         self._counts = {}
         self._explained = {}   # (FitError message, pod template) -> _Explained, least recently computed first
@@ -154,6 +155,9 @@ class RecordingEngine:
         for shadow_rec, tr in self._compared:
             self._record_shadow(shadow_rec, tr)
         self._compared.clear()
+        for obs, tr in self._observed:
+            self._record_observation(obs, tr)
+        self._observed.clear()
         for kind, obj, arg in self.journal:
             uid = getattr(obj, "uid", "")
             if kind == "bind":
@@ -180,16 +184,17 @@ class RecordingEngine:
         self._traces.clear()
         self.journal.clear()
 
-    def _overrides(self, tr, attempt: int, suggest: bool = True) -> dict:
+    def _overrides(self, tr, attempt: int, suggest: bool = True, observed: dict | None = None) -> dict:
         """What the recorder stores for a CycleTrace beyond the trace itself (Recorder.record_trace): the
-        pod's attempt count, the result and error of a failed attempt, and what would fix it when ``suggest``."""
+        pod's attempt count, the result and error of a failed attempt, and what would fix it when ``suggest``
+        (``observed``: the profile, snapshot and change count of an observed failure's cycle, see _suggest)."""
         over = {"attempt": attempt}
         if tr.status_code:
             over["result"] = "unschedulable" if tr.status_code in FAILED_CODES else "error"
             if tr.bind_error and not tr.error:
                 over["error"] = tr.bind_error
             if suggest and over["result"] == "unschedulable" and tr.unschedulable:
-                over["suggestions"], basis = self._suggest(tr, attempt)
+                over["suggestions"], basis = self._suggest(tr, attempt, **(observed or {}))
                 if basis is not None:
                     over["suggestions_basis"] = basis
         return over
@@ -208,7 +213,19 @@ class RecordingEngine:
             "shadow_score": _int_or_none(shadow_rec.shadow_score), "actual_reasons": shadow_rec.actual_reasons,
             "message": shadow_rec.message, "num_feasible": shadow_rec.feasible, "cycle_seq": seq})
 
-    def _suggest(self, tr, attempt: int) -> tuple[list, dict | None]:
+    def _record_observation(self, obs, tr) -> None:
+        """An observed failure (observe mode): the profile's cycle as the pod's next attempt, with what would fix
+        it on the state it ran on, and the other scheduler's message beside the profile's."""
+        attempt = self.base_attempts.get(tr.pod.uid, 0) + 1
+        self.base_attempts[tr.pod.uid] = attempt
+        shadow = self.shadow
+        seq = self.recorder.record_trace(tr, **self._overrides(tr, attempt, observed={
+            "fwk": shadow.framework, "snapshot": shadow.snapshot, "changes": shadow.changes}))
+        self.recorder.record_pod_state(tr.pod.uid, queue=PodRow.UNSCHEDULABLE, attempts=attempt,
+                                       reason=obs.message, kube_message=obs.kube_message,
+                                       plugins=PodRow.join_plugins(tr.unschedulable_plugins), last_cycle=seq)
+
+    def _suggest(self, tr, attempt: int, fwk=None, snapshot=None, changes=None) -> tuple[list, dict | None]:
         """What would fix it (scheduler_core.explain), as dicts, and None or, when the part that depends on the
         pod and the cluster was computed on another cluster state than this attempt's, the attempt it was
         computed for (``basis``: pod, attempt, started). The diagnosis of what this attempt's preemption did is
@@ -219,13 +236,15 @@ class RecordingEngine:
         1,000-replica Deployment that does not fit would otherwise hold the loop for minutes. It is recomputed
         when the cluster's state (the snapshot's generation, its node count, the object events) changed since,
         once ``REFRESH_FACTOR`` times its cost has passed since it was computed (so the loop spends at most a
-        few percent refreshing it); until then an attempt on a changed cluster gets it with its ``basis``."""
+        few percent refreshing it); until then an attempt on a changed cluster gets it with its ``basis``.
+        ``fwk``, ``snapshot``, ``changes``: the profile, state and count of object changes of another cycle than
+        the scheduler's (an observed failure's)."""
         sched = self.scheduler
-        fwk = sched.profiles.get(tr.pod.scheduler_name)
+        if fwk is None:
+            fwk, snapshot, changes = sched.profiles.get(tr.pod.scheduler_name), sched.snapshot, sched.object_changes
         if fwk is None:
             return [], None
-        snapshot = sched.snapshot
-        state = (snapshot.generation, sched.object_changes, len(snapshot.node_infos))
+        state = (snapshot.generation, changes, len(snapshot.node_infos))
         key = (tr.message, _template_key(tr.pod))
         entry = self._explained.get(key)
         now = time.monotonic()

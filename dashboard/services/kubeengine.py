@@ -11,9 +11,11 @@ Leader election: the profile's ``leaderElection`` (kube's defaults: on, Lease ku
 15s/10s/2s) is honoured through a Lease, as kube-scheduler does, so a Schedscope loop and another scheduler
 replica of the same name never both schedule: cycles run only while leading; a lost lease ends the loop.
 
-Shadow mode (``Cluster.mode``): the KubeCluster is read-only, nothing is bound and no lease is taken; a
-ShadowScheduler compares every binding of a default-scheduler pod with the profile's choice and the recorder
-stores its cycle and the ShadowDecision (``RecordingEngine._record_shadow``).
+Observe mode (``Cluster.mode`` "shadow"): the KubeCluster is read-only, nothing is bound and no lease is taken.
+A ShadowScheduler compares every binding of a default-scheduler pod with the profile's choice (its cycle and the
+ShadowDecision, ``RecordingEngine._record_shadow``), and explains every pod the default scheduler reports
+FailedScheduling for, again while it waits and the cluster changes: each explanation is recorded as an attempt of
+the pod with what would fix it, and kube's message is kept beside the profile's (``_record_observation``).
 """
 from __future__ import annotations
 
@@ -213,7 +215,7 @@ class KubeEngine(RecordingEngine):
         try:
             kube = credentials.kube_cluster_for(cluster, cluster_class=JournaledKubeCluster, journal=self.journal,
                                                 qps=cc.get("qps", 50.0), burst=cc.get("burst", 100),
-                                                read_only=shadow)
+                                                read_only=shadow, watch_failed_scheduling=shadow)
         except (credentials.KubeconfigInvalid, credentials.KubeconfigUnreadable, ConfigException) as err:
             raise ClusterUnavailable(f"cluster {cluster.name}: unusable kubeconfig: {err}") from None
         try:
@@ -235,7 +237,8 @@ class KubeEngine(RecordingEngine):
             if shadow:
                 self.shadow = ShadowScheduler(kube, config, registry, tie_break=cluster.tie_break,
                                               seed=cluster.seed, trace_all_filters=True,
-                                              on_record=lambda rec, tr: self._compared.append((rec, tr)))
+                                              on_record=lambda rec, tr: self._compared.append((rec, tr)),
+                                              on_observe=lambda obs, tr: self._observed.append((obs, tr)))
             self.sync_queue_states()
             gcpolicy.configure()
             gcpolicy.settle()
@@ -283,9 +286,14 @@ class KubeEngine(RecordingEngine):
 
     def schedule_one(self):
         """Watch events, timers and queue flushes that are due, then one attempt while leading; its CycleTrace,
-        or None when idle (always, in shadow mode or while another replica leads)."""
+        or None when idle (while another replica leads). In observe mode: the next due pending pod explained.
+        """
         self.pump()
-        if self.shadow is not None or not self.leading:
+        if self.shadow is not None:
+            tr = self._observed[-1][1] if self.shadow.observe_pending(limit=1) else None
+            self._flush()
+            return tr
+        if not self.leading:
             return None
         sched = self.scheduler
         sched.process_timers()

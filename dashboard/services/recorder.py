@@ -241,7 +241,7 @@ class Recorder(TraceSink):
             self._append(OBJECT, (kind, raw))
 
     def record_pod_state(self, uid: str, **fields) -> None:
-        """Latest queue, attempts, reason, plugins, last_cycle of a pending pod (coalesced)."""
+        """Latest queue, attempts, reason, plugins, last_cycle (and kube_message) of a pending pod (coalesced)."""
         with self._lock:
             self._states.setdefault(uid, {}).update(fields)
             self._idle.clear()
@@ -681,7 +681,8 @@ def update_bindings(w, bindings: dict, kubelet: bool = True) -> None:
                     "FROM _binding_load AS v WHERE p.cluster_id = %s AND p.uid = v.uid", [Pod.BOUND, cluster_id])
 
 
-STATE_TYPES = {"queue": "text", "attempts": "integer", "reason": "text", "plugins": "text", "last_cycle": "bigint"}
+STATE_TYPES = {"queue": "text", "attempts": "integer", "reason": "text", "plugins": "text", "last_cycle": "bigint",
+               "kube_message": "text"}
 
 
 def update_pod_states(cluster_id: int, states: dict) -> None:
