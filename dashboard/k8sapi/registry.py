@@ -44,8 +44,12 @@ _followers = []  # the threads that follow the store for the caches (``_follow``
 _lookups = {}   # cluster name -> (monotonic expiry, (pk, signature) or None)
 
 
+NO_CLUSTER = 0   # no cluster's id: the tokens of a cluster that is not there
+
+
 async def check_token(header: str, pk: int) -> None:
-    """401 unless ``header`` is ``Bearer <a live token of the cluster>``."""
+    """401 unless ``header`` is ``Bearer <a live token of the cluster>`` (NO_CLUSTER: always, after the same
+    lookup)."""
     scheme, _, token = (header or "").partition(" ")
     token = token.strip()
     if scheme.lower() != "bearer" or not token:

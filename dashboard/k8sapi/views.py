@@ -196,12 +196,12 @@ async def api(request, name: str, path: str, token: str = ""):
             return _json(version_info())
         if len(parts) == 1 and parts[0] in UNAUTHENTICATED_PATHS:
             return HttpResponse("ok", content_type="text/plain")
-        # The token first, before the cluster is loaded; no cluster of that name answers as a wrong token would,
-        # so the API does not tell which cluster names exist.
+        # The token first, before the cluster is loaded. No cluster of that name answers as a wrong token does, and
+        # as late: its token is looked up too, among no cluster's, so that neither the answer nor its time tells
+        # which cluster names exist.
         pk = await registry.cluster_id(name)
-        if pk is None:
-            raise ApiError.unauthorized()
-        await registry.check_token(f"Bearer {token}" if token else request.headers.get("Authorization", ""), pk)
+        await registry.check_token(f"Bearer {token}" if token else request.headers.get("Authorization", ""),
+                                   registry.NO_CLUSTER if pk is None else pk)
         store, pk = await registry.lookup(name)
         # off the event loop: a big list (encoding, selectors) must not hold up every other request of the process
         return await sync_to_async(_dispatch, thread_sensitive=False)(request, store, parts, pk)

@@ -132,14 +132,14 @@ def test_anonymous_users_get_a_documented_refusal_from_every_api_operation(acl):
 async def test_websocket_needs_a_signed_in_session():
     from dashboard.asgi import application
     await database_sync_to_async(Cluster.objects.create)(name="wsacl")
-    origin = (b"origin", b"http://localhost")
-    for headers in ([origin], [origin, (b"cookie", b"sessionid=not-a-session")]):
+    origin, host = (b"origin", b"http://localhost"), (b"host", b"localhost")
+    for headers in ([origin, host], [origin, host, (b"cookie", b"sessionid=not-a-session")]):
         comm = WebsocketCommunicator(application, "/ws/clusters/wsacl/", headers=headers)
         connected, code = await comm.connect()
         assert not connected and code == 4401
         await comm.disconnect()
     cookie = await database_sync_to_async(lambda: session_cookie(make_user("wsviewer", "viewer")))()
-    comm = WebsocketCommunicator(application, "/ws/clusters/wsacl/", headers=[origin, (b"cookie", cookie)])
+    comm = WebsocketCommunicator(application, "/ws/clusters/wsacl/", headers=[origin, host, (b"cookie", cookie)])
     connected, _ = await comm.connect()
     assert connected
     assert (await comm.receive_json_from(timeout=5))["kind"] == "hello"

@@ -231,13 +231,13 @@ async def test_websocket_refuses_who_may_not_see_the_cluster():
         ClusterMembership.objects.create(cluster=cluster, user=member, role="viewer")
         return session_cookie(member), session_cookie(editor), session_cookie(viewer)
     member, editor, viewer = await database_sync_to_async(setup)()
-    origin = (b"origin", b"http://localhost")
+    origin, host = (b"origin", b"http://localhost"), (b"host", b"localhost")
     for cookie, path in ((editor, "wssecret"), (viewer, "wssecret"), (editor, "wsnope")):
-        comm = WebsocketCommunicator(application, f"/ws/clusters/{path}/", headers=[origin, (b"cookie", cookie)])
+        comm = WebsocketCommunicator(application, f"/ws/clusters/{path}/", headers=[origin, host, (b"cookie", cookie)])
         connected, code = await comm.connect()
         assert not connected and code == 4404, path  # the same answer as for a cluster that is not there
         await comm.disconnect()
-    comm = WebsocketCommunicator(application, "/ws/clusters/wssecret/", headers=[origin, (b"cookie", member)])
+    comm = WebsocketCommunicator(application, "/ws/clusters/wssecret/", headers=[origin, host, (b"cookie", member)])
     connected, _ = await comm.connect()
     assert connected
     assert (await comm.receive_json_from(timeout=5))["kind"] == "hello"
@@ -265,10 +265,11 @@ async def test_open_websockets_close_when_access_is_revoked():
         ClusterMembership.objects.create(cluster=open_, user=other, role="viewer")
         return {u.username: session_cookie(u) for u in (member, other, outsider)}
     cookies = await database_sync_to_async(setup)()
-    origin = (b"origin", b"http://localhost")
+    origin, host = (b"origin", b"http://localhost"), (b"host", b"localhost")
 
     async def open_socket(user, cluster):
-        comm = WebsocketCommunicator(application, f"/ws/clusters/{cluster}/", headers=[origin, (b"cookie", cookies[user])])
+        comm = WebsocketCommunicator(application, f"/ws/clusters/{cluster}/",
+                                     headers=[origin, host, (b"cookie", cookies[user])])
         connected, _ = await comm.connect()
         assert connected
         assert (await comm.receive_json_from(timeout=5))["kind"] == "hello"

@@ -22,6 +22,7 @@ from dashboard.services import broadcast, livehub
 
 pytestmark = pytest.mark.django_db(transaction=True)
 ORIGIN = (b"origin", b"http://localhost")
+HOST = (b"host", b"localhost")
 
 
 def _signed_in(users: int, prefix: str) -> list:
@@ -37,7 +38,7 @@ def _signed_in(users: int, prefix: str) -> list:
 
 async def _open(cookie: bytes, cluster: str) -> WebsocketCommunicator:
     from dashboard.asgi import application
-    comm = WebsocketCommunicator(application, f"/ws/clusters/{cluster}/", headers=[ORIGIN, (b"cookie", cookie)])
+    comm = WebsocketCommunicator(application, f"/ws/clusters/{cluster}/", headers=[ORIGIN, HOST, (b"cookie", cookie)])
     connected, code = await comm.connect(timeout=30)
     assert connected, code
     hello = await comm.receive_json_from(timeout=30)

@@ -46,7 +46,8 @@ async def test_worker_schedules_records_and_streams(worker_factory):
     cluster = await database_sync_to_async(_setup)("stream", small_scenario(12))
     cookie = await database_sync_to_async(lambda: session_cookie(make_user("watcher")))()
     comm = WebsocketCommunicator(application, "/ws/clusters/stream/",
-                                 headers=[(b"origin", b"http://localhost"), (b"cookie", cookie)])
+                                 headers=[(b"origin", b"http://localhost"), (b"host", b"localhost"),
+                                          (b"cookie", cookie)])
     connected, _ = await comm.connect()
     assert connected
     hello = await comm.receive_json_from(timeout=5)
