@@ -186,3 +186,32 @@ def test_simulation_allocates_until_devices_run_out():
                                           "not helpful for scheduling.")
     assert traces["d"].message.startswith('0/2 nodes are available: resourceclaim.resource.k8s.io "missing" not '
                                           'found. no new claims to deallocate')
+
+
+def test_extended_resource_backed_by_a_device_class():
+    """A node without the resource gets devices through the scheduler's own claim (container-0-request-1);
+    a node with it from a device plugin is NodeResourcesFit's; kube's texts when both run out."""
+    def node(name, gpus=None):
+        alloc = {"cpu": "8", "memory": "32Gi", "pods": "110", **({"example.com/gpu": gpus} if gpus else {})}
+        return {"metadata": {"name": name}, "status": {"allocatable": alloc}}
+
+    def pod(name):
+        return {"metadata": {"name": name, "namespace": "ml", "uid": f"uid-{name}"},
+                "spec": {"containers": [{"name": "main", "resources": {
+                    "requests": {"cpu": "1", "example.com/gpu": "2", "memory": "1Gi"},
+                    "limits": {"example.com/gpu": "2"}}}]}}
+    cls = dict(_class(), spec=dict(_class()["spec"], extendedResourceName="example.com/gpu"))
+    scen = scenario_from_data({"kubeVersion": "1.36", "nodes": [node("dp", "2"), node("dra"), node("none")],
+                               "pods": [], "namespaces": [{"metadata": {"name": "ml"}}], "deviceclasses": [cls],
+                               "resourceslices": [_slice("dra", [_gpu("g0"), _gpu("g1")])],
+                               "pending": [pod("a"), pod("b"), pod("c")]})
+    sim = Simulation(scen)
+    traces = {t.pod.name: t for t in sim.run()}
+    assert (traces["a"].chosen, traces["b"].chosen) == ("dp", "dra")
+    assert traces["c"].message.startswith("0/3 nodes are available: 1 Insufficient example.com/gpu, 2 cannot "
+                                          "allocate all claims. still not schedulable, preemption:")
+    plugin = next(p for p in sim.frameworks["default-scheduler"].reserve if p.name == "DynamicResources")
+    (assumed,) = plugin.in_flight.values()
+    assert assumed["metadata"]["name"].startswith("b-extended-resources-")
+    assert [r["request"] for r in assumed["status"]["allocation"]["devices"]["results"]] == [
+        "container-0-request-1", "container-0-request-1"]

@@ -7,13 +7,16 @@ scores 0 and gets the PostFilter text "no new claims to deallocate". Weight 2 in
 from __future__ import annotations
 
 import copy
+import hashlib
 import uuid
 
 import numpy as np
 
 from ...dra.allocator import (FIRST_AVAILABLE_MAX_SIZE, AllocatedState, AllocationError, Allocator, FailedOnNode,
                               claim_key)
-from ...dra.claims import DELETE_PROTECTION_FINALIZER, ClaimLookupError, pod_claims
+from ...dra.claims import DELETE_PROTECTION_FINALIZER, ClaimLookupError, pod_claims, pod_uid
+from ...dra.extended import (EXTENDED_CLAIM_ANNOTATION, SPECIAL_CLAIM_NAME, class_for_resource,
+                             is_dra_extended_resource_name, requests_and_mappings)
 from ...framework.handle import features_of
 from ...framework.interface import (MAX_NODE_SCORE, FilterPlugin, PostFilterPlugin, PreBindPlugin,
                                     PreEnqueuePlugin, PreFilterPlugin, ReservePlugin, ScoreExtensions, ScorePlugin)
@@ -33,14 +36,18 @@ class StateData:
     """stateData: the pod's claims, where allocated ones can be used, the allocator and its per-node results.
     Shared by clones of the cycle state (kube guards it with a mutex)."""
 
-    __slots__ = ("claims", "available_on", "allocator", "node_allocations", "unavailable")
+    __slots__ = ("claims", "available_on", "allocator", "node_allocations", "unavailable", "extended_resources",
+                 "extended_claim")
 
     def __init__(self, claims: ClaimStore):
         self.claims = claims
         self.available_on = []                     # per claim: NodeSelector of an allocated claim, or None
         self.allocator = None
-        self.node_allocations = {}                 # node name -> [allocation result per claim to allocate]
+        # node name -> ([allocation result per claim to allocate], the node's extended-resource claim, mappings)
+        self.node_allocations = {}
         self.unavailable = set()                   # claim indices not usable on some node
+        self.extended_resources = {}               # DRA-backed extended resources the pod requests
+        self.extended_claim = None                 # the extended-resource claim as Reserve assumed it
 
     def clone(self):
         return self
@@ -128,14 +135,15 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
             return None, Status(Code.SKIP)
         s = StateData(ClaimStore())
         state.write(STATE_KEY, s)
-        if not (pod.raw.get("spec") or {}).get("resourceClaims"):
+        if not (pod.raw.get("spec") or {}).get("resourceClaims") and not self._may_use_extended_resources(pod):
             return None, Status(Code.SKIP)
         claims_view = self.claims_view()
         try:
             user_claims = [c for _name, c in pod_claims(pod.raw, claims_view)]
         except ClaimLookupError as err:
             return None, _uu(str(err))
-        claims = ClaimStore(user_claims)
+        extended_claim = self._pre_filter_extended_resources(pod, s, claims_view)
+        claims = ClaimStore(user_claims, extended_claim)
         if claims.empty():
             return None, Status(Code.SKIP)
         objects = self._objects()
@@ -149,6 +157,8 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
                     available_on[index] = NodeSelector(allocation["nodeSelector"], "nodeSelector")
                 continue
             to_allocate += 1
+            if claim is extended_claim:
+                continue
             for request in ((claim.get("spec") or {}).get("devices") or {}).get("requests") or ():
                 if request.get("exactly") is not None:
                     st = _validate_class(classes, (request["exactly"] or {}).get("deviceClassName", ""),
@@ -172,21 +182,84 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
     def pre_filter_extensions(self):
         return None
 
+    def _may_use_extended_resources(self, pod) -> bool:
+        return self.features.enabled("DRAExtendedResource") and any(
+            v and is_dra_extended_resource_name(k) for k, v in pod.requests.items())
+
+    def _pre_filter_extended_resources(self, pod, s: StateData, claims_view: dict):
+        """preFilterExtendedResources: the pod's extended-resource claim (an existing one it owns, else an
+        in-memory one) when it requests a resource some DeviceClass backs."""
+        if not self.features.enabled("DRAExtendedResource"):
+            return None
+        objects = self._objects()
+        classes = objects.device_classes if objects is not None else {}
+        if not any(v and is_dra_extended_resource_name(k) and class_for_resource(classes, k) is not None
+                   for k, v in pod.requests.items()):
+            return None
+        s.extended_resources = {k: v for k, v in pod.requests.items() if is_dra_extended_resource_name(k)}
+        for claim in claims_view.values():
+            meta = claim.get("metadata") or {}
+            if (meta.get("annotations") or {}).get(EXTENDED_CLAIM_ANNOTATION) != "true":
+                continue
+            if any(o.get("name") == pod.name and o.get("controller") and o.get("uid") == pod.uid
+                   for o in meta.get("ownerReferences") or ()):
+                return claim
+        return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+                "metadata": {"name": SPECIAL_CLAIM_NAME, "namespace": pod.namespace,
+                             "generateName": f"{pod.name}-extended-resources-",
+                             "ownerReferences": [{"apiVersion": "v1", "kind": "Pod", "name": pod.name,
+                                                  "uid": pod.uid, "controller": True}],
+                             "annotations": {EXTENDED_CLAIM_ANNOTATION: "true"}},
+                "spec": {}}
+
+    def _filter_extended_resources(self, s: StateData, pod, node):
+        """filterExtendedResources: (the node's extended-resource claim or None, request mappings, status)."""
+        claim = s.claims.extended_resource_claim()
+        if claim is None:
+            return None, None, None
+        if ((claim.get("spec") or {}).get("devices") or {}).get("requests") is not None:
+            return None, None, _uu("cannot schedule extended resource claim")
+        objects = self._objects()
+        classes = objects.device_classes if objects is not None else {}
+        wanted = {}
+        for name, amount in s.extended_resources.items():
+            if not amount:
+                continue
+            if class_for_resource(classes, name) is not None and node.allocatable.get(name, 0) == 0:
+                wanted[name] = amount
+            elif name not in node.allocatable:
+                return None, None, _uu("cannot fit resource")
+        if s.claims.no_user_claim() and not wanted:
+            return None, None, None
+        if (claim.get("status") or {}).get("allocation"):
+            return None, None, None
+        requests, mappings = requests_and_mappings(pod.raw, wanted, classes)
+        node_claim = copy.deepcopy(claim)
+        node_claim.setdefault("spec", {})["devices"] = {"requests": requests}
+        return node_claim, mappings, None
+
     def filter(self, state, pod, node_info):
         if not self.enabled:
             return None
         s = _state(state)
         if s is None:
             return Status.error(NOT_FOUND)
-        if s.claims.empty() or s.claims.no_user_claim():
+        if s.claims.empty():
             return None
         node = node_info.node
+        node_claim, mappings, st = self._filter_extended_resources(s, pod, node)
+        if st is not None:
+            return st
+        if node_claim is None and s.claims.no_user_claim():
+            return None
+        extended = s.claims.extended_resource_claim()
         unavailable = [i for i, _c in s.claims.all()
                        if s.available_on[i] is not None and not s.available_on[i].matches(node.labels, node.name)]
         allocations = None
         if s.allocator is not None:
             try:
-                allocations = s.allocator.allocate(node, [c for _i, c in s.to_allocate()])
+                allocations = s.allocator.allocate(node, [node_claim if c is extended and node_claim is not None
+                                                          else c for _i, c in s.to_allocate()])
             except FailedOnNode as err:
                 return _uu(str(err))
             except AllocationError as err:
@@ -197,7 +270,7 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
             s.unavailable.update(unavailable)
             return _uu(NOT_AVAILABLE)
         if s.allocator is not None:
-            s.node_allocations[node.name] = allocations
+            s.node_allocations[node.name] = (allocations, node_claim, mappings)
         return None
 
     def post_filter(self, state, pod, node_statuses):
@@ -208,8 +281,14 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
             return None, Status.error(NOT_FOUND)
         if s.claims.empty():
             return None, Status(Code.UNSCHEDULABLE, "no new claims to deallocate")
+        extended = s.claims.extended_resource_claim()
+        special = extended is not None and (extended.get("metadata") or {}).get("name") == SPECIAL_CLAIM_NAME
         for index in sorted(s.unavailable):
             claim = s.claims.claims[index]
+            if claim is extended:
+                if not special:
+                    break
+                continue
             reserved = (claim.get("status") or {}).get("reservedFor") or ()
             if not reserved or (len(reserved) == 1 and reserved[0].get("uid") == pod.uid):
                 released = copy.deepcopy(claim)
@@ -220,6 +299,11 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
                 if st is not None:
                     return None, st
                 return None, Status(Code.UNSCHEDULABLE, "deallocation of ResourceClaim completed")
+        if extended is not None and not special:
+            st = self._delete_claim(extended)
+            if st is not None:
+                return None, st
+            return None, Status(Code.UNSCHEDULABLE, "deletion of ResourceClaim completed")
         return None, Status(Code.UNSCHEDULABLE, "still not schedulable")
 
     # -- Score --------------------------------------------------------------------------------
@@ -231,10 +315,10 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
             return 0, Status.error(NOT_FOUND)
         if s.claims.empty():
             return 0, None
-        allocations = s.node_allocations.get(node_info.name)
-        if allocations is None:
+        found = s.node_allocations.get(node_info.name)
+        if found is None:
             return 0, None
-        return compute_score(s.claims, allocations)
+        return compute_score(s.claims, found[0])
 
     def score_batch(self, state, pod, table, rows):
         """A pod without claims scores 0 on every node."""
@@ -265,14 +349,29 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
             return Status.error(NOT_FOUND)
         if s.claims.empty() or s.allocator is None:
             return None
-        allocations = s.node_allocations.get(node_name)
-        if allocations is None:
-            return Status.error("claim allocation not found for node")
+        extended = s.claims.extended_resource_claim()
         to_allocate = s.to_allocate()
+        found = s.node_allocations.get(node_name)
+        if found is None or not found[0]:
+            if all(c is extended for _i, c in to_allocate):
+                return None   # only the extended-resource claim, which this node does not need
+            return Status.error("claim allocation not found for node")
+        allocations, node_claim, mappings = found
         if len(allocations) != len(to_allocate):
             return Status.error(f"internal error, have {len(allocations)} allocations, {len(to_allocate)} claims "
                                 f"to allocate, want {len(to_allocate)} claims")
         for (_i, claim), allocation in zip(to_allocate, allocations):
+            if claim is extended:
+                if node_claim is None:
+                    continue   # the node offers the resources itself
+                assumed = copy.deepcopy(node_claim if node_claim is not None else claim)
+                meta = assumed["metadata"]
+                if meta.get("name") == SPECIAL_CLAIM_NAME:
+                    meta["name"] = meta.pop("generateName") + _suffix(pod_uid(pod.raw))
+                assumed.setdefault("status", {})["allocation"] = _with_share_ids(allocation)
+                s.extended_claim = (assumed, mappings)
+                self.in_flight[claim_key(assumed)] = assumed
+                continue
             assumed = copy.deepcopy(claim)
             status = assumed.setdefault("status", {})
             status["allocation"] = _with_share_ids(allocation)
@@ -287,6 +386,9 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
             return None
         for _i, claim in s.to_allocate():
             self.in_flight.pop(claim_key(claim), None)
+        if s.extended_claim is not None:
+            self.in_flight.pop(claim_key(s.extended_claim[0]), None)
+            s.extended_claim = None
         return None
 
     def pre_bind(self, state, pod, node_name):
@@ -297,7 +399,12 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
             return Status.error(NOT_FOUND)
         if s.claims.empty():
             return None
+        extended = s.claims.extended_resource_claim()
         for _i, claim in s.claims.all():
+            if claim is extended:
+                if s.extended_claim is None:
+                    continue   # no devices were needed on this node
+                claim = s.extended_claim[0]
             key = claim_key(claim)
             current = self.in_flight.get(key, claim)
             if reserved_for_pod(pod, current) and (current.get("status") or {}).get("allocation"):
@@ -313,6 +420,19 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
             if st is not None:
                 return st
             self.in_flight.pop(key, None)
+        return None
+
+    def _delete_claim(self, claim: dict):
+        client = self.handle.client if self.handle is not None else None
+        if client is not None and hasattr(client, "delete_object"):
+            try:
+                client.delete_object("ResourceClaim", claim)
+            except Exception as err:   # the client's error, reported as kube reports an API error
+                return Status.error(f"delete resourceclaim {claim_key(claim)}: {err}")
+            return None
+        objects = self._objects()
+        if objects is not None:
+            objects.resource_claims.pop(claim_key(claim), None)
         return None
 
     def _write_claim(self, claim: dict):
@@ -337,6 +457,13 @@ def _validate_class(classes: dict, class_name: str, request_name: str):
     if class_name not in classes:
         return _uu(f"request {request_name}: device class {class_name} does not exist")
     return None
+
+
+def _suffix(seed: str) -> str:
+    """A generateName suffix (five of kube's name characters), derived from the pod so runs repeat."""
+    alphabet = "bcdfghjklmnpqrstvwxz2456789"
+    digest = hashlib.sha256(seed.encode()).digest()
+    return "".join(alphabet[b % len(alphabet)] for b in digest[:5])
 
 
 def _with_share_ids(allocation: dict) -> dict:

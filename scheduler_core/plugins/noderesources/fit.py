@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...dra.extended import delegated_to_dra
 from ...objects.field import aggregate, child, invalid, not_supported, required
 from ...framework.interface import FilterPlugin, PreFilterPlugin
 from ...framework.node_table import EXACT_LIMIT
@@ -91,7 +92,7 @@ class Fit(PreFilterPlugin, FilterPlugin, ResourceAllocationScoring):
     name = names.NODE_RESOURCES_FIT
     filter_depends_on = "resources"
 
-    def __init__(self, args: dict):
+    def __init__(self, args: dict, handle=None):
         args = default_fit_args(args)
         errs = validate_fit_args(args)
         if errs:
@@ -111,10 +112,12 @@ class Fit(PreFilterPlugin, FilterPlugin, ResourceAllocationScoring):
             scorer = requested_to_capacity_ratio([(p.get("utilization", 0), p.get("score", 0)) for p in shape])
         self.scorer = ResourceAllocationScorer(self.name, resources, scorer, use_requested=False)
         self.strategy = kind
+        # DRAExtendedResource: resources a DeviceClass backs are DynamicResources' on nodes without them
+        self.dra_handle = handle if handle is not None and handle.features.gates.get("DRAExtendedResource") else None
 
     @classmethod
     def new(cls, args, handle):
-        return cls(args)
+        return cls(args, handle)
 
     def pre_filter(self, state, pod):
         state.write(PRE_FILTER_KEY, pod.requests)
@@ -166,6 +169,8 @@ class Fit(PreFilterPlugin, FilterPlugin, ResourceAllocationScoring):
                 continue
             if is_extended_resource(res) and (res in self.ignored_resources
                                               or res.split("/", 1)[0] in self.ignored_groups):
+                continue
+            if self.dra_handle is not None and delegated_to_dra(res, alloc, self.dra_handle.objects.device_classes):
                 continue
             if v > alloc.get(res, 0) - used.get(res, 0):
                 reasons.append(f"Insufficient {res}")
