@@ -13,6 +13,7 @@ import math
 
 from ..clock import Clock
 from ..framework.snapshot import ClusterObjects
+from ..dra.claims import claims_from_templates, released_by_pod
 from ..objects import Node, Pod
 
 ANN_BIND_COMPLETED = "pv.kubernetes.io/bind-completed"
@@ -100,12 +101,16 @@ class SimulatedCluster:
 
     ``pv_controller`` stands in for kube's PV controller: a PV written with a claimRef binds its claim,
     and a claim annotated with a selected node gets a provisioned PV, so VolumeBinding's PreBind completes.
+    ``claim_controller`` stands in for kube's resourceclaim controller: a pod added with claim templates gets its
+    claims (dra.claims), and a pod that goes releases its claims (owned ones deleted, shared ones unreserved and,
+    when nobody holds them, deallocated).
     """
 
     def __init__(self, nodes=(), pods=(), objects: dict | None = None, clock: Clock | None = None,
-                 pv_controller: bool = True):
+                 pv_controller: bool = True, claim_controller: bool = True):
         self.clock = clock or Clock()
         self.pv_controller = pv_controller
+        self.claim_controller = claim_controller
         self._rv = itertools.count(1)
         self.nodes = {}
         self.pods = {}
@@ -230,6 +235,13 @@ class SimulatedCluster:
         pod = pod if isinstance(pod, Pod) else Pod(pod)
         if pod.key in self.pods:
             raise ClusterError(f'pods "{pod.name}" already exists')
+        if self.claim_controller and (pod.raw.get("spec") or {}).get("resourceClaims"):
+            raw, made = claims_from_templates(pod.raw, self.objects.resource_claim_templates,
+                                              self.objects.resource_claims)
+            for claim in made:
+                self.add_object("ResourceClaim", claim)
+            if raw is not pod.raw:
+                pod = Pod(raw)
         pod = self.pods[pod.key] = self._stamped_pod(pod)
         self._emit("on_pod_add", pod)
 
@@ -250,6 +262,12 @@ class SimulatedCluster:
         if old is None:
             raise ClusterError(f'pods "{key.split("/", 1)[-1]}" not found')
         self._emit("on_pod_delete", old)
+        if self.claim_controller and self.objects.resource_claims:
+            updates, deletes = released_by_pod(old.raw, self.objects.resource_claims)
+            for claim in updates:
+                self.update_object("ResourceClaim", claim)
+            for claim in deletes:
+                self.delete_object("ResourceClaim", claim)
 
     def bind(self, pod, node_name: str) -> None:
         """The pods/binding subresource: sets spec.nodeName and PodScheduled=True."""

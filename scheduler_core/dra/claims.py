@@ -120,3 +120,34 @@ def claims_from_templates(pod_raw: dict, templates: dict, claims: dict):
         return pod_raw, made
     status["resourceClaimStatuses"] = statuses
     return dict(pod_raw, status=status), made
+
+
+def released_by_pod(pod_raw: dict, claims: dict):
+    """The resourceclaim controller when a pod goes: (claims to update, claims to delete). Claims the pod owns
+    (made from its templates, or its extended-resource claim) are deleted; other claims drop the pod from
+    ``status.reservedFor`` and, reserved for nobody any more, lose their allocation and the scheduler's finalizer,
+    which frees their devices."""
+    uid = pod_uid(pod_raw)
+    updates, deletes = [], []
+    for claim in claims.values():
+        meta = _meta(claim)
+        if any(o.get("controller") and o.get("uid") == uid for o in meta.get("ownerReferences") or ()):
+            deletes.append(claim)
+            continue
+        status = claim.get("status") or {}
+        reserved = status.get("reservedFor") or ()
+        if not any(r.get("uid") == uid for r in reserved):
+            continue
+        new = copy.deepcopy(claim)
+        new_status = new.setdefault("status", {})
+        new_status["reservedFor"] = [r for r in reserved if r.get("uid") != uid]
+        if not new_status["reservedFor"]:
+            for key in ("reservedFor", "allocation", "devices"):
+                new_status.pop(key, None)
+            finalizers = [f for f in meta.get("finalizers") or () if f != DELETE_PROTECTION_FINALIZER]
+            if finalizers:
+                new["metadata"]["finalizers"] = finalizers
+            else:
+                new["metadata"].pop("finalizers", None)
+        updates.append(new)
+    return updates, deletes
