@@ -1,7 +1,8 @@
 """CEL device selectors (k8s.io/dynamic-resource-allocation/cel) on cel-python, wrapped to kube's semantics.
 
 A selector sees ``device.driver``, ``device.allowMultipleAllocations``, ``device.attributes[domain].id`` and
-``device.capacity[domain].id`` (a quantity). Attributes and capacities without a domain belong to the driver's
+``device.capacity[domain].id`` (a quantity), with cel-go's ``cel.bind`` and heterogeneous equality (values of
+different types are unequal; ordering them is "no such overload"). Attributes and capacities without a domain belong to the driver's
 domain. A domain the device does not have is an empty map; an id it does not have is the runtime error
 ``no such key: ID`` (kube aborts the allocation with it). Version attributes are semvers (``semver(s)``,
 ``isGreaterThan``, ``isLessThan``, ``compareTo``, ``major()``, ...), capacities are quantities (``quantity(s)``,
@@ -16,7 +17,7 @@ from fractions import Fraction
 
 import celpy
 from celpy import celtypes as ct
-from celpy.evaluation import CELEvalError
+from celpy.evaluation import CELEvalError, Evaluator
 
 from ..objects.quantity import QuantityError, parse_quantity
 
@@ -144,7 +145,31 @@ def _as_integer(q):
     return ct.IntType(int(q.value))
 
 
+_NUMBERS = (ct.IntType, ct.UintType, ct.DoubleType)
+
+
+def _equals(a, b) -> bool:
+    """cel-go's heterogeneous equality: values of different types are unequal (numbers compare by value)."""
+    if isinstance(a, _NUMBERS) and isinstance(b, _NUMBERS):
+        return Fraction(a) == Fraction(b)
+    if isinstance(a, (Semver, Quantity)) or isinstance(b, (Semver, Quantity)):
+        return a == b
+    if type(a) is not type(b) and not (isinstance(a, str) and isinstance(b, str)):
+        return False
+    try:
+        return bool(a == b)
+    except TypeError:
+        return False
+
+
+def _error_of(a, b):
+    """An operand that is an evaluation error, which the comparison propagates."""
+    return a if isinstance(a, CELEvalError) else b if isinstance(b, CELEvalError) else None
+
+
 FUNCTIONS = {
+    "_==_": lambda a, b: _error_of(a, b) or ct.BoolType(_equals(a, b)),
+    "_!=_": lambda a, b: _error_of(a, b) or ct.BoolType(not _equals(a, b)),
     "semver": _semver, "isSemver": _is_semver,
     "major": lambda v: ct.IntType(v.major), "minor": lambda v: ct.IntType(v.minor),
     "patch": lambda v: ct.IntType(v.patch),
@@ -252,7 +277,42 @@ class Program:
         return bool(result)
 
 
-_ENV = celpy.Environment()
+class _Evaluator(Evaluator):
+    """cel-python's evaluator with the ``cel.bind(name, init, expr)`` macro of cel-go's bindings extension (in
+    kube's DRA environment since 1.31)."""
+
+    def sub_evaluator(self, ast):
+        return _Evaluator(ast, activation=self.activation)
+
+    def member_dot_arg(self, tree):
+        target, method = tree.children[:2]
+        if method.value == "bind" and len(tree.children) == 3 and _identifier(target) == "cel":
+            args = tree.children[2].children
+            name = _identifier(args[0]) if len(args) == 3 else None
+            if name is not None:
+                init = self.visit(args[1])
+                if isinstance(init, CELEvalError):
+                    return init
+                return self.sub_evaluator(args[2]).evaluate({name: init})
+        return super().member_dot_arg(tree)
+
+
+def _identifier(tree):
+    """The name of an expression that is a bare identifier, else None."""
+    idents = list(tree.find_data("ident")) if hasattr(tree, "find_data") else []
+    if len(idents) != 1 or any(t.data not in ("ident", "primary", "member", "unary", "multiplication", "addition",
+                                               "relation", "conditionaland", "conditionalor", "expr")
+                               for t in tree.iter_subtrees()):
+        return None
+    return idents[0].children[0].value
+
+
+class _Runner(celpy.InterpretedRunner):
+    def evaluate(self, context):
+        return _Evaluator(ast=self.ast, activation=self.new_activation()).evaluate(context)
+
+
+_ENV = celpy.Environment(runner_class=_Runner)
 
 
 @functools.lru_cache(maxsize=1024)

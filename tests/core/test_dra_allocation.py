@@ -66,6 +66,17 @@ def test_cel_attributes_versions_quantities_and_missing_keys():
     assert compile_selector("device.driver ==").error.startswith("compilation failed")
 
 
+def test_cel_bind_heterogeneous_equality_and_overloads():
+    act = device_activation(DRIVER, _gpu("g0", model="h100"))
+    attrs = f'device.attributes["{DRIVER}"]'
+    assert compile_selector(f'cel.bind(a, {attrs}, a.model == "h100" && a.memoryGiB >= 40)').matches(act)
+    assert not compile_selector(f"{attrs}.model == 80").matches(act)
+    assert compile_selector(f"{attrs}.memoryGiB == 80.0").matches(act)
+    assert compile_selector(f'{attrs}.model in ["a100", "h100"] && {attrs}.model.matches("^h[0-9]+$")').matches(act)
+    with pytest.raises(CELError, match="^no such overload$"):
+        compile_selector(f"{attrs}.model >= 80").matches(act)
+
+
 # -- claims from templates ---------------------------------------------------------------------------------------
 def test_claim_from_template_is_named_pod_dash_claim_and_owned_by_the_pod():
     pod = {"metadata": {"name": "p", "namespace": "ml", "uid": "u1"},
