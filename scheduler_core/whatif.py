@@ -437,7 +437,7 @@ def _run_with_nodes(scenario, template: dict, count: int, config_doc, registry, 
 def add_nodes(scenario, template: dict, count: int, config_doc=None, targets=None, max_search: int = 1000,
               registry=None, progress=None, **planner) -> dict:
     """Add ``count`` copies of ``template``; which pending pods fit now, and where. ``targets`` (pod keys,
-    default every pending pod) is the set whose smallest sufficient count is searched, up to ``max_search``."""
+    default every pending pod that a profile serves) is the set whose smallest sufficient count is searched, up to ``max_search``."""
     if count < 0:
         raise WhatIfError("count: must not be negative")
     try:
@@ -445,17 +445,20 @@ def add_nodes(scenario, template: dict, count: int, config_doc=None, targets=Non
     except ParseError as err:
         raise WhatIfError(f"node: {err}") from None
     pending_keys = [p.key for p in scenario.pending_pods]
-    wanted = list(targets) if targets is not None else pending_keys
-    unknown = sorted(set(wanted) - set(pending_keys))
+    wanted = list(targets) if targets is not None else None
+    unknown = sorted(set(wanted or ()) - set(pending_keys))
     if unknown:
         raise WhatIfError(f"not pending in this cluster: {', '.join(unknown[:5])}")
     fits = {}    # count -> every target bound (each probe a full run; only the answer is kept)
 
     def run(n: int) -> Planner:
+        nonlocal wanted
         options = dict(planner, trace_all_filters=planner.get("trace_all_filters", False) and n == count)
         stage = ((lambda text: progress(len(fits), None, f"now +{n} nodes: {text}"))
                  if progress else None)
         probe = _run_with_nodes(scenario, template, n, config_doc, registry, options, stage)
+        if wanted is None:   # every pending pod a profile serves (no scheduler tries the others)
+            wanted = [p.key for p in scenario.pending_pods if p.scheduler_name in probe.scheduler.profiles]
         fits[n] = all(probe.node_of(k) for k in wanted)
         if progress:
             progress(len(fits), None, "")

@@ -281,7 +281,7 @@ class RecordingEngine:
     def sync_queue_states(self) -> None:
         """Record where every pending pod waits now (cluster events move pods between queues)."""
         q = self.scheduler.queue
-        counts = {PodRow.ACTIVE: 0, PodRow.BACKOFF: 0, PodRow.UNSCHEDULABLE: 0, PodRow.GATED: 0}
+        counts = {PodRow.ACTIVE: 0, PodRow.BACKOFF: 0, PodRow.UNSCHEDULABLE: 0, PodRow.GATED: 0, "unserved": 0}
         bound = 0
         for pod in self.cluster.list_pods():   # a copy: a KubeCluster's watches change its store
             if pod.node_name:
@@ -289,6 +289,8 @@ class RecordingEngine:
                 continue
             pinfo = q.pod_info(pod.key)
             if pinfo is None:
+                if pod.scheduler_name not in self.scheduler.profiles:   # never queued: no profile serves it
+                    counts["unserved"] += 1
                 continue
             queue = self._queue_of(pinfo)
             counts[queue] += 1

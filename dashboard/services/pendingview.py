@@ -25,14 +25,16 @@ def snapshot():
 
 
 def page_context(cluster, query: dict) -> dict:
-    """page (its rows evaluated, each with ``chips``), groups, queue counts and the filters' choices."""
+    """page (its rows evaluated, each with ``chips`` and ``unserved``: no profile serves its schedulerName), groups, queue counts and the filters' choices."""
     with snapshot():
         page = queries.pending_pods(cluster, **query)
         rows = list(page.object_list)
         page.object_list = rows
         chips = rejections.chips_of_cycles(cluster, [p.last_cycle for p in rows])
+        served = queries.served_scheduler_names(cluster)
         for p in rows:
             p.chips = chips.get(p.last_cycle, [])
+            p.unserved = p.scheduler_name not in served
         return {"page": page, "groups": rejections.pending_groups(cluster, GROUPS_SHOWN),
                 "counts": queries.queue_counts(cluster), "plugins": queries.blocking_plugins(cluster, 30),
                 "namespaces": queries.pending_namespaces(cluster),

@@ -45,6 +45,8 @@ def pod_context(cluster, namespace: str, name: str, params) -> dict | None:
             // ATTEMPT_GROUPS_PER_PAGE
     events = SchedulingEvent.objects.filter(cluster=cluster, pod_namespace=namespace, pod_name=name)
     ctx = {"pod": pod_row, "key": f"{namespace}/{name}", "cycle": chosen,
+           "unserved": pod_row is not None and not pod_row.node_name
+           and pod_row.scheduler_name not in queries.served_scheduler_names(cluster),
            "attempts": Paginator(groups, ATTEMPT_GROUPS_PER_PAGE).get_page(apage or 1),
            "latest_uid": cycles[0].pod_uid if cycles else "",
            "events": Paginator(events.order_by("-time", "-id"), EVENTS_PER_PAGE).get_page(params.get("epage", 1)),

@@ -21,10 +21,27 @@ SORTS = {"age": ("created", "id"), "-age": ("-created", "-id"), "priority": ("-p
          "attempts": ("-attempts", "created"), "name": ("namespace", "name")}
 
 
+def served_scheduler_names(cluster: Cluster) -> frozenset:
+    """The schedulerNames the cluster's profile serves (kube's default profile: default-scheduler). A pod of
+    another name is never tried: no scheduler of this cluster takes it."""
+    doc = (cluster.profile.document if cluster.profile_id else None) or {}
+    return frozenset((p or {}).get("schedulerName") or "default-scheduler" for p in doc.get("profiles") or [{}])
+
+
 def queue_counts(cluster: Cluster | int) -> dict:
+    """Pods per queue, bound ones and ``unserved``: pending pods of a schedulerName no profile serves, in no queue
+    (their rows keep the queue they were created in)."""
+    if not isinstance(cluster, Cluster):
+        cluster = Cluster.objects.select_related("profile").get(pk=cluster)
     counts = {q: 0 for q in PENDING_QUEUES + (Pod.BOUND,)}
     for row in Pod.objects.filter(cluster=cluster).values("queue").annotate(n=Count("id")):
         counts[row["queue"]] = row["n"]
+    counts["unserved"] = 0
+    unserved = Pod.objects.filter(cluster=cluster, node_name="").exclude(
+        scheduler_name__in=served_scheduler_names(cluster))
+    for row in unserved.values("queue").annotate(n=Count("id")):
+        counts[row["queue"]] -= row["n"]
+        counts["unserved"] += row["n"]
     return counts
 
 

@@ -214,3 +214,13 @@ def test_the_command_prints_the_answer_first(tmp_path, capsys):
     assert json.loads(capsys.readouterr().out)["stop"]["trace"]["result"] == "unschedulable"
     assert main(["whatif", "drain", str(scen), "n9"]) == 2
     assert 'node "n9" not found' in capsys.readouterr().err
+
+
+def test_added_nodes_target_only_the_pods_a_profile_serves_by_default():
+    """A pending pod of a schedulerName no profile serves is never tried: it is not a target by default (else no
+    count would ever be enough), though it stays pending in the answer."""
+    pending = [pod_raw("p0", cpu="2"), pod_raw("nobodys", cpu="1", scheduler_name="nobody-scheduler")]
+    result = whatif.add_nodes(scenario([node_raw("n0", cpu="1")], pending=pending), node_raw("cpu-node", cpu="2"),
+                              1, max_search=8)
+    assert result["targets"] == 1 and result["smallest_count"] == 1
+    assert [p["pod"] for p in result["still_pending"]] == ["default/nobodys"]

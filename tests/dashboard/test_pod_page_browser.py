@@ -10,7 +10,7 @@ import sys
 
 from . import test_browser
 from .conftest import ROOT
-from .test_browser import ARGS, CHROMIUM, _shot
+from .test_browser import ARGS, CHROMIUM, _post_json, _shot
 
 pytestmark = test_browser.pytestmark   # skipped without Chromium
 server = test_browser.server           # the embedded server fixture
@@ -76,4 +76,31 @@ def test_a_long_pending_pod_page_groups_identical_attempts_and_events(server, tm
         expect(page.locator("#decision h2").first).to_contain_text("attempt 57")
         expect(page.locator("#attempts li.group.sel")).to_contain_text("showing #57")
         _shot(page, tmp_path, "pod-attempt-57")
+        browser.close()
+
+
+def test_a_pod_no_profile_serves_says_so_wherever_it_appears(server, tmp_path):
+    from playwright.sync_api import expect, sync_playwright
+    manifest = {"metadata": {"name": "nobodys", "namespace": "ops"},
+                "spec": {"schedulerName": "nobody-scheduler",
+                         "containers": [{"name": "c", "resources": {"requests": {"cpu": "100m"}}}]}}
+    assert _post_json(server, "/api/clusters/demo/pods/", {"manifest": manifest}) == 201
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
+        page = server.context(browser).new_page()
+        page.goto(f"{server}/clusters/demo/pending/?namespace=ops")
+        row = page.locator('#pending-table tr[data-pod="ops/nobodys"]')
+        expect(row.locator("td.queue")).to_have_text("no profile")
+        expect(row.locator("td.rejections")).to_have_text("no profile serves schedulerName nobody-scheduler: "
+                                                          "never tried")
+        _shot(page, tmp_path, "pending-unserved")
+        row.locator("a").first.click()
+        expect(page.locator("#unserved")).to_contain_text("No profile of this cluster serves schedulerName "
+                                                          "nobody-scheduler")
+        expect(page.locator("#pod-queue")).to_have_text("in no queue")
+        _shot(page, tmp_path, "pod-unserved")
+        page.goto(f"{server}/clusters/demo/")
+        expect(page.locator("#unserved-card")).to_contain_text("no profile serves")
+        expect(page.locator('#unserved-card [data-live="queue.unserved"]')).to_have_text("1")
+        _shot(page, tmp_path, "overview-unserved", full_page=False)
         browser.close()

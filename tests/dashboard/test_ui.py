@@ -300,3 +300,29 @@ def test_advice_shared_from_another_cluster_state_names_that_state(api, client, 
     assert 'id="suggestions-basis"' in page and "at attempt 1 of default/big" in page
     page = client.get(f"/clusters/{cluster.name}/pods/default/big/?cycle={first.seq}").content.decode()
     assert 'id="suggestions"' in page and 'id="suggestions-basis"' not in page
+
+
+def test_a_pod_no_profile_serves_says_so_on_every_page(api, client):
+    """A pod whose schedulerName no profile of the cluster serves is never tried: the pending list, the pod page
+    and the queue counts say so instead of "active · not tried yet"; the loop's own counts agree."""
+    from dashboard.services import queries
+    scenario = small_scenario(2)
+    scenario["pending"].append({"metadata": {"name": "nobodys", "namespace": "default", "uid": "nobodys"},
+                                "spec": {"schedulerName": "nobody-scheduler",
+                                         "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]}})
+    cluster = load_cluster(api, scenario, steps=20)
+    counts = queries.queue_counts(cluster)
+    assert counts["unserved"] == 1 and counts == dict(queries.queue_counts(cluster.id))
+    runner = Runner(cluster.id, steps=1)
+    assert runner.run()
+    runner.engine.sync_queue_states()
+    assert runner.engine.queue_counts()["unserved"] == 1
+    pending = client.get("/clusters/small/pending/").content.decode()
+    row = pending[pending.index('data-pod="default/nobodys"'):]
+    row = row[:row.index("</tr>")]
+    assert "no profile serves schedulerName <b class=\"mono\">nobody-scheduler</b>" in row and "not tried" not in row
+    pod = client.get("/clusters/small/pods/default/nobodys/").content.decode()
+    assert 'id="unserved"' in pod and "in no queue" in pod and "Now in" not in pod
+    assert 'id="unserved-card"' in client.get("/clusters/small/").content.decode()
+    served = client.get("/clusters/small/pods/default/too-big/").content.decode()
+    assert 'id="unserved"' not in served
