@@ -61,8 +61,8 @@ async def check_token(header: str, pk: int) -> None:
 
 def _signature(name: str):
     row = (Cluster.objects.filter(name=name, kind=Cluster.SIMULATED)
-           .values_list("pk", "created", "state__loaded").first())
-    return None if row is None else (row[0], row[1], row[2])
+           .values_list("pk", "created", "state__loaded", "kubelet").first())
+    return None if row is None else tuple(row)
 
 
 def _event_raw(row) -> dict:
@@ -78,7 +78,7 @@ def _event_raw(row) -> dict:
     return objectstore.with_rv(ev, row.rv)
 
 
-def _load(name: str, pk: int) -> ApiCluster:
+def _load(name: str, pk: int, kubelet: bool) -> ApiCluster:
     """The cache listed from the store, with the initial namespaces and system PriorityClasses it lacks stored
     (under the cluster's row lock: nothing is written meanwhile)."""
     with objectstore.writing(pk) as w:
@@ -104,7 +104,7 @@ def _load(name: str, pk: int) -> ApiCluster:
         extra += [("Event", _event_raw(row)) for row in SchedulingEvent.objects.filter(cluster_id=pk, time__gte=since)
                   .order_by("time", "id")]
         api = ApiCluster(name, nodes, pods, objectstore.scenario_objects(pk), window=WATCH_WINDOW,
-                         start_rv=w.start_rv + 1, extra=extra, quota=quota())
+                         start_rv=w.start_rv + 1, extra=extra, quota=quota(), kubelet=kubelet)
         objectstore.store_changes(w, [(kind, objectstore.ADDED, raw, int(raw["metadata"]["resourceVersion"]))
                                       for kind, raw in api.created])
         w.rv = api.rv
@@ -224,7 +224,7 @@ def _lookup_sync(name: str):
         held = _stores.get(name)
     if held is not None and held[0] == sig and not held[1].stale:
         return held[1], sig[0]
-    api = _load(name, sig[0])
+    api = _load(name, sig[0], sig[3])
     with _guard:
         current = _stores.get(name)
         if current is not None and current[0] == sig:

@@ -27,7 +27,7 @@ from scheduler_core.cluster.simulated import OBJECT_KINDS, ClusterError, Simulat
 from scheduler_core.framework.preemption import PDB
 from scheduler_core.objects import Node, ParseError, Pod
 
-from ..services.objectstore import event_object, rfc3339
+from ..services.objectstore import event_object, rfc3339, running_status
 from . import admission
 from .errors import ApiError
 from .resources import BY_STORE
@@ -143,11 +143,13 @@ class ApiCluster(SimulatedCluster):
     """
 
     def __init__(self, name: str, nodes=(), pods=(), objects: dict | None = None, clock=None,
-                 window: int = 10000, start_rv: int = 1, extra=(), quota: dict | None = None):
+                 window: int = 10000, start_rv: int = 1, extra=(), quota: dict | None = None, kubelet: bool = True):
         """``extra``: stored (kind, raw) of EXTRA_KINDS; objects that keep their resourceVersion. The initial
         namespaces and the system PriorityClasses that are missing are made (``created``: to be stored).
-        ``quota``: the most pods, nodes and events, and ``bytes`` of every object, the cluster may hold."""
+        ``quota``: the most pods, nodes and events, and ``bytes`` of every object, the cluster may hold.
+        ``kubelet``: the simulated kubelet runs the pods bound through the API (``Cluster.kubelet``)."""
         self.name = name
+        self.kubelet = kubelet
         self.quota = quota or {}
         self.lock = threading.RLock()
         self.rv = start_rv - 1
@@ -605,6 +607,13 @@ class ApiCluster(SimulatedCluster):
                 self.bind(pod, target["name"])
             except ClusterError as err:  # cannot happen after the checks above; kept as the simulator's answer
                 raise ApiError.conflict(res, name, str(err), qualified="pods/binding") from None
+            if self.kubelet:   # then the node's kubelet reports the pod running, a change of its own
+                bound, node = self.pods[pod.key], self.nodes.get(target["name"])
+                status = running_status(bound.raw, node.raw if node is not None else None, target["name"],
+                                        self.clock.now())
+                if pod.nominated_node_name:   # a kubelet leaves it (kube-apiserver v1.30 keeps it at binding)
+                    status["nominatedNodeName"] = pod.nominated_node_name
+                self.update_pod(dict(bound.raw, status=status))
 
     def evict_pod(self, res, namespace: str, name: str, eviction: dict, dry_run: bool = False) -> None:
         """pods/eviction (EvictionREST.Create): delete the pod unless its PodDisruptionBudget allows no

@@ -23,7 +23,7 @@ import uuid
 import orjson
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Min
+from django.db.models import F, Min
 
 from scheduler_core.cluster.simulated import OBJECT_KINDS, SCENARIO_ARRAYS
 from scheduler_core.objects import Node as CoreNode
@@ -203,6 +203,22 @@ def event_row_fields(raw: dict) -> dict:
             "pod_name": ref.get("name", "") if pod else "",
             "node": ref.get("name", "") if ref.get("kind") == "Node" else "",
             "message": str(raw.get("message") or raw.get("note") or "")}
+
+
+def occurrences(raw: dict) -> int:
+    """How many times an Event happened: its series' count (events.k8s.io/v1), its count (v1), else once."""
+    return max(int((raw.get("series") or {}).get("count") or 0), int(raw.get("count") or 0), 1)
+
+
+def _count_attempts(cluster_id: int, fields: dict, attempts: int) -> None:
+    """A scheduler's FailedScheduling Event written through the Kubernetes API (another scheduler than the
+    cluster's loop, which records its own attempts): ``attempts`` more for the pending pod, its message the
+    pod's reason."""
+    pods = Pod.objects.filter(cluster_id=cluster_id, namespace=fields["pod_namespace"] or "default",
+                              name=fields["pod_name"], node_name="")
+    if fields["pod_uid"]:
+        pods = pods.filter(uid=fields["pod_uid"])
+    pods.update(attempts=F("attempts") + attempts, reason=fields["message"], plugins="")
 
 
 # -- writing --------------------------------------------------------------------------------------------
@@ -521,10 +537,16 @@ def store_change(w: Write, kind: str, type_: str, raw: dict, rv: int) -> None:
                                               raw__metadata__name=meta.get("name"))
         if type_ == DELETED:
             rows.delete()
-        elif type_ == ADDED:
-            SchedulingEvent.objects.create(cluster_id=cid, rv=rv, raw=raw, **event_row_fields(raw))
+            return
+        fields = event_row_fields(raw)
+        if type_ == ADDED:
+            before = 0
+            SchedulingEvent.objects.create(cluster_id=cid, rv=rv, raw=raw, **fields)
         else:
-            rows.update(rv=rv, raw=raw, **event_row_fields(raw))
+            before = max((occurrences(r) for r in rows.values_list("raw", flat=True) if r), default=0)
+            rows.update(rv=rv, raw=raw, **fields)
+        if fields["reason"] == "FailedScheduling" and fields["pod_name"] and occurrences(raw) > before:
+            _count_attempts(cid, fields, occurrences(raw) - before)
     elif type_ == DELETED:
         StoredObject.objects.filter(cluster_id=cid, kind=kind, key=key).delete()
     else:

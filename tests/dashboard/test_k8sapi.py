@@ -244,8 +244,9 @@ def test_binding_status_subresources_and_nodes(server):
     assert resp.status == 201 and json.loads(resp.data) == {"kind": "Status", "apiVersion": "v1", "metadata": {},
                                                             "status": "Success", "code": 201}
     bound = core.read_namespaced_pod("a", "default")
-    assert bound.spec.node_name == "n1"
-    assert [(c.type, c.status) for c in bound.status.conditions] == [("PodScheduled", "True")]
+    assert bound.spec.node_name == "n1" and bound.status.phase == "Running"   # the simulated kubelet runs it
+    assert [(c.type, c.status) for c in bound.status.conditions] == [
+        ("Initialized", "True"), ("Ready", "True"), ("ContainersReady", "True"), ("PodScheduled", "True")]
     with pytest.raises(ApiException) as err:
         core.create_namespaced_pod_binding("a", "default", body, _preload_content=False)
     assert (err.value.status, status_of(err)["message"]) == (
@@ -296,6 +297,38 @@ def test_binding_status_subresources_and_nodes(server):
     assert err.value.status == 422 and status_of(err)["details"]["causes"][0]["field"] == "spec.taints[0].effect"
 
 
+def test_an_outside_schedulers_pods_run_and_its_attempts_count(server, client):
+    """Another scheduler working through the API: the pod it binds through pods/binding gets what the
+    simulated kubelet reports (Running, a pod IP) as a change of its own, and its FailedScheduling Events
+    (a series counting 3) are the attempts and the reason of the pending pod on the pending page."""
+    api = api_client(server.create_cluster("outside", two_nodes()))
+    core = kclient.CoreV1Api(api)
+    core.create_namespaced_pod("default", pod("bound", scheduler="other"))
+    wide = core.create_namespaced_pod("default", pod("wide", cpu="64", scheduler="other"))
+    core.create_namespaced_pod_binding("bound", "default", {"metadata": {"name": "bound"}, "target": {"name": "n1"}},
+                                       _preload_content=False)
+    running = core.read_namespaced_pod("bound", "default")
+    assert running.spec.node_name == "n1" and running.status.phase == "Running" and running.status.pod_ip
+    assert {c.type for c in running.status.conditions} == {"Initialized", "Ready", "ContainersReady",
+                                                           "PodScheduled"}
+    assert [p.metadata.name for p in core.list_namespaced_pod("default", field_selector="status.phase=Pending")
+            .items] == ["wide"]
+    ev_api = kclient.EventsV1Api(api)
+    message = "0/2 nodes are available: 2 Insufficient cpu."
+    ev_api.create_namespaced_event("default", {
+        "metadata": {"name": "wide.1", "namespace": "default"}, "eventTime": "2024-01-01T00:00:00.000000Z",
+        "reportingController": "other", "reportingInstance": "other-host", "action": "Scheduling",
+        "reason": "FailedScheduling", "type": "Warning", "note": message,
+        "regarding": {"kind": "Pod", "namespace": "default", "name": "wide", "uid": wide.metadata.uid}})
+    for count in (2, 3):
+        ev_api.patch_namespaced_event("wide.1", "default", {"series": {
+            "count": count, "lastObservedTime": "2024-01-01T00:01:00.000000Z"}})
+    page = client.get("/clusters/outside/pending/").content.decode()
+    row = re.search(r'<tr data-pod="default/wide" data-attempts="(\d+)">.*?</tr>', page, re.S)
+    assert row and row.group(1) == "3" and html.escape(message) in row.group(0)
+    assert "default/bound" not in page
+
+
 # -- watch ------------------------------------------------------------------------------------------------
 def collect(stream, until, out, timeout=10.0):
     """Consume a Watch stream in a thread until ``until(events)``."""
@@ -319,7 +352,7 @@ def test_watch_events_selectors_bookmarks_and_410(server):
                 lambda evs: evs[-1]["type"] == "DELETED", events)
     w1 = kwatch.Watch()
     t1 = collect(w1.stream(core.list_pod_for_all_namespaces, field_selector="spec.nodeName=n1",
-                           resource_version=rv, timeout_seconds=20), lambda evs: len(evs) == 2, on_n1)
+                           resource_version=rv, timeout_seconds=20), lambda evs: len(evs) == 3, on_n1)
     time.sleep(0.3)
     core.create_namespaced_pod("default", pod("w"))
     core.patch_namespaced_pod("w", "default", {"metadata": {"labels": {"a": "b"}}})
@@ -331,12 +364,13 @@ def test_watch_events_selectors_bookmarks_and_410(server):
     w.stop()
     w1.stop()
     assert [(e["type"], e["object"].metadata.name) for e in events] == [
-        ("ADDED", "w"), ("MODIFIED", "w"), ("MODIFIED", "w"), ("DELETED", "w")]
+        ("ADDED", "w"), ("MODIFIED", "w"), ("MODIFIED", "w"), ("MODIFIED", "w"), ("DELETED", "w")]
     rvs = [int(e["object"].metadata.resource_version) for e in events]
-    assert rvs == sorted(rvs) and len(set(rvs)) == 4 and rvs[0] > int(rv)
-    assert events[2]["object"].spec.node_name == "n1"
+    assert rvs == sorted(rvs) and len(set(rvs)) == 5 and rvs[0] > int(rv)
+    assert events[2]["object"].spec.node_name == "n1" and events[2]["object"].status.phase == "Pending"
+    assert events[3]["object"].status.phase == "Running"   # then its kubelet reports it running
     # with a field selector, binding brings the pod into view and deletion takes it out
-    assert [e["type"] for e in on_n1] == ["ADDED", "DELETED"]
+    assert [e["type"] for e in on_n1] == ["ADDED", "MODIFIED", "DELETED"]
 
     # raw stream: chunked, with bookmarks, initial events and the end marker
     conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
