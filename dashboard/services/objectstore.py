@@ -294,7 +294,8 @@ def _copy_rows(model, columns: tuple, rows: list) -> None:
 
 
 POD_COPY_COLUMNS = ("cluster_id", "uid", "namespace", "name", "labels", "priority", "scheduler_name", "cpu_m",
-                    "memory", "node_name", "queue", "attempts", "reason", "plugins", "raw", "rv", "created")
+                    "memory", "node_name", "queue", "attempts", "reason", "plugins", "kube_message", "raw", "rv",
+                    "created")
 
 
 def _insert_pods(cluster_id: int, pods: list) -> None:
@@ -319,7 +320,8 @@ def _insert_pod_rows(rows: list) -> None:
     now = _stamp_now(rows, "created")
     _copy_rows(Pod, POD_COPY_COLUMNS, [
         (r.cluster_id, r.uid, r.namespace, r.name, _json_text(r.labels), r.priority, r.scheduler_name, r.cpu_m,
-         r.memory, r.node_name, r.queue, r.attempts, r.reason, r.plugins, _json_text(r.raw), r.rv, now)
+         r.memory, r.node_name, r.queue, r.attempts, r.reason, r.plugins, r.kube_message, _json_text(r.raw), r.rv,
+         now)
         for r in rows])
 
 
