@@ -7,11 +7,31 @@ from django import forms
 
 from scheduler_core.documents import field_line, safe_yaml_load, yaml_error_place
 from scheduler_core.scenario import ScenarioError, load_documents
+from scheduler_core.versions import SUPPORTED_VERSIONS
 
-from .models import WhatIfRun
+from .models import Cluster, WhatIfRun
 from .profiles.models import ProfileVersion
 from .services import whatif
 from .services.objectstore import ValidationFailed
+
+
+class KubeVersionForm(forms.Form):
+    """The Kubernetes version and feature gates a cluster's scheduler runs (checked by services.clusters'
+    set_kube_version, as the API's are)."""
+
+    kube_version = forms.ChoiceField(label="Kubernetes", required=False)
+    feature_gates = forms.CharField(required=False, label="feature gates",
+                                    widget=forms.TextInput(attrs={"size": 40, "spellcheck": "false",
+                                                                  "placeholder": "e.g. NodeDeclaredFeatures=false"}),
+                                    help_text="kube-scheduler's --feature-gates (blank: the version's defaults)")
+
+    def __init__(self, cluster, *args, **kwargs):
+        kwargs.setdefault("initial", {"kube_version": cluster.kube_version, "feature_gates": cluster.feature_gates})
+        super().__init__(*args, **kwargs)
+        choices = [(v, v) for v in reversed(SUPPORTED_VERSIONS)]
+        if cluster.kind == Cluster.REAL:
+            choices.append(("", "the server's (nearest supported)"))
+        self.fields["kube_version"].choices = choices
 
 
 class VersionChoice(forms.ModelChoiceField):

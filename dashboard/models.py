@@ -7,6 +7,7 @@ from django.conf import settings
 from django.db import models
 
 from scheduler_core.shadow import messages_agree
+from scheduler_core.versions import LATEST_VERSION
 
 from .fields import CycleMatrixField, PackedJSONField
 
@@ -16,6 +17,8 @@ class SchedulerProfile(models.Model):
 
     name = models.CharField(max_length=200, unique=True)
     document = models.JSONField(default=dict, blank=True)
+    kube_version = models.CharField(max_length=8, default=LATEST_VERSION,
+                                    help_text="the Kubernetes version the document is written for and checked at")
     created = models.DateTimeField(auto_now_add=True)
 
     def __str__(self):
@@ -56,6 +59,13 @@ class Cluster(models.Model):
     restricted = models.BooleanField(default=False, help_text="only its members (and admins) see the cluster")
     compacted_rv = models.BigIntegerField(default=0, help_text="the newest change pruned from the change log")
     kubelet = models.BooleanField(default=True, help_text="simulated kubelet: bound pods run and report Ready")
+    kube_version = models.CharField(max_length=8, blank=True, default=LATEST_VERSION,
+                                    help_text="the Kubernetes version whose scheduler rules run (blank: a real "
+                                              "cluster's own, from its /version, the nearest supported)")
+    feature_gates = models.TextField(blank=True, help_text="kube-scheduler's --feature-gates, e.g. "
+                                                           "\"NodeDeclaredFeatures=false\" (blank: the version's defaults)")
+    server_version = models.CharField(max_length=64, blank=True, editable=False,
+                                      help_text="gitVersion of a real cluster's /version, read when it connects")
     created = models.DateTimeField(auto_now_add=True)
 
     def __str__(self):

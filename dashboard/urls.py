@@ -15,6 +15,7 @@ urlpatterns = [
     path("clusters/<slug:name>/control/<str:op>/", views.control, name="control"),
     path("clusters/<slug:name>/pending/", views.pending, name="pending"),
     path("clusters/<slug:name>/scenario/", views.scenario_upload, name="scenario-upload"),
+    path("clusters/<slug:name>/kube-version/", views.kube_version, name="kube-version"),
     path("clusters/<slug:name>/new/node/", views.node_new, name="node-new"),
     path("clusters/<slug:name>/new/pod/", views.pod_new, name="pod-new"),
     path("clusters/<slug:name>/pods/<str:namespace>/<str:pod_name>/edit/", views.pod_edit, name="pod-edit"),

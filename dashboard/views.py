@@ -20,13 +20,13 @@ from scheduler_core.scenario import ScenarioError
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
 from .access import EDITOR, at_least, cluster_view, visible_clusters
-from .forms import FORMS, NODE_EXAMPLE, POD_EXAMPLE, ManifestForm, ScenarioUploadForm
+from .forms import FORMS, NODE_EXAMPLE, POD_EXAMPLE, KubeVersionForm, ManifestForm, ScenarioUploadForm
 from .models import Cluster, Node, Pod, SchedulingEvent, WhatIfRun
 from .queryforms import EventsQuery, NodesQuery, PendingQuery, PodQuery, ShadowQuery, query_form
 from .services import clusters as svc
 from .services.background import Busy
-from .services import (binding, bindfit, metrics, pendingview, podview, queries, rejections, shadowview, timewindow, traceview,
-                       whatif)
+from .services import (binding, bindfit, kubeversions, metrics, pendingview, podview, queries, rejections, shadowview,
+                       timewindow, traceview, whatif)
 
 
 def index(request):
@@ -40,6 +40,7 @@ def index(request):
 def overview(request, cluster):
     return render(request, "dashboard/overview.html", {
         "cluster": cluster, "live": queries.live_state(cluster),
+        "kube": kubeversions.describe(cluster), "kube_form": KubeVersionForm(cluster),
         "plugins": queries.blocking_plugins(cluster), "groups": rejections.pending_groups(cluster),
         "nodes": queries.node_usage(cluster, limit=15),
         "events": SchedulingEvent.objects.filter(cluster=cluster).order_by("-time", "-id")[:15],
@@ -61,6 +62,28 @@ def control(request, cluster, op):
     if not url_has_allowed_host_and_scheme(nxt, {request.get_host()}, request.is_secure()):
         nxt = reverse("overview", args=[cluster.name])
     return redirect(nxt)
+
+
+@require_POST
+@cluster_view(EDITOR)
+def kube_version(request, cluster):
+    """Change the Kubernetes version and feature gates the cluster's scheduler runs (a running loop reloads)."""
+    form = KubeVersionForm(cluster, request.POST)
+    if form.is_valid():
+        try:
+            svc.set_kube_version(cluster, form.cleaned_data["kube_version"], form.cleaned_data["feature_gates"],
+                                 request.user)
+        except svc.ValidationFailed as err:
+            for field, problems in err.errors.items():
+                for problem in problems:
+                    messages.error(request, f"{field}: {problem}")
+        else:
+            messages.success(request, f"the scheduler now runs {kubeversions.describe(cluster)['text']}")
+    else:
+        for field, problems in form.errors.items():
+            for problem in problems:
+                messages.error(request, f"{field}: {problem}")
+    return redirect("overview", name=cluster.name)
 
 
 AGES = [("60", "1 min"), ("600", "10 min"), ("3600", "1 h"), ("86400", "1 day")]

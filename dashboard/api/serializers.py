@@ -15,7 +15,8 @@ from ..models import (Cluster, ClusterMembership, ClusterToken, Node, Pod, Sched
                       SchedulingEvent, WhatIfRun, WhatIfTrace)
 from ..profiles import services as profile_svc
 from ..profiles.models import ProfileVersion
-from ..services import credentials, timeline, timewindow, workload
+from ..services import credentials, kubeversions, timeline, timewindow, workload
+from ..services.objectstore import ValidationFailed
 from .parsers import JSONField
 
 
@@ -161,9 +162,9 @@ class ClusterSerializer(ModelSerializer):
     class Meta:
         model = Cluster
         fields = ["id", "name", "kind", "kubeconfig", "kubeconfig_document", "kubeconfig_status", "kube_context",
-                  "profile", "desired_state", "mode", "tie_break", "seed", "workload", "restricted", "runner",
-                  "heartbeat", "created", "queue"]
-        read_only_fields = ["desired_state", "runner", "heartbeat", "created"]
+                  "profile", "kube_version", "feature_gates", "server_version", "desired_state", "mode",
+                  "tie_break", "seed", "workload", "restricted", "runner", "heartbeat", "created", "queue"]
+        read_only_fields = ["desired_state", "server_version", "runner", "heartbeat", "created"]
 
     def get_queue(self, obj) -> dict:
         from ..services.queries import queue_counts
@@ -197,6 +198,11 @@ class ClusterSerializer(ModelSerializer):
         if attrs.get("kind", current.kind if current else Cluster.SIMULATED) == Cluster.REAL and not (stored or path):
             raise serializers.ValidationError({"kubeconfig_document": [
                 "required for a real cluster (or kubeconfig: the path of a kubeconfig file on the workers)"]})
+        try:
+            attrs.update(kubeversions.check_change(current, kind=attrs.get("kind"), **{
+                k: attrs[k] for k in ("kube_version", "feature_gates", "profile") if k in attrs}))
+        except ValidationFailed as err:
+            raise serializers.ValidationError(err.errors) from None
         return attrs
 
     def _user(self):

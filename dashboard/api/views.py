@@ -132,12 +132,16 @@ class ClusterViewSet(viewsets.ModelViewSet):
             memberships.record_restricted(cluster, self.request.user)
 
     def perform_update(self, serializer):
-        was, workload = serializer.instance.restricted, serializer.instance.workload
+        old = serializer.instance
+        was, workload = old.restricted, old.workload
+        rules = (old.kube_version, old.feature_gates, old.profile_id)
         cluster = serializer.save()
         if cluster.restricted != was:
             memberships.record_restricted(cluster, self.request.user)
         if cluster.workload != workload:
             svc.notify(cluster, "workload")   # the loop that drives the cluster starts or stops its generator
+        if (cluster.kube_version, cluster.feature_gates, cluster.profile_id) != rules:
+            svc.notify(cluster, "reload")
 
     def perform_destroy(self, instance):
         svc.delete_cluster(instance)

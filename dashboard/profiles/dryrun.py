@@ -14,7 +14,7 @@ from django.db.models import Max
 from scheduler_core.simulate import Simulation
 
 from ..models import SchedulingCycle
-from ..services import background, state
+from ..services import background, kubeversions, state
 from .models import DryRun
 
 PROGRESS_EVERY = 25
@@ -30,8 +30,9 @@ def cluster_scenario(run: DryRun):
     return state.cluster_scenario(run.cluster, unbind=replay, gated=False)
 
 
-def _run(scenario, doc, progress):
-    sim = Simulation(scenario, config_doc=doc or None, tie_break="name", trace_all_filters=False)
+def _run(scenario, doc, features, progress):
+    sim = Simulation(scenario, config_doc=doc or None, tie_break="name", trace_all_filters=False,
+                     kube_version=features)
     out = {}
     for tr in sim.run():
         chosen = tr.chosen if tr.reserve_status is None else None
@@ -116,8 +117,9 @@ def execute(run_id: int) -> None:
             if done[0] % PROGRESS_EVERY == 0:
                 DryRun.objects.filter(pk=run_id).update(done=done[0])
         current = run.cluster.profile.document if run.cluster.profile_id else None
-        before, sim_b = _run(scenario, current, progress)
-        after, sim_a = _run(scenario, run.version.document, progress)
+        features = kubeversions.cluster_features(run.cluster)   # both at the cluster's version and gates
+        before, sim_b = _run(scenario, current, features, progress)
+        after, sim_a = _run(scenario, run.version.document, features, progress)
         result = compare(before, after, _zones(sim_b), _zones(sim_a))
     except Exception as err:  # shown to the user; the worker goes on
         DryRun.objects.filter(pk=run_id).update(state=DryRun.FAILED, error=f"{type(err).__name__}: {err}",

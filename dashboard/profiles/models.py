@@ -35,10 +35,13 @@ class ActiveVersion(models.Model):
 
 
 class VersionSpan(models.Model):
-    """From cycle ``first_seq`` on, the cluster's cycles were made with ``version`` (until the next span)."""
+    """From cycle ``first_seq`` on, the cluster's cycles were made with ``version`` at Kubernetes ``kube_version``
+    with ``feature_gates`` (until the next span)."""
 
     cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="version_spans")
     version = models.ForeignKey(ProfileVersion, null=True, on_delete=models.SET_NULL, related_name="spans")
+    kube_version = models.CharField(max_length=8, help_text="the Kubernetes version the scheduler ran")
+    feature_gates = models.TextField(blank=True, help_text="its --feature-gates (blank: the version's defaults)")
     first_seq = models.BigIntegerField()
     started = models.DateTimeField(auto_now_add=True)
 

@@ -12,12 +12,14 @@ from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.db.models import Max
 
+from scheduler_core.versions import LATEST_VERSION, VersionError
+
 from .. import access
 from ..models import Cluster, SchedulerProfile
-from ..services import control
+from ..services import control, kubeversions
 from .forms import dump_yaml
 from .models import ActiveVersion, AuditLog, ProfileVersion, VersionSpan
-from .validate import Problem, check, permission_problems
+from .validate import Problem, permission_problems
 
 EDITOR_GROUP = access.EDITOR_GROUP
 BUILTIN_NAME, BUILTIN_LABEL = "v1.30-default", "v1.30 default"
@@ -79,10 +81,11 @@ def _locked(profile: SchedulerProfile, user, target: Cluster | None = None) -> S
     return row
 
 
-def _check_document(doc, user) -> None:
-    """Invalid unless the core's loader accepts ``doc`` and ``user`` may save it (extender URLs:
-    validate.permission_problems)."""
-    problems = (check(doc) + permission_problems(doc, user)) if doc else []
+def _check_document(doc, user, kube_version: str, clusters=()) -> None:
+    """Invalid unless the core's loader accepts ``doc`` at the profile's ``kube_version`` and at the version of
+    each of ``clusters`` (that run it), and ``user`` may save it (extender URLs: validate.permission_problems)."""
+    problems = (kubeversions.profile_problems(doc, kube_version, clusters) + permission_problems(doc, user)
+                if doc else [])
     if problems:
         raise Invalid(problems)
 
@@ -97,17 +100,22 @@ def name_problem(name: str) -> str:
     return ""
 
 
-def create(name: str, doc: dict, user, comment: str = "created") -> SchedulerProfile:
-    """A new profile (no cluster uses it yet) with ``doc`` as its version 1, active; audited. ``user`` None: a
-    command. Invalid when the name is not allowed (``name_problem``) or the document is refused."""
+def create(name: str, doc: dict, user, comment: str = "created", kube_version: str = LATEST_VERSION) -> SchedulerProfile:
+    """A new profile for Kubernetes ``kube_version`` (no cluster uses it yet) with ``doc`` as its version 1, active;
+    audited. ``user`` None: a command. Invalid when the name is not allowed (``name_problem``), the version is
+    not supported or the document is refused at it."""
     if user is not None and not is_editor(user):
         raise PermissionDenied("only editors can create scheduler profiles")
     problem = name_problem(name)
     if problem:
         raise Invalid([Problem(f"name: {problem}", "name", "name")])
-    _check_document(doc, user)
+    try:
+        kube_version = kubeversions.parse_version(kube_version)
+    except VersionError as err:
+        raise Invalid([Problem(f"kube_version: {err}", "version", "kube_version")]) from None
+    _check_document(doc, user, kube_version)
     with transaction.atomic():
-        profile = SchedulerProfile.objects.create(name=name, document=doc)
+        profile = SchedulerProfile.objects.create(name=name, document=doc, kube_version=kube_version)
         version = ProfileVersion.objects.create(profile=profile, number=1, document=doc, author=_user_or_none(user),
                                                 comment=comment)
         ActiveVersion.objects.create(profile=profile, version=version)
@@ -162,8 +170,8 @@ def save_version(profile: SchedulerProfile, doc: dict, user, comment: str = "") 
     document and ``user`` may save it (validate.permission_problems), PermissionDenied unless ``can_change``.
     Audited."""
     with transaction.atomic():
-        _locked(profile, user)
-        _check_document(doc, user)
+        row = _locked(profile, user)
+        _check_document(doc, user, row.kube_version, _using(row))
         number = (profile.versions.aggregate(m=Max("number"))["m"] or 0) + 1
         version = ProfileVersion.objects.create(profile=profile, number=number, document=doc,
                                                 author=_user_or_none(user), comment=comment)
@@ -193,8 +201,10 @@ def apply(version: ProfileVersion, user, cluster: Cluster | None = None) -> list
     (with ``cluster`` as the target). Audited. Returns the clusters told."""
     profile = version.profile
     with transaction.atomic():
-        _locked(profile, user, cluster)
-        _check_document(version.document, None)   # saved already: the user's check was made then
+        row = _locked(profile, user, cluster)
+        # saved already (the user's extender check was made then); checked again at the versions it will run at
+        _check_document(version.document, None, row.kube_version,
+                        _using(row) + ([cluster] if cluster is not None and cluster.profile_id != row.pk else []))
         SchedulerProfile.objects.filter(pk=profile.pk).update(document=version.document)
         ActiveVersion.objects.update_or_create(profile=profile, defaults={"version": version})
         if cluster is not None:
@@ -213,7 +223,7 @@ def save_and_apply(name: str, doc: dict, user, cluster: Cluster, comment: str) -
     with transaction.atomic():
         profile = SchedulerProfile.objects.filter(name=name).first()
         if profile is None:
-            profile = create(name, doc, user, comment)
+            profile = create(name, doc, user, comment, kubeversions.cluster_version(cluster))
             version = active_version(profile)
         else:
             ensure_versions(profile)
@@ -222,30 +232,52 @@ def save_and_apply(name: str, doc: dict, user, cluster: Cluster, comment: str) -
     return profile
 
 
-def engine_profile(cluster: Cluster, recorder) -> dict | None:
-    """The document a scheduler of ``cluster`` runs now; notes from which cycle on it runs that version.
-
-    Called by the engine whenever it builds the scheduler (start, reload after an apply)."""
+def running_document(cluster: Cluster) -> tuple:
+    """(the cluster's row read now, the document its scheduler runs (None: kube's defaults), the ProfileVersion
+    that document is (None: a document not managed here))."""
     row = Cluster.objects.select_related("profile").filter(pk=cluster.pk).first() or cluster
     if not row.profile_id:
-        doc, version = None, None
-    else:
-        # SchedulerProfile.document is what runs (apply writes it; a scenario load may replace it);
-        # the active version names it only while their documents agree.
-        doc = row.profile.document
-        av = ActiveVersion.objects.filter(profile_id=row.profile_id).select_related("version").first()
-        version = av.version if av is not None and av.version.document == doc else None
+        return row, None, None
+    # SchedulerProfile.document is what runs (apply writes it; a scenario load may replace it);
+    # the active version names it only while their documents agree.
+    doc = row.profile.document
+    av = ActiveVersion.objects.filter(profile_id=row.profile_id).select_related("version").first()
+    version = av.version if av is not None and av.version.document == doc else None
+    return row, doc or None, version
+
+
+def note_span(cluster: Cluster, recorder, version, features, feature_gates: str) -> None:
+    """Note that from the recorder's next cycle on the cluster runs profile ``version`` at ``features``' Kubernetes
+    version with ``feature_gates`` (a new span only when one of them changed)."""
     first_seq = getattr(recorder, "next_seq", None)
-    if first_seq is not None:
-        last = VersionSpan.objects.filter(cluster_id=cluster.pk).order_by("-first_seq", "-id").first()
-        if last is None or last.version_id != (version.pk if version else None):
-            VersionSpan.objects.create(cluster_id=cluster.pk, version=version, first_seq=first_seq)
-    return doc or None
+    if first_seq is None:
+        return
+    last = VersionSpan.objects.filter(cluster_id=cluster.pk).order_by("-first_seq", "-id").first()
+    now = (version.pk if version else None, features.name, feature_gates)
+    if last is None or (last.version_id, last.kube_version, last.feature_gates) != now:
+        VersionSpan.objects.create(cluster_id=cluster.pk, version=version, first_seq=first_seq,
+                                   kube_version=features.name, feature_gates=feature_gates)
+
+
+def engine_profile(cluster: Cluster, recorder) -> tuple:
+    """(the document a scheduler of ``cluster`` runs now, its versions.Features); notes from which cycle on it runs
+    them. Called by the engine whenever it builds the scheduler (start, reload after an apply or a version
+    change)."""
+    row, doc, version = running_document(cluster)
+    features = kubeversions.cluster_features(row)
+    note_span(cluster, recorder, version, features, row.feature_gates)
+    return doc, features
+
+
+def span_of_cycle(cluster: Cluster, seq: int):
+    """The VersionSpan cycle ``seq`` of the cluster was made in (None: before any was noted)."""
+    return (VersionSpan.objects.filter(cluster=cluster, first_seq__lte=seq).select_related("version")
+            .order_by("-first_seq", "-id").first())
 
 
 def version_of_cycle(cluster: Cluster, seq: int):
     """The ProfileVersion that made cycle ``seq`` (None: a document not managed here)."""
-    span = VersionSpan.objects.filter(cluster=cluster, first_seq__lte=seq).order_by("-first_seq", "-id").first()
+    span = span_of_cycle(cluster, seq)
     return span.version if span else None
 
 

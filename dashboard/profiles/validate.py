@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 import re
 
+from scheduler_core import versions
 from scheduler_core.config import ConfigError, build_frameworks, load_config
 from scheduler_core.config.decode import DecodeError, decode
 from scheduler_core.config.defaults import set_defaults
@@ -19,7 +20,7 @@ from scheduler_core.config.validation import validate_configuration
 from scheduler_core.extender import HTTPExtender
 from scheduler_core.framework.handle import Handle
 from scheduler_core.framework.profile import FrameworkError
-from scheduler_core.plugins.registry import build_registry
+from scheduler_core.plugins.registry import build_registry, registry_at
 
 from .. import access
 from ..services import extenders
@@ -56,12 +57,14 @@ def _split_aggregate(text: str) -> list:
     return parts
 
 
-def check(doc) -> list:
-    """All of kube's objections to the document, in stage order; [] when kube-scheduler would start with it."""
+def check(doc, features=None) -> list:
+    """All of kube's objections to the document at ``features`` (versions.Features; None: the default version), in
+    stage order; [] when kube-scheduler of that version and feature gates would start with it."""
+    features = versions.features(features)
     if not isinstance(doc, dict):
         return [Problem("the document must be a mapping (KubeSchedulerConfiguration)", "decode")]
     try:
-        cfg = decode(copy.deepcopy(doc))
+        cfg = decode(copy.deepcopy(doc), features)
     except DecodeError as err:
         text = str(err)
         paths = _UNKNOWN_FIELD.findall(text)
@@ -69,12 +72,12 @@ def check(doc) -> list:
             return [Problem(f'unknown field "{p}"', "decode", p) for p in paths]
         m = _DECODING_AT.match(text)
         return [Problem(text, "decode", m.group(1) if m else "")]
-    set_defaults(cfg, registry())
-    errs = validate_configuration(cfg)
+    set_defaults(cfg, registry_at(registry(), features), features)
+    errs = validate_configuration(cfg, features)
     if errs:
         return [Problem(str(e), "validation", e.path) for e in errs]
     try:
-        config = load_config(doc, registry())
+        config = load_config(doc, registry(), kube_version=features)
         build_frameworks(config, registry(), lambda: Handle(snapshot=None))
     except ConfigError as err:
         return [Problem(str(err), err.stage)]
@@ -84,11 +87,14 @@ def check(doc) -> list:
 
 
 def _extenders(doc) -> list:
-    """The document's extenders as the loops build them ([] when kube's loader refuses the document)."""
-    try:
-        return [HTTPExtender(ext) for ext in load_config(doc, registry()).extenders] if doc else []
-    except (ConfigError, FrameworkError):
-        return []
+    """The document's extenders as the loops build them, at the newest supported version whose loader accepts the
+    document ([] when none does)."""
+    for version in reversed(versions.SUPPORTED_VERSIONS) if doc else ():
+        try:
+            return [HTTPExtender(ext) for ext in load_config(doc, registry(), kube_version=version).extenders]
+        except (ConfigError, FrameworkError):
+            continue
+    return []
 
 
 def url_problems(doc) -> list:

@@ -11,7 +11,7 @@ from scheduler_core.scenario import ScenarioError
 from scheduler_core.simulate import Simulation
 
 from ..models import Node
-from . import state
+from . import kubeversions, state
 
 SHOWN = 50
 
@@ -30,7 +30,8 @@ def node_choices(cluster, pod_row, q: str = "", chosen: str = "") -> dict:
     out = {"nodes": [], "q": q, "matching": matching, "shown": len(checked), "error": ""}
     doc = cluster.profile.document if cluster.profile_id else None
     try:
-        sim = Simulation(state.cluster_scenario(cluster, pending_uid=pod_row.uid), config_doc=doc or None)
+        sim = Simulation(state.cluster_scenario(cluster, pending_uid=pod_row.uid), config_doc=doc or None,
+                         kube_version=kubeversions.cluster_features(cluster))
     except (ConfigError, ScenarioError) as err:
         out["error"] = f"the Filter plugins cannot be run on the stored cluster: {err}"
         out["nodes"] = [{"name": n, "fits": None, "rejections": {}} for n in checked]

@@ -11,6 +11,7 @@ import time
 from django.db import IntegrityError, transaction
 from django.db.models import F
 
+from scheduler_core import versions
 from scheduler_core.config import ConfigError, load_config
 from scheduler_core.framework.profile import FrameworkError
 from scheduler_core.objects.validation import pod_update_errors
@@ -21,7 +22,7 @@ from ..models import Cluster, ClusterState, Node, Pod
 from ..profiles import services as profiles
 from ..profiles.models import AuditLog
 from ..profiles.validate import extender_problems
-from . import control, loops, objectstore
+from . import control, kubeversions, loops, objectstore
 from .objectstore import ValidationFailed, check_size, checked, insert_pods, node_row, pod_row
 
 
@@ -33,13 +34,13 @@ def require_simulated(cluster, change: str) -> None:
                                          f"clusters; change a real cluster through its API server (kubectl)"]})
 
 
-def validate_config(doc, user=None) -> None:
-    """A profile document ``user`` saves (None: an operator's command): kube's loader, then the deployment's
-    extender rules (profiles.validate.extender_problems)."""
+def validate_config(doc, user=None, kube_version=None) -> None:
+    """A profile document ``user`` saves (None: an operator's command): kube's loader at ``kube_version``, then the
+    deployment's extender rules (profiles.validate.extender_problems)."""
     if not doc:
         return
     try:
-        load_config(doc, in_tree_registry())
+        load_config(doc, in_tree_registry(), kube_version=kube_version)
     except (ConfigError, FrameworkError) as err:
         raise ValidationFailed({"config": [str(err)]}) from None
     problems = extender_problems(doc, user)
@@ -63,7 +64,10 @@ def load_scenario(cluster: Cluster, data, source: str = "upload", user=None) -> 
     require_simulated(cluster, "loading a scenario")
     scen = scenario_from_data(data, label=source)
     check_size(cluster, nodes=len(scen.nodes), pods=len(scen.bound_pods) + len(scen.pending_pods), replace=True)
-    validate_config(scen.config, user)
+    # the scenario's kubeVersion becomes the cluster's; its configuration replaces the cluster's profile
+    changes = {"kube_version": scen.extra["kubeVersion"]} if "kubeVersion" in scen.extra else {}
+    kube = kubeversions.check_change(cluster, **changes, **({"profile": None} if scen.config else {}))
+    validate_config(scen.config, user, versions.features(kube["kube_version"], kube["feature_gates"] or None))
     seen = set()
     for pod in scen.bound_pods + scen.pending_pods:
         for key in (("name", pod.key), ("uid", pod.uid)):
@@ -83,7 +87,8 @@ def load_scenario(cluster: Cluster, data, source: str = "upload", user=None) -> 
         Pod.objects.bulk_create(pods, batch_size=1000)
         objectstore.replace_objects(w, scen.objects)
         ClusterState.objects.update_or_create(cluster=cluster, defaults={"source": source})
-        Cluster.objects.filter(pk=cluster.pk).update(version=F("version") + 1)
+        Cluster.objects.filter(pk=cluster.pk).update(version=F("version") + 1, kube_version=kube["kube_version"])
+        cluster.kube_version = kube["kube_version"]
         if scen.config:
             try:
                 cluster.profile = profiles.save_and_apply(f"{cluster.name}-{scen.name}"[:200], scen.config, user,
@@ -213,6 +218,16 @@ def delete_cluster(cluster: Cluster) -> None:
         # related rows and the cluster's own DELETE (a foreign-key violation).
         list(Cluster.objects.select_for_update().filter(pk=cluster.pk).values_list("pk", flat=True))
         cluster.delete()
+
+
+def set_kube_version(cluster: Cluster, kube_version: str, feature_gates: str, user=None) -> None:
+    """Run the cluster's scheduler at another Kubernetes version or with other feature gates: checked with its
+    profile (kubeversions.check_change), stored, audited; a running loop rebuilds its scheduler."""
+    kube = kubeversions.check_change(cluster, kube_version=kube_version, feature_gates=feature_gates)
+    Cluster.objects.filter(pk=cluster.pk).update(**kube)
+    cluster.kube_version, cluster.feature_gates = kube["kube_version"], kube["feature_gates"]
+    audit(user, "cluster.kube_version", cluster, **kube)
+    notify(cluster, "reload")
 
 
 def set_state(cluster: Cluster, state: str) -> None:

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import random
 
+from scheduler_core.versions import LATEST_VERSION
+
 from .workload import pod_manifest
 
 ZONES = ("zone-a", "zone-b", "zone-c")
@@ -23,7 +25,8 @@ def _node(name, zone, cpu, memory, pods="110", labels=None, taints=None, extra=N
 
 
 def demo_scenario(seed: int = 7) -> dict:
-    """Golden-format scenario document (nodes, bound pods, pending pods)."""
+    """Golden-format scenario document (nodes, bound pods, pending pods) at the latest supported Kubernetes
+    version."""
     rng = random.Random(seed)
     nodes = []
     for i in range(3):
@@ -64,7 +67,7 @@ def demo_scenario(seed: int = 7) -> dict:
     for i in range(4):
         pending.append(pod_manifest(f"ingress-{i}", "edge", "ingress", "250m", "256Mi", {"host_port": 443},
                                     owner="ingress-84c2f"))
-    return {"name": "demo", "nodes": nodes, "pods": bound, "pending": pending}
+    return {"name": "demo", "kubeVersion": LATEST_VERSION, "nodes": nodes, "pods": bound, "pending": pending}
 
 
 DEMO_WORKLOAD = {"rate": 3.0, "max_pods": 450, "max_pending": 40, "lifetime": 45.0, "namespace": "demo"}

@@ -28,7 +28,7 @@ import orjson
 
 from scheduler_core import gcpolicy
 from scheduler_core.cluster.simulated import OBJECT_KINDS, SimulatedCluster
-from scheduler_core.config import load_config
+from scheduler_core.config import config_for
 from scheduler_core.explain import explain, explain_preemption, node_rejections, with_diagnoses
 from scheduler_core.objects import Node as CoreNode
 from scheduler_core.objects import ParseError
@@ -369,9 +369,10 @@ class Engine(RecordingEngine):
             if row.attempts:
                 self.base_attempts[pod.uid] = row.attempts
         self.cluster = RecordedCluster(nodes, pods, objectstore.scenario_objects(cluster.pk), journal=self.journal)
-        doc = engine_profile(cluster, recorder)  # the active profile version, noted from the next cycle on
+        # the active profile version and the cluster's Kubernetes version, noted from the next cycle on
+        doc, features = engine_profile(cluster, recorder)
         registry = in_tree_registry()
-        config = load_config(doc, registry) if doc else None
+        config = config_for(doc, registry, kube_version=features)
         self.scheduler = Scheduler(self.cluster, config=config, tie_break=cluster.tie_break, seed=cluster.seed,
                                    trace_sink=CallbackSink(self._traces.append), trace_all_filters=True,
                                    extender_policy=extenders.policy(interrupted))

@@ -16,13 +16,14 @@ import copy
 from django.core.cache import cache
 from django.db.models import Q
 
+from scheduler_core import versions
 from scheduler_core.config import ConfigError
 from scheduler_core.scenario import ARRAYS, ScenarioError, scenario_from_data
 from scheduler_core.simulate import Simulation
 
 from ..models import Node, Pod, SchedulingCycle
-from ..profiles.services import version_of_cycle
-from . import objectstore
+from ..profiles.services import span_of_cycle
+from . import kubeversions, objectstore
 from .tracecodec import trace_fields
 
 CONFIG_API_VERSION = "kubescheduler.config.k8s.io/v1"
@@ -49,15 +50,19 @@ def _every_node(doc: dict | None) -> dict:
     return doc
 
 
-def _profile_document(cycle: SchedulingCycle) -> tuple[dict | None, str]:
-    """(document, where it came from) of the profile that made the cycle."""
-    version = version_of_cycle(cycle.cluster, cycle.seq)
-    if version is not None:
-        return version.document, f"profile version {version}"
+def _profile_document(cycle: SchedulingCycle) -> tuple[dict | None, versions.Features, str]:
+    """(document, Kubernetes version and feature gates, where they came from) of the profile that made the cycle:
+    the version span it was made in, else the cluster's current ones."""
+    span = span_of_cycle(cycle.cluster, cycle.seq)
+    features = (versions.features(span.kube_version, span.feature_gates or None) if span is not None
+                else kubeversions.cluster_features(cycle.cluster))
+    at = f" at Kubernetes {features.name}"
+    if span is not None and span.version is not None:
+        return span.version.document, features, f"profile version {span.version}{at}"
     profile = cycle.cluster.profile
     if profile is not None and profile.document:
-        return profile.document, f"profile {profile.name} (current document)"
-    return None, "kube's default configuration"
+        return profile.document, features, f"profile {profile.name} (current document){at}"
+    return None, features, f"kube's default configuration{at}"
 
 
 def recompute(cycle: SchedulingCycle) -> dict:
@@ -80,10 +85,11 @@ def recompute(cycle: SchedulingCycle) -> dict:
         bound.append(dict(raw, spec=dict(raw.get("spec") or {}, nodeName=node_name)))
     data["pods"] = bound
     data["pending"] = [dict(pod.raw, spec={k: v for k, v in (pod.raw.get("spec") or {}).items() if k != "nodeName"})]
-    doc, source = _profile_document(cycle)
+    doc, features, source = _profile_document(cycle)
     try:
         sim = Simulation(scenario_from_data(data, label=f"cluster {cluster.name} at cycle {cycle.seq}"),
-                         config_doc=_every_node(doc), tie_break="name", trace_all_filters=True)
+                         config_doc=_every_node(doc), tie_break="name", trace_all_filters=True,
+                         kube_version=features)
         traces = list(sim.run())
     except (ConfigError, ScenarioError) as err:
         raise FullMatrixError(f"cycle {cycle.seq} cannot be recomputed: {err}") from err

@@ -34,7 +34,6 @@ from scheduler_core import gcpolicy
 from scheduler_core.cluster.kube import KubeCluster, api_message
 from scheduler_core.cluster.leaderelection import (STOPPED, LeaderElector, LeaseLock, config_seconds,
                                                    default_identity)
-from scheduler_core.config import default_config, load_config
 from scheduler_core.plugins.registry import in_tree_registry
 from scheduler_core.scheduler import Scheduler
 from scheduler_core.shadow import ShadowScheduler
@@ -43,8 +42,8 @@ from scheduler_core.trace import CallbackSink
 from ..models import Cluster
 from ..models import Node as NodeRow
 from ..models import Pod as PodRow
-from ..profiles.services import engine_profile
-from . import credentials, extenders
+from ..profiles.services import note_span, running_document
+from . import credentials, extenders, kubeversions
 from .objectstore import node_row, pod_row
 from .engine import JournaledBindings, RecordingEngine
 from .rowlock import cluster_writes
@@ -206,9 +205,9 @@ class KubeEngine(RecordingEngine):
         self.name = cluster.name
         self.base_attempts = dict(PodRow.objects.filter(cluster=cluster, attempts__gt=0)
                                   .values_list("uid", "attempts"))
-        doc = engine_profile(cluster, recorder)
+        row, doc, profile_version = running_document(cluster)
         registry = in_tree_registry()
-        config = load_config(doc, registry) if doc else default_config(registry)
+        config = kubeversions.scheduler_config(row, doc)   # at the server's version as last seen
         raw = config.raw or {}
         cc, le = raw.get("clientConnection") or {}, raw.get("leaderElection") or {}
         shadow = cluster.mode == Cluster.SHADOW
@@ -219,11 +218,19 @@ class KubeEngine(RecordingEngine):
         except (credentials.KubeconfigInvalid, credentials.KubeconfigUnreadable, ConfigException) as err:
             raise ClusterUnavailable(f"cluster {cluster.name}: unusable kubeconfig: {err}") from None
         try:
+            server_version = (kube.get_json("/version") or {}).get("gitVersion") or ""
             kube.start()
         except (ApiException, HTTPError, OSError) as err:
             kube.close()
             raise _unavailable(cluster, err) from None
         try:   # a failure past this point must not leave the watches running
+            if server_version != row.server_version:
+                Cluster.objects.filter(pk=cluster.pk).update(server_version=server_version)
+                row.server_version = server_version
+            if kubeversions.cluster_features(row) != config.features:   # blank kube_version follows the server
+                config = kubeversions.scheduler_config(row, doc)
+            note_span(cluster, recorder, profile_version, config.features, row.feature_gates)
+            self.features = config.features
             self.cluster = kube
             names = ["default-scheduler"] if shadow else [p.scheduler_name for p in config.profiles]
             self.mirror = InformerMirror(cluster, names)

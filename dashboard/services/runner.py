@@ -134,6 +134,7 @@ class Runner:
         self._set_workload(cluster.workload)
         self.version = cluster.version
         self.mode = cluster.mode
+        self.kube = (cluster.kube_version, cluster.feature_gates)
         ttl = self.lock.ttl
         self.next_renew = next_snapshot = next_prune = next_sync = next_compact = 0.0
         log.info("cluster %s: scheduler loop started (%s)", cluster.name, self.state)
@@ -330,6 +331,7 @@ class Runner:
             self.recorder.flush()
             cluster = Cluster.objects.select_related("profile").get(pk=self.cluster_id)
             self.version, self.mode = cluster.version, cluster.mode
+            self.kube = (cluster.kube_version, cluster.feature_gates)
             self._close_engine()   # first: the new engine takes the lease this one gives up
             self.engine = self._make_engine(cluster)
             self.workload_spec = self.workload = None
@@ -397,7 +399,8 @@ class Runner:
         try:
             # Plain reads never wait; the heartbeat is skipped while the recorder holds the row.
             row = (Cluster.objects.filter(pk=self.cluster_id)
-                   .values("desired_state", "version", "mode", "runner", "workload").first())
+                   .values("desired_state", "version", "mode", "runner", "workload", "kube_version", "feature_gates")
+                   .first())
             if row is not None and row["runner"] == self.lock.token:
                 with transaction.atomic():
                     free = Cluster.objects.select_for_update(skip_locked=True).filter(pk=self.cluster_id)
@@ -413,7 +416,8 @@ class Runner:
             return False
         if not self.one_shot:
             self.state = row["desired_state"]
-        if row["version"] != self.version or row["mode"] != self.mode:
+        if (row["version"] != self.version or row["mode"] != self.mode
+                or (row["kube_version"], row["feature_gates"]) != self.kube):
             self._apply({"op": "reload"})
         else:
             self._set_workload(row["workload"])   # changed by a writer that sent no command (the admin)

@@ -22,7 +22,7 @@ from scheduler_core.scenario import ScenarioError, load_documents
 from ..k8sapi.errors import ApiError
 from ..k8sapi.selectors import LabelSelector
 from ..models import Node, Pod, WhatIfRun, WhatIfTrace
-from . import background, extenders, state
+from . import background, extenders, kubeversions, state
 from .recorder import store_node_lists
 from .tracecodec import NodeLists, trace_fields
 
@@ -225,7 +225,8 @@ def _answer(run: WhatIfRun, scenario, doc, progress) -> dict:
     """The core's answer, with the loops' limits on extenders, and every Filter plugin's verdict on every node
     in the traces of the answering run."""
     p = run.params
-    full = {"trace_all_filters": True, "extender_policy": extenders.policy()}
+    full = {"trace_all_filters": True, "extender_policy": extenders.policy(),
+            "kube_version": kubeversions.cluster_features(run.cluster)}
     if run.kind == WhatIfRun.CAPACITY:
         return core.capacity(scenario, p["template"], doc, max_copies=p["max_copies"], preemption=p["preemption"],
                              progress=progress, **full)
@@ -266,7 +267,8 @@ def execute(run_id: int) -> None:
         doc, label = _profile_document(run, run.version)
         result = _store(run, run.kind, _answer(run, scenario, doc, progress), traces)
         result.update(profile=label, cluster_nodes=len(scenario.nodes), cluster_bound=len(scenario.bound_pods),
-                      cluster_pending=len(scenario.pending_pods))
+                      cluster_pending=len(scenario.pending_pods),
+                      kube_version=kubeversions.cluster_version(run.cluster))
         if run.kind == WhatIfRun.CAPACITY and run.compare_version is not None:
             doc_b, label_b = _profile_document(run, run.compare_version)
             other = _store(run, run.kind, _answer(run, scenario, doc_b, _Progress(run_id, "copy (second profile)")),
