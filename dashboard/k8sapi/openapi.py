@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import json
 
-from scheduler_core.simulate import KUBERNETES_VERSION
 
 from .resources import RESOURCES
 
@@ -23,20 +22,21 @@ def _gv_path(group: str, version: str) -> str:
     return f"apis/{group}/{version}" if group else f"api/{version}"
 
 
-def _hash(group: str, version: str) -> str:
-    return hashlib.sha256(f"{KUBERNETES_VERSION}:{group}/{version}".encode()).hexdigest()[:16].upper()
+def _hash(group: str, version: str, release: str) -> str:
+    return hashlib.sha256(f"{release}:{group}/{version}".encode()).hexdigest()[:16].upper()
 
 
-def root(prefix: str) -> dict:
-    """/openapi/v3: one entry per group version; ``prefix`` is the API's path (client-go requests it as is)."""
+def root(prefix: str, release: str) -> dict:
+    """/openapi/v3: one entry per group version; ``prefix`` is the API's path (client-go requests it as is);
+    ``release``: the Kubernetes release the cluster reports ("v1.36.2")."""
     out = {}
     for group, version in dict.fromkeys((r.group, r.version) for r in RESOURCES):
         gv = _gv_path(group, version)
-        out[gv] = {"serverRelativeURL": f"{prefix}/openapi/v3/{gv}?hash={_hash(group, version)}"}
+        out[gv] = {"serverRelativeURL": f"{prefix}/openapi/v3/{gv}?hash={_hash(group, version, release)}"}
     return {"paths": out}
 
 
-def group_version(gv: str) -> dict | None:
+def group_version(gv: str, release: str) -> dict | None:
     """/openapi/v3/api/v1 or /openapi/v3/apis/<group>/<version>; None when not served."""
     served = [r for r in RESOURCES if _gv_path(r.group, r.version) == gv]
     if not served:
@@ -51,7 +51,7 @@ def group_version(gv: str) -> dict | None:
         paths[base] = {"post": {
             "operationId": f"create{r.kind}", "x-kubernetes-action": "post", "x-kubernetes-group-version-kind": gvk,
             "parameters": PARAMETERS, "responses": {"201": {"description": "Created"}}}}
-    return {"openapi": "3.0.0", "info": {"title": "Kubernetes", "version": KUBERNETES_VERSION}, "paths": paths,
+    return {"openapi": "3.0.0", "info": {"title": "Kubernetes", "version": release}, "paths": paths,
             "components": {"schemas": {}}}
 
 
@@ -61,10 +61,10 @@ def _pb_field(number: int, payload: bytes) -> bytes:
     return bytes([number << 3 | 2, len(payload)]) + payload
 
 
-def v2(accept: str) -> tuple:
+def v2(accept: str, release: str) -> tuple:
     """/openapi/v2: (body, content type); gnostic's openapi_v2.Document when protobuf is asked for."""
     if "protobuf" in (accept or ""):
-        info = _pb_field(1, b"Kubernetes") + _pb_field(2, KUBERNETES_VERSION.encode())
+        info = _pb_field(1, b"Kubernetes") + _pb_field(2, release.encode())
         return _pb_field(1, b"2.0") + _pb_field(2, info) + _pb_field(8, b""), "application/octet-stream"
-    doc = {"swagger": "2.0", "info": {"title": "Kubernetes", "version": KUBERNETES_VERSION}, "paths": {}}
+    doc = {"swagger": "2.0", "info": {"title": "Kubernetes", "version": release}, "paths": {}}
     return json.dumps(doc).encode(), "application/json"

@@ -26,10 +26,9 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
 
 from scheduler_core.documents import load_json, safe_yaml_load
-from scheduler_core.simulate import KUBERNETES_VERSION
 
 from ..models import Cluster, ClusterToken
-from ..services import credentials
+from ..services import credentials, kubeversions
 from ..services.objectstore import json_bytes
 from . import openapi, protobuf, registry, resources, tables
 from .errors import ApiError
@@ -42,7 +41,7 @@ log = logging.getLogger("dashboard.k8sapi")
 BOOKMARK_SECONDS = float(os.environ.get("SCHEDSCOPE_K8S_BOOKMARK_SECONDS", "60"))
 MIN_REQUEST_TIMEOUT = 1800.0
 RETURNS_DELETED_OBJECT = ("Pod", "Namespace", "Service")
-UNAUTHENTICATED_PATHS = ("version", "healthz", "livez", "readyz")
+UNAUTHENTICATED_PATHS = ("healthz", "livez", "readyz")   # /version names the cluster's version: a token's
 JSON = "application/json"
 BODY_TYPES = (JSON, "application/yaml", protobuf.MEDIA_TYPE)
 STREAM_CHUNK_BYTES = 1 << 20
@@ -52,11 +51,17 @@ _ENCODING = threading.Lock()
 MAX_BODY_BYTES = int(os.environ.get("SCHEDSCOPE_K8S_MAX_BODY_BYTES", str(3 * 1024 * 1024)))  # kube-apiserver's
 
 
-def version_info() -> dict:
-    major, minor = KUBERNETES_VERSION.lstrip("v").split(".")[:2]
-    return {"major": major, "minor": minor, "gitVersion": f"{KUBERNETES_VERSION}+schedscope", "gitCommit": "",
+def version_info(release: str) -> dict:
+    """/version of a cluster whose scheduler runs Kubernetes ``release`` ("v1.36.2")."""
+    major, minor = release.lstrip("v").split(".")[:2]
+    return {"major": major, "minor": minor, "gitVersion": f"{release}+schedscope", "gitCommit": "",
             "gitTreeState": "clean", "buildDate": "", "goVersion": "", "compiler": "schedscope",
             "platform": "linux/amd64"}
+
+
+def _release(pk: int) -> str:
+    """The Kubernetes release the cluster's scheduler runs (its version's), as its API reports it."""
+    return kubeversions.release(Cluster.objects.only("kind", "kube_version", "server_version").get(pk=pk))
 
 
 def _flag(query, name: str) -> bool:
@@ -192,8 +197,6 @@ async def api(request, name: str, path: str, token: str = ""):
     """Every API request of one simulated cluster (the token in the Authorization header or the path)."""
     parts = [p for p in path.split("/") if p]
     try:
-        if parts == ["version"]:
-            return _json(version_info())
         if len(parts) == 1 and parts[0] in UNAUTHENTICATED_PATHS:
             return HttpResponse("ok", content_type="text/plain")
         # The token first, before the cluster is loaded. No cluster of that name answers as a wrong token does, and
@@ -214,6 +217,8 @@ async def api(request, name: str, path: str, token: str = ""):
 
 
 def _dispatch(request, store, parts: list, pk: int):
+    if parts == ["version"]:
+        return _json(version_info(_release(pk)))
     if parts == ["api"]:
         host = request.get_host()
         return _json({"kind": "APIVersions", "versions": ["v1"],
@@ -221,11 +226,12 @@ def _dispatch(request, store, parts: list, pk: int):
     if parts == ["apis"]:
         return _json(resources.api_group_list())
     if parts == ["openapi", "v2"]:
-        body, ctype = openapi.v2(request.headers.get("Accept", ""))
+        body, ctype = openapi.v2(request.headers.get("Accept", ""), _release(pk))
         return HttpResponse(body, content_type=ctype)
     if parts[:2] == ["openapi", "v3"]:
-        doc = (openapi.root(request.path.rstrip("/")[:-len("/openapi/v3")]) if len(parts) == 2
-               else openapi.group_version("/".join(parts[2:])))
+        release = _release(pk)
+        doc = (openapi.root(request.path.rstrip("/")[:-len("/openapi/v3")], release) if len(parts) == 2
+               else openapi.group_version("/".join(parts[2:]), release))
         if doc is None:
             raise ApiError.page_not_found()
         return _json(doc)

@@ -2,7 +2,8 @@
 
 ``describe`` reads a document the way kube-scheduler does (scheduler_core.config: strict decoding, kube's
 defaulting, the multiPoint expansion of NewFramework) and gives, per profile and extension point, the plugins in
-the order they run with their weights, next to kube's v1.30 defaults. ``write_point`` and ``write_args`` turn the
+the order they run with their weights, next to kube's defaults, at a Kubernetes version and its feature gates
+(versions.Features: a profile's version). ``write_point`` and ``write_args`` turn the
 editor's choices back into the few lines kube users write: per-point ``disabled``/``enabled`` lists (``"*"`` only
 when an order cannot be had otherwise) and ``pluginConfig`` args holding only what defaulting would not fill in.
 Every order written is checked by building the framework again.
@@ -12,12 +13,13 @@ from __future__ import annotations
 import copy
 from functools import lru_cache
 
+from scheduler_core import versions
 from scheduler_core.config import SET_POINTS, ProfileConfig, defaulted_config
 from scheduler_core.config.args import default_args
 from scheduler_core.framework.handle import Handle
 from scheduler_core.framework.interface import extension_points_of
 from scheduler_core.framework.profile import FrameworkError, new_framework
-from scheduler_core.plugins.registry import in_tree_registry
+from scheduler_core.plugins.registry import in_tree_registry, registry_at
 
 from .validate import registry
 
@@ -28,9 +30,9 @@ ZERO_WEIGHT_NOTE = "kube runs a weight of 0 as 1"
 NEGATIVE_WEIGHT_NOTE = "negative: kube's overflow check refuses it unless no Score plugin is weighed after it"
 
 
-def defaulted_raw(doc: dict) -> dict:
-    """The document after kube's defaulting (every field set)."""
-    return defaulted_config(doc, registry()).raw
+def defaulted_raw(doc: dict, features) -> dict:
+    """The document after kube's defaulting at ``features`` (every field set)."""
+    return defaulted_config(doc, registry(), kube_version=features).raw
 
 
 def weight_note(weight) -> str:
@@ -75,19 +77,22 @@ class ProfileView:
     """One profile of the document: its points, and the args of its plugins that have an args kind (defaulted)
     with kube's defaults."""
 
-    def __init__(self, index, scheduler_name, percentage, points, args, expansion, e_weights):
+    def __init__(self, index, scheduler_name, percentage, points, args, expansion, e_weights, features):
         self.index, self.scheduler_name, self.percentage = index, scheduler_name, percentage
         self.points, self.args, self.expansion, self.e_weights = points, args, expansion, e_weights
+        self.features = features
 
     def point(self, set_name) -> Point:
         return next(p for p in self.points if p.set_name == set_name)
 
 
-def _structure(prof: ProfileConfig, point_plugins=None, disabled=None):
-    """The framework of ``prof``'s plugin sets only (args left to their defaults): its per-point names and
-    Score weights. FrameworkError when kube would not build it."""
+def _structure(prof: ProfileConfig, features, point_plugins=None, disabled=None):
+    """The framework of ``prof``'s plugin sets only (args left to their defaults) at ``features``: its per-point
+    names and Score weights. FrameworkError when kube would not build it."""
+    handle = Handle(snapshot=None)
+    handle.features = features
     fwk = new_framework(prof.scheduler_name, prof.point_plugins if point_plugins is None else point_plugins, {},
-                        registry(), Handle(snapshot=None), None, prof.multi_point,
+                        registry_at(registry(), features), handle, None, prof.multi_point,
                         prof.disabled if disabled is None else disabled)
     return {s: [p.name for p in fwk.plugins[point]] for s, point in SET_POINTS.items()}, fwk.score_weights
 
@@ -100,19 +105,20 @@ def _raw_weights(prof: ProfileConfig) -> dict:
     return out
 
 
-@lru_cache(maxsize=1)
-def kube_defaults():
-    """kube's v1.30 default profile: ({set: [names]}, {name: weight}, {plugin: defaulted args})."""
-    prof = defaulted_config(API, registry()).profiles[0]
-    lists, _ = _structure(prof)
+@lru_cache(maxsize=8)
+def kube_defaults(features):
+    """kube's default profile at ``features``: ({set: [names]}, {name: weight}, {plugin: defaulted args})."""
+    prof = defaulted_config(API, registry(), kube_version=features).profiles[0]
+    lists, _ = _structure(prof, features)
     return lists, _raw_weights(prof), {n: a for n, a in prof.plugin_args.items() if a is not None}
 
 
-@lru_cache(maxsize=1)
-def _points_of() -> dict:
-    """{plugin name: the v1 set names it implements} for every registered plugin."""
+@lru_cache(maxsize=8)
+def _points_of(features) -> dict:
+    """{plugin name: the v1 set names it implements} for every plugin registered at ``features``' version."""
     inverse = {point: s for s, point in SET_POINTS.items()}
-    return {name: {inverse[p] for p in extension_points_of(cls)} for name, cls in registry().items()}
+    return {name: {inverse[p] for p in extension_points_of(cls)}
+            for name, cls in registry_at(registry(), features).items()}
 
 
 def _interleave(on: list, candidates: list) -> list:
@@ -126,22 +132,24 @@ def _interleave(on: list, candidates: list) -> list:
     return out
 
 
-def _expansion(prof: ProfileConfig) -> tuple:
+def _expansion(prof: ProfileConfig, features) -> tuple:
     """Per set, the plugins multiPoint puts there when the set itself is left empty, and multiPoint's weights."""
-    lists, _ = _structure(prof, point_plugins={}, disabled={})
+    lists, _ = _structure(prof, features, point_plugins={}, disabled={})
     return lists, dict(prof.multi_point)
 
 
-def describe(doc: dict) -> list:
-    """[ProfileView] of ``doc``. Raises ConfigError (decode) or FrameworkError (plugin sets kube cannot build)."""
-    config = defaulted_config(doc, registry())
-    k_lists, k_weights, k_args = kube_defaults()
-    in_tree, points_of = set(in_tree_registry()), _points_of()
+def describe(doc: dict, features=None) -> list:
+    """[ProfileView] of ``doc`` at ``features`` (versions.Features; None: the default version). Raises ConfigError
+    (decode) or FrameworkError (plugin sets kube cannot build)."""
+    features = versions.features(features)
+    config = defaulted_config(doc, registry(), kube_version=features)
+    k_lists, k_weights, k_args = kube_defaults(features)
+    in_tree, points_of = set(in_tree_registry()), _points_of(features)
     out = []
     for i, prof in enumerate(config.profiles):
         try:
-            lists, runs = _structure(prof)
-            e_lists, e_weights = _expansion(prof)
+            lists, runs = _structure(prof, features)
+            e_lists, e_weights = _expansion(prof, features)
         except FrameworkError as err:
             raise FrameworkError(f"creating profile for scheduler name {prof.scheduler_name}: {err}") from None
         raw = _raw_weights(prof)
@@ -166,7 +174,7 @@ def describe(doc: dict) -> list:
         args = {name: (prof.plugin_args.get(name) or {}, default) for name, default in sorted(k_args.items())
                 if name in running}
         out.append(ProfileView(i, prof.scheduler_name, prof.percentage_of_nodes_to_score, points, args,
-                               e_lists, e_weights))
+                               e_lists, e_weights, features))
     return out
 
 
@@ -213,7 +221,7 @@ def write_point(doc: dict, view: ProfileView, set_name: str, chosen: list, weigh
     weights = {n: weights[n] if weights.get(n) is not None else view.e_weights.get(n, defaults.get(n))
                for n in chosen}
     new = _minimal_set(chosen, weights, expansion, view.e_weights, weighted, keep_order)
-    if new is not None and keep_order and not _runs_as(doc, view.index, set_name, new, chosen):
+    if new is not None and keep_order and not _runs_as(doc, view.index, set_name, new, chosen, view.features):
         new = None
     if new is None:
         new = {"enabled": [_entry(n, weights[n], weighted) for n in chosen], "disabled": [{"name": "*"}]}
@@ -227,14 +235,14 @@ def write_point(doc: dict, view: ProfileView, set_name: str, chosen: list, weigh
         prof.pop("plugins")
 
 
-def _runs_as(doc, i, set_name, new_set, chosen) -> bool:
+def _runs_as(doc, i, set_name, new_set, chosen, features) -> bool:
     """Whether kube, given ``new_set`` for the set, runs ``chosen`` there in that order (the framework built)."""
     trial = copy.deepcopy(doc)
     prof = profile_of(trial, i)
     prof.pop("pluginConfig", None)
     prof.setdefault("plugins", {})[set_name] = new_set
     try:
-        lists, _ = _structure(defaulted_config(trial, registry()).profiles[i])
+        lists, _ = _structure(defaulted_config(trial, registry(), kube_version=features).profiles[i], features)
     except (FrameworkError, ValueError):
         return False
     return lists[set_name] == chosen
@@ -269,15 +277,16 @@ def arg_value(args: dict, path: str):
     return _get(args, path)
 
 
-def minimal_args(plugin: str, args: dict) -> dict:
-    """The smallest args kube's defaulting turns into the same args as ``args``: what a kube user writes."""
-    target = default_args(plugin, copy.deepcopy(args))
+def minimal_args(plugin: str, args: dict, features) -> dict:
+    """The smallest args kube's defaulting at ``features`` turns into the same args as ``args``: what a kube user
+    writes."""
+    target = default_args(plugin, copy.deepcopy(args), features)
     out = copy.deepcopy(args)
 
     def shrink(d):
         for key in list(d):
             value = d.pop(key)
-            if default_args(plugin, copy.deepcopy(out)) == target:
+            if default_args(plugin, copy.deepcopy(out), features) == target:
                 continue
             d[key] = value
             if isinstance(value, dict):
@@ -288,16 +297,16 @@ def minimal_args(plugin: str, args: dict) -> dict:
     return out
 
 
-def write_args(doc: dict, i: int, plugin: str, values: dict) -> None:
+def write_args(doc: dict, i: int, plugin: str, values: dict, features) -> None:
     """Profile ``i``'s pluginConfig entry of ``plugin`` with ``values`` ({dotted path: value}) set in its args,
-    reduced to what differs from kube's defaulting (the entry removed when nothing does)."""
+    reduced to what differs from kube's defaulting at ``features`` (the entry removed when nothing does)."""
     prof = profile_of(doc, i)
     configs = prof.get("pluginConfig") if isinstance(prof.get("pluginConfig"), list) else []
     k = next((j for j, pc in enumerate(configs) if isinstance(pc, dict) and pc.get("name") == plugin), None)
     args = copy.deepcopy(configs[k].get("args") or {}) if k is not None else {}
     for path, value in values.items():
         _put(args, path, value)
-    args = minimal_args(plugin, args)
+    args = minimal_args(plugin, args, features)
     if args and k is not None:
         configs[k] = {**configs[k], "args": args}
     elif args:

@@ -17,6 +17,7 @@ import re
 import yaml
 from django import forms
 
+from scheduler_core import versions
 from scheduler_core.config import SET_POINTS, ConfigError
 from scheduler_core.documents import safe_yaml_load
 from scheduler_core.framework.profile import FrameworkError
@@ -210,7 +211,7 @@ class ArgsUnit:
     """The args of one plugin of a profile (ARGS_FIELDS), showing the defaulted values."""
 
     def __init__(self, view, plugin):
-        self.index, self.plugin = view.index, plugin
+        self.index, self.plugin, self.features = view.index, plugin, view.features
         args, self.defaults = view.args[plugin]
         self.prefix = f"p{view.index}.args.{plugin}"
         self.fields, self.start, self.paths_of = {}, {}, {}
@@ -224,7 +225,8 @@ class ArgsUnit:
         return effective.arg_value(self.defaults, self.paths_of[name])
 
     def write(self, doc, values):
-        effective.write_args(doc, self.index, self.plugin, {self.paths_of[n]: v for n, v in values.items()})
+        effective.write_args(doc, self.index, self.plugin, {self.paths_of[n]: v for n, v in values.items()},
+                             self.features)
 
     def paths(self, doc):
         configs = effective.profile_of(copy.deepcopy(doc), self.index).get("pluginConfig") or []
@@ -281,10 +283,10 @@ class ExtendersUnit:
         return {f"extenders[{r}].{key}": f"ext.{r}.{key}" for r in range(self.count) for key, _k in EXTENDER_COLUMNS}
 
 
-def build_units(doc, views) -> list:
-    """Every unit of the editor for ``doc`` (described as ``views``), in page order."""
-    raw = effective.defaulted_raw(doc)
-    kube = effective.defaulted_raw(effective.API)
+def build_units(doc, views, features) -> list:
+    """Every unit of the editor for ``doc`` (described as ``views`` at ``features``), in page order."""
+    raw = effective.defaulted_raw(doc, features)
+    kube = effective.defaulted_raw(effective.API, features)
     units = [_top(key, raw[key], kube[key]) for key in SCALARS]
     units.append(ExtendersUnit(doc))
     for view in views:
@@ -309,15 +311,16 @@ class ProfileEditorForm(forms.Form):
     yaml = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 30, "spellcheck": "false"}))
     comment = forms.CharField(required=False, max_length=500)
 
-    def __init__(self, base: dict, *args, base_version=None, read_only=False, **kw):
+    def __init__(self, base: dict, *args, base_version=None, read_only=False, features=None, **kw):
         super().__init__(*args, **kw)
         self.base = copy.deepcopy(base or {})
+        self.features = versions.features(features)   # the profile's Kubernetes version
         self.load_error = ""
         try:
-            self.views = effective.describe(self.base or effective.API)
+            self.views = effective.describe(self.base or effective.API, self.features)
         except (ConfigError, FrameworkError) as err:
             self.views, self.load_error = [], str(err)
-        self.units = build_units(self.base or effective.API, self.views) if self.views else []
+        self.units = build_units(self.base or effective.API, self.views, self.features) if self.views else []
         self.start = {}
         for unit in self.units:
             for name, field in unit.fields.items():
@@ -369,7 +372,7 @@ class ProfileEditorForm(forms.Form):
         else:
             doc = self._from_fields(cd)
         self.document = doc
-        self.problems = validate.check(doc) if doc else []
+        self.problems = validate.check(doc, self.features) if doc else []
         if self.problems:
             self._attach(self.problems)
         return cd

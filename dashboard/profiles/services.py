@@ -12,7 +12,7 @@ from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.db.models import Max
 
-from scheduler_core.versions import LATEST_VERSION, VersionError
+from scheduler_core.versions import LATEST_VERSION, SUPPORTED_VERSIONS, VersionError
 
 from .. import access
 from ..models import Cluster, SchedulerProfile
@@ -22,11 +22,22 @@ from .models import ActiveVersion, AuditLog, ProfileVersion, VersionSpan
 from .validate import Problem, permission_problems
 
 EDITOR_GROUP = access.EDITOR_GROUP
-BUILTIN_NAME, BUILTIN_LABEL = "v1.30-default", "v1.30 default"
-# kube-scheduler with no configuration file: the built-in profile every new profile starts from.
+# kube-scheduler with no configuration file: the built-in profile of each version, which new profiles start from.
 BUILTIN_DOCUMENT = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
                     "profiles": [{"schedulerName": "default-scheduler"}]}
-RESERVED_NAMES = frozenset({BUILTIN_NAME, "login", "logout", "dry-runs"})   # paths of the profile pages
+
+
+def builtin_name(kube_version: str) -> str:
+    """The address of a version's built-in profile ("v1.36-default")."""
+    return f"v{kube_version}-default"
+
+
+def builtin_label(kube_version: str) -> str:
+    return f"v{kube_version} default"
+
+
+RESERVED_NAMES = frozenset({builtin_name(v) for v in SUPPORTED_VERSIONS} | {"login", "logout", "password", "dry-runs"})
+# paths of the profile pages
 
 
 class Invalid(ValueError):

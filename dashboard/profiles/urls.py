@@ -1,11 +1,13 @@
 from django.contrib.auth import views as auth_views
+import re
 from urllib.parse import quote, unquote
 
 from django.urls import path, register_converter
 
+from scheduler_core.versions import SUPPORTED_VERSIONS
+
 from . import views
 from ..signin import PasswordChangeView
-from .services import BUILTIN_NAME
 
 
 class ProfileName:
@@ -20,7 +22,20 @@ class ProfileName:
         return quote(value, safe="")
 
 
+class KubeVersion:
+    """A supported Kubernetes version ("1.36"), as a built-in profile's address names it."""
+
+    regex = "|".join(re.escape(v) for v in SUPPORTED_VERSIONS)
+
+    def to_python(self, value):
+        return value
+
+    def to_url(self, value):
+        return value
+
+
 register_converter(ProfileName, "profile")
+register_converter(KubeVersion, "kubeversion")
 
 app_name = "profiles"
 urlpatterns = [
@@ -30,7 +45,7 @@ urlpatterns = [
     path("logout/", auth_views.LogoutView.as_view(next_page="profiles:list"), name="logout"),
     path("dry-runs/<int:run_id>/", views.dry_run_view, name="dry_run"),
     path("dry-runs/<int:run_id>/status/", views.dry_run_status, name="dry_run_status"),
-    path(f"{BUILTIN_NAME}/", views.builtin, name="builtin"),
+    path("v<kubeversion:kube_version>-default/", views.builtin, name="builtin"),
     path("<profile:name>/", views.edit, name="edit"),
     path("<profile:name>/convert/", views.convert, name="convert"),
     path("<profile:name>/copy/", views.copy, name="copy"),

@@ -13,11 +13,14 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from scheduler_core import versions
 from scheduler_core.documents import load_json
+from scheduler_core.versions import LATEST_VERSION, SUPPORTED_VERSIONS
 
 from ..access import EDITOR, get_cluster, visible_clusters
 from ..models import SchedulerProfile
 from ..queryforms import VersionQuery, query_form
+from ..services import kubeversions
 from . import services
 from ..services.background import Busy
 from . import dryrun
@@ -67,22 +70,33 @@ def _schedulers(doc) -> list:
     return [n for n in names if isinstance(n, str)] or ["default-scheduler"]
 
 
+def _on_builtin(request, kube_version: str) -> list:
+    """The clusters the user sees that run ``kube_version``'s built-in profile (no profile of their own)."""
+    return [c for c in visible_clusters(request.user).filter(profile=None).order_by("name")
+            if kubeversions.cluster_version(c) == kube_version]
+
+
 def profile_list(request):
     if request.method == "POST":
-        return _copy(request, services.BUILTIN_DOCUMENT, services.BUILTIN_LABEL)
+        version = request.POST.get("kube_version") or LATEST_VERSION
+        if version not in SUPPORTED_VERSIONS:
+            raise Http404(f"no built-in profile of Kubernetes {version}")
+        return _copy(request, services.BUILTIN_DOCUMENT, services.builtin_label(version), version)
     visible = visible_clusters(request.user)
-    rows = [{"name": services.BUILTIN_LABEL, "url_name": services.BUILTIN_NAME, "builtin": True,
-             "schedulers": _schedulers(services.BUILTIN_DOCUMENT),
-             "clusters": list(visible.filter(profile=None).order_by("name"))}]
+    rows = [{"name": services.builtin_label(v), "kube_version": v, "builtin": True,
+             "schedulers": _schedulers(services.BUILTIN_DOCUMENT), "clusters": _on_builtin(request, v)}
+            for v in reversed(SUPPORTED_VERSIONS)]
     for p in SchedulerProfile.objects.order_by("name"):
         rows.append({"name": p.name, "url_name": p.name, "profile": p, "active": services.active_version(p),
+                     "kube_version": p.kube_version,
                      "schedulers": _schedulers(p.document),
                      "clusters": list(visible.filter(profile=p).order_by("name"))})
-    return render(request, "profiles/list.html", {"rows": rows, "editor": services.is_editor(request.user)})
+    return render(request, "profiles/list.html", {"rows": rows, "editor": services.is_editor(request.user),
+                                                  "versions": list(reversed(SUPPORTED_VERSIONS))})
 
 
-def _copy(request, document, source):
-    """A new profile named by the form, starting from ``document``."""
+def _copy(request, document, source, kube_version):
+    """A new profile for Kubernetes ``kube_version`` named by the form, starting from ``document``."""
     if not services.is_editor(request.user):
         raise PermissionDenied("only editors can create scheduler profiles")
     name = (request.POST.get("name") or "").strip()
@@ -90,7 +104,7 @@ def _copy(request, document, source):
         messages.error(request, f"there is a profile named {name} already")
         return redirect("profiles:list")
     try:
-        profile = services.create(name, document, request.user, f"copied from {source}")
+        profile = services.create(name, document, request.user, f"copied from {source}", kube_version)
     except services.Invalid as err:
         messages.error(request, "; ".join(p.message for p in err.problems))
         return redirect("profiles:list")
@@ -98,14 +112,14 @@ def _copy(request, document, source):
     return redirect("profiles:edit", name=profile.name)
 
 
-def builtin(request):
-    """kube-scheduler's built-in configuration, read-only: the starting point one copies."""
-    form = ProfileEditorForm(services.BUILTIN_DOCUMENT, read_only=True)
-    visible = visible_clusters(request.user)
+def builtin(request, kube_version):
+    """kube-scheduler's built-in configuration at a version, read-only: the starting point one copies."""
+    form = ProfileEditorForm(services.BUILTIN_DOCUMENT, read_only=True, features=kube_version)
     return render(request, "profiles/edit.html", {
-        "builtin": True, "title": services.BUILTIN_LABEL, "form": form, "layout": form.layout(),
+        "builtin": True, "title": services.builtin_label(kube_version), "form": form, "layout": form.layout(),
+        "kube_version": kube_version, "release": versions.kube_version(kube_version).release,
         "editor": services.is_editor(request.user), "can_change": False,
-        "using": list(visible.filter(profile=None).order_by("name"))})
+        "using": _on_builtin(request, kube_version)})
 
 
 def _context(request, profile, form):
@@ -113,6 +127,7 @@ def _context(request, profile, form):
     clusters = list(visible.order_by("name"))
     using = [c for c in clusters if c.profile_id == profile.pk]
     return {"profile": profile, "title": profile.name, "form": form, "layout": form.layout(),
+            "kube_version": profile.kube_version,
             "versions": profile.versions.select_related("author").order_by("-number")[:50],
             "latest": profile.versions.order_by("-number").first(), "active": services.active_version(profile),
             "editor": services.is_editor(request.user), "can_change": services.can_change(request.user, profile),
@@ -130,7 +145,8 @@ def edit(request, profile):
         if not services.is_editor(request.user):
             raise PermissionDenied("only editors can save scheduler profiles")
         base = _base(profile, request.POST.get("base_version"), latest, request.POST.get("base_doc", ""))
-        form = ProfileEditorForm(base.document, request.POST, base_version=base.number)
+        form = ProfileEditorForm(base.document, request.POST, base_version=base.number,
+                                 features=profile.kube_version)
         refused = []   # who may save it (validate.permission_problems)
         if form.is_valid():
             try:
@@ -141,12 +157,12 @@ def edit(request, profile):
                 messages.success(request, f"saved as version {version.number}")
                 return redirect("profiles:edit", name=profile.name)
         if form.cleaned_data.get("source") == "yaml" and form.document is not None:
-            form = _rebound(form.document, request.POST.get("yaml", ""), base.number)
+            form = _rebound(form.document, request.POST.get("yaml", ""), base.number, profile.kube_version)
         for problem in refused:
             form.add_error(None, problem.message)
         return render(request, "profiles/edit.html", _context(request, profile, form), status=400)
     form = ProfileEditorForm(latest.document, base_version=latest.number,
-                             read_only=not services.can_change(request.user, profile))
+                             read_only=not services.can_change(request.user, profile), features=profile.kube_version)
     return render(request, "profiles/edit.html", _context(request, profile, form))
 
 
@@ -155,7 +171,7 @@ def edit(request, profile):
 def copy(request, profile):
     """A new profile starting from this one's latest version."""
     latest = services.ensure_versions(profile)
-    return _copy(request, latest.document, f"{profile.name} v{latest.number}")
+    return _copy(request, latest.document, f"{profile.name} v{latest.number}", profile.kube_version)
 
 
 class _Base:
@@ -179,12 +195,13 @@ def _base(profile, number, latest, base_doc=""):
         return latest
 
 
-def _rebound(doc, yaml_text, base_number):
-    """The form of ``doc`` (a YAML edit), bound to its own values so that kube's errors show at their fields."""
-    probe = ProfileEditorForm(doc, base_version=base_number)
+def _rebound(doc, yaml_text, base_number, kube_version):
+    """The form of ``doc`` (a YAML edit) at ``kube_version``, bound to its own values so that kube's errors show at
+    their fields."""
+    probe = ProfileEditorForm(doc, base_version=base_number, features=kube_version)
     data = probe.data_of_initial()
     data.update(source="form", yaml=yaml_text, base_version=base_number, base_doc=json.dumps(doc))
-    form = ProfileEditorForm(doc, data, base_version=base_number)
+    form = ProfileEditorForm(doc, data, base_version=base_number, features=kube_version)
     form.is_valid()
     if form.load_error:
         form.add_error("yaml", form.load_error)
@@ -198,11 +215,11 @@ def convert(request, profile):
     gets its row), or the YAML -> the form."""
     latest = services.ensure_versions(profile)
     base = _base(profile, request.POST.get("base_version"), latest, request.POST.get("base_doc", ""))
-    form = ProfileEditorForm(base.document, request.POST, base_version=base.number)
+    form = ProfileEditorForm(base.document, request.POST, base_version=base.number, features=profile.kube_version)
     form.is_valid()
     if form.document is None:
         return JsonResponse({"errors": {k: [str(e) for e in v] for k, v in form.errors.items()}}, status=400)
-    shown = _rebound(form.document, dump_yaml(form.document), base.number)
+    shown = _rebound(form.document, dump_yaml(form.document), base.number, profile.kube_version)
     html = render_to_string("profiles/_fields.html", {"layout": shown.layout(), "form": shown}, request)
     return JsonResponse({"yaml": dump_yaml(form.document), "html": html, "base_doc": json.dumps(form.document),
                          "valid": not form.problems})

@@ -51,15 +51,19 @@ def scheduler_config(cluster: Cluster, doc):
     return config_for(doc or None, in_tree_registry(), kube_version=cluster_features(cluster))
 
 
+def release(cluster: Cluster) -> str:
+    """The Kubernetes release of the cluster's version ("v1.36.2"), as its simulated API reports it."""
+    return versions.kube_version(cluster_version(cluster)).release
+
+
 def describe(cluster: Cluster) -> dict:
     """What a cluster's page says of its version: ``text`` ("Kubernetes 1.36 (kube-scheduler v1.36.2's rules)"),
     the version, its release, the gates set, whether it follows the server, and the server's version."""
-    version = cluster_version(cluster)
-    release = versions.kube_version(version).release
-    return {"version": version, "release": release, "feature_gates": cluster.feature_gates,
+    version, release_name = cluster_version(cluster), release(cluster)
+    return {"version": version, "release": release_name, "feature_gates": cluster.feature_gates,
             "follows_server": cluster.kind == Cluster.REAL and not cluster.kube_version,
             "server_version": cluster.server_version,
-            "text": f"Kubernetes {version} (kube-scheduler {release}'s rules)"}
+            "text": f"Kubernetes {version} (kube-scheduler {release_name}'s rules)"}
 
 
 def profile_problems(doc, profile_version: str, clusters=()) -> list:

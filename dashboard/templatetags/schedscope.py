@@ -5,6 +5,8 @@ from django import template
 from django.utils import timezone
 from django.utils.html import format_html
 
+from ..services import kubeversions
+
 register = template.Library()
 # Shown for an amount too large for a float: rows stored before quantities were bounded (e.g. cpu "1e309").
 TOO_LARGE = "(too large)"
@@ -93,3 +95,9 @@ def last_cycle(context, cluster):
         return context["last_cycle_seq"]
     from ..services.queries import latest_cycle_seq
     return latest_cycle_seq(cluster) or 0
+
+
+@register.filter
+def kube_version(cluster) -> str:
+    """The Kubernetes version whose rules the cluster's scheduler runs ("1.36")."""
+    return kubeversions.cluster_version(cluster)

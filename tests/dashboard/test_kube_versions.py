@@ -12,7 +12,7 @@ from dashboard.models import Cluster, Pod, SchedulerProfile, SchedulingCycle
 from dashboard.profiles import services as profiles
 from dashboard.profiles.models import VersionSpan
 from dashboard.services import clusters as svc
-from dashboard.services import control, kubeversions
+from dashboard.services import control, credentials, kubeversions
 from dashboard.services.runner import Runner
 from scheduler_core import gcpolicy
 
@@ -190,3 +190,17 @@ def test_a_profile_is_checked_at_its_version_and_at_each_clusters(api, admin_use
     ok = profiles.save_version(profile, dict(EBS_PROFILE, percentageOfNodesToScore=50), admin_user)
     assert ok.number == 2
     assert SchedulerProfile.objects.get(name="ebs").kube_version == "1.30"
+
+
+def test_the_simulated_api_reports_the_clusters_version(api, admin_user):
+    cluster = load_cluster(api, scenario("api", "1.30"))
+    _row, token = credentials.create_token(cluster, "t", admin_user)
+    c, auth = page_client(), {"HTTP_AUTHORIZATION": f"Bearer {token}"}
+    assert c.get("/clusters/api/k8s/version").status_code == 401   # which version runs is for its tokens
+    assert c.get("/clusters/api/k8s/version", **auth).json()["gitVersion"] == "v1.30.0+schedscope"
+    assert c.get("/clusters/api/k8s/openapi/v2", **auth).json()["info"]["version"] == "v1.30.0"
+    svc.set_kube_version(cluster, "1.36", "")
+    assert c.get("/clusters/api/k8s/version", **auth).json() == {
+        "major": "1", "minor": "36", "gitVersion": "v1.36.2+schedscope", "gitCommit": "", "gitTreeState": "clean",
+        "buildDate": "", "goVersion": "", "compiler": "schedscope", "platform": "linux/amd64"}
+    assert c.get("/clusters/api/k8s/openapi/v3/api/v1", **auth).json()["info"]["version"] == "v1.36.2"

@@ -191,19 +191,34 @@ def _editor():
     return c
 
 
-def test_list_shows_the_builtin_default_and_what_runs_it():
+def test_list_shows_the_builtin_defaults_and_what_runs_them():
     c = _editor()
     Cluster.objects.create(name="plain")
+    Cluster.objects.create(name="older", kube_version="1.30")
     page = c.get("/profiles/").content.decode()
-    assert "v1.30 default" in page and 'href="/clusters/plain/"' in page and "no profiles yet" not in page
+    assert "v1.36 default" in page and "v1.30 default" in page and "no profiles yet" not in page
+    rows = {r["name"]: [cl.name for cl in r["clusters"]] for r in c.get("/profiles/").context["rows"]}
+    assert rows == {"v1.36 default": ["plain"], "v1.30 default": ["older"]}
     builtin = c.get("/profiles/v1.30-default/")
     assert builtin.status_code == 200 and builtin.context["form"].fields["p0.score.TaintToleration.weight"].disabled
     assert b"Copy to edit" in builtin.content and b'id="save-form"' not in builtin.content
+    assert b"What kube-scheduler v1.30.0 runs" in builtin.content
+    latest = c.get("/profiles/v1.36-default/")
+    assert b"What kube-scheduler v1.36.2 runs" in latest.content
+    filters = [r.name for r in latest.context["form"].views[0].point("filter").rows if r.on]
+    assert "NodeDeclaredFeatures" in filters and "EBSLimits" not in filters
+    assert "EBSLimits" in [r.name for r in builtin.context["form"].views[0].point("filter").rows if r.on]
     resp = c.post("/profiles/", {"name": "mine"})
     assert resp["Location"] == "/profiles/mine/"
-    assert SchedulerProfile.objects.get(name="mine").document == DOC
-    assert c.post("/profiles/", {"name": "v1.30-default"}).status_code == 302
-    assert not SchedulerProfile.objects.filter(name="v1.30-default").exists()
+    mine = SchedulerProfile.objects.get(name="mine")
+    assert (mine.document, mine.kube_version) == (DOC, "1.36")
+    assert c.post("/profiles/", {"name": "old", "kube_version": "1.30"}).status_code == 302
+    assert SchedulerProfile.objects.get(name="old").kube_version == "1.30"
+    assert c.post("/profiles/old/copy/", {"name": "old-copy"}).status_code == 302
+    assert SchedulerProfile.objects.get(name="old-copy").kube_version == "1.30"
+    for reserved in ("v1.30-default", "v1.36-default"):
+        assert c.post("/profiles/", {"name": reserved}).status_code == 302
+        assert not SchedulerProfile.objects.filter(name=reserved).exists()
     copy = c.post("/profiles/mine/copy/", {"name": "mine 2/b"})
     assert copy["Location"] == "/profiles/mine%25202%252Fb/"
     assert c.get(copy["Location"]).context["profile"].name == "mine 2/b"

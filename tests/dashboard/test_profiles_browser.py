@@ -52,9 +52,8 @@ def test_edit_with_switches_and_weights_save_diff_apply(server, tmp_path):  # no
         page = server.watch(browser.new_page(viewport={"width": WIDTH, "height": 900}))
         # a viewer sees what the demo runs: kube's default, built in, read-only
         _login(page, server, "vi", "viewer-pw")
-        builtin = page.locator("#profile-table tr.builtin")
-        expect(builtin).to_contain_text("v1.30 default")
-        expect(builtin).to_contain_text("demo")
+        builtin = page.locator("#profile-table tr.builtin", has_text="v1.36 default")
+        expect(builtin).to_contain_text("demo")   # the demo runs v1.36's built-in profile
         expect(page.locator('input[name="name"]')).to_have_count(0)
         _fits(page)
         page.click("text=sign out")
