@@ -34,6 +34,7 @@ from scheduler_core import gcpolicy
 from scheduler_core.cluster.kube import KubeCluster, api_message
 from scheduler_core.cluster.leaderelection import (STOPPED, LeaderElector, LeaseLock, config_seconds,
                                                    default_identity)
+from scheduler_core.config import ConfigError
 from scheduler_core.plugins.registry import in_tree_registry
 from scheduler_core.scheduler import Scheduler
 from scheduler_core.shadow import ShadowScheduler
@@ -228,7 +229,12 @@ class KubeEngine(RecordingEngine):
                 Cluster.objects.filter(pk=cluster.pk).update(server_version=server_version)
                 row.server_version = server_version
             if kubeversions.cluster_features(row) != config.features:   # blank kube_version follows the server
-                config = kubeversions.scheduler_config(row, doc)
+                try:
+                    config = kubeversions.scheduler_config(row, doc)
+                except ConfigError as err:
+                    raise ClusterUnavailable(f"cluster {cluster.name}: its profile cannot run at Kubernetes "
+                                             f"{kubeversions.cluster_version(row)}, the nearest supported version "
+                                             f"to its API server's {server_version}: {err}") from None
             note_span(cluster, recorder, profile_version, config.features, row.feature_gates)
             self.features = config.features
             self.cluster = kube
