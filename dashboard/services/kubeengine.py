@@ -236,7 +236,6 @@ class KubeEngine(RecordingEngine):
                                              f"{kubeversions.cluster_version(row)}, the nearest supported version "
                                              f"to its API server's {server_version}: {err}") from None
             note_span(cluster, recorder, profile_version, config.features, row.feature_gates)
-            self.features = config.features
             self.cluster = kube
             names = ["default-scheduler"] if shadow else [p.scheduler_name for p in config.profiles]
             self.mirror = InformerMirror(cluster, names)
