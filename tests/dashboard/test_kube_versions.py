@@ -80,7 +80,8 @@ def test_a_cluster_switched_between_1_30_and_1_36_schedules_by_the_versions_rule
         # back at 1.36 (through the REST API): a pod like it is refused again, with 1.36's text
         assert api.patch("/api/clusters/switch/", {"kube_version": "v1.36.2"}, format="json").status_code == 200
         assert Cluster.objects.get(pk=cluster.pk).kube_version == "1.36"
-        assert api.post("/api/clusters/switch/pods/", host_network_pod("hostnet-1"), format="json").status_code == 201
+        r = api.post("/api/clusters/switch/pods/", host_network_pod("hostnet-1"), format="json")
+        assert r.status_code == 201, r.content
         wait_for(lambda: getattr(latest_cycle(cluster, "hostnet-1"), "result", "") == "unschedulable",
                  what="v1.36 refusing the second pod")
         assert latest_cycle(cluster, "hostnet-1").message.startswith(NEEDS_FEATURES)
