@@ -104,6 +104,10 @@ def golden_document(sim: Simulation, traces) -> dict:
     decisions = []
     for tr in traces:
         d = tr.to_golden()
+        if tr.error and not tr.chosen:   # kube: PodScheduled=False, reason SchedulerError, the error as message
+            d["unschedulable"], d["message"] = True, tr.error
+        if d["unschedulable"]:
+            d["condition_reason"] = "SchedulerError" if tr.error and not tr.chosen else "Unschedulable"
         if multi:
             d["profile"] = tr.profile
         decisions.append(d)

@@ -226,3 +226,17 @@ def test_extended_resource_backed_by_a_device_class():
     assert assumed["metadata"]["name"].startswith("b-extended-resources-")
     assert [r["request"] for r in assumed["status"]["allocation"]["devices"]["results"]] == [
         "container-0-request-1", "container-0-request-1"]
+
+
+def test_cel_runtime_error_is_a_scheduler_error_in_the_golden_document():
+    from scheduler_core.simulate import golden_document
+    node = {"metadata": {"name": "n1"}, "status": {"allocatable": {"cpu": "8", "memory": "8Gi", "pods": "10"}}}
+    claim = _claim("c", [_exact(selectors=[f'device.attributes["{DRIVER}"].nope > 1'])])
+    scen = scenario_from_data({"kubeVersion": "1.36", "nodes": [node], "pods": [], "pending": [_pod("p", claim="c")],
+                               "namespaces": [{"metadata": {"name": "ml"}}], "deviceclasses": [_class()],
+                               "resourceslices": [_slice("n1", [_gpu("g0")])], "resourceclaims": [claim]})
+    sim = Simulation(scen)
+    (d,) = golden_document(sim, list(sim.run()))["decisions"]
+    assert (d["unschedulable"], d["condition_reason"]) == (True, "SchedulerError")
+    assert d["message"] == ('running "DynamicResources" filter plugin: claim ml/c: selector #0: CEL runtime error: '
+                            'no such key: nope')
