@@ -48,7 +48,7 @@ NOTE_LENGTH_LIMIT = 1024
 ENQUEUE_EXTENSION_POINTS = (PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, ReservePlugin, PermitPlugin)
 QUEUE_RESOURCES = {"PersistentVolume", "PersistentVolumeClaim", "CSINode", "CSIDriver", "CSIStorageCapacity",
                    "PodSchedulingContext", "ResourceClaim", "ResourceClass", "ResourceClaimParameters",
-                   "ResourceClassParameters"}
+                   "ResourceClassParameters", "DeviceClass", "ResourceSlice"}
 _ACTIONS = {"Add": ADD, "Update": UPDATE, "Delete": DELETE}
 
 

@@ -123,17 +123,16 @@ def claims_from_templates(pod_raw: dict, templates: dict, claims: dict):
 
 
 def released_by_pod(pod_raw: dict, claims: dict):
-    """The resourceclaim controller when a pod goes: (claims to update, claims to delete). Claims the pod owns
-    (made from its templates, or its extended-resource claim) are deleted; other claims drop the pod from
-    ``status.reservedFor`` and, reserved for nobody any more, lose their allocation and the scheduler's finalizer,
-    which frees their devices."""
+    """The resourceclaim controller when a pod goes: (claims to update, claims to delete). Every claim reserved
+    for the pod drops it from ``status.reservedFor`` and, reserved for nobody any more, loses its allocation and
+    the scheduler's finalizer, which frees its devices (an update pods waiting for devices are retried on); the
+    claims the pod owns (made from its templates, or its extended-resource claim) are then deleted."""
     uid = pod_uid(pod_raw)
     updates, deletes = [], []
     for claim in claims.values():
         meta = _meta(claim)
         if any(o.get("controller") and o.get("uid") == uid for o in meta.get("ownerReferences") or ()):
             deletes.append(claim)
-            continue
         status = claim.get("status") or {}
         reserved = status.get("reservedFor") or ()
         if not any(r.get("uid") == uid for r in reserved):

@@ -1,6 +1,7 @@
 """DRA in a simulated cluster run by the scheduler loop at 1.36: a pod added with a claim template gets its claim
 (the resourceclaim controller), PreBind writes the allocation, the finalizer and the reservation to the claim,
 and a pod that goes releases its devices (its own claim deleted, a shared claim deallocated when nobody holds it)."""
+from scheduler_core.clock import FakeClock
 from scheduler_core.cluster.simulated import SimulatedCluster
 from scheduler_core.config import load_config
 from scheduler_core.dra.claims import DELETE_PROTECTION_FINALIZER
@@ -33,10 +34,13 @@ def _pod(name, **claim):
 def _cluster():
     nodes = [Node({"metadata": {"name": n}, "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "10"}}})
              for n in ("n1", "n2")]
-    cluster = SimulatedCluster(nodes, [], _objects())
+    clock = FakeClock(0.0)
+    cluster = SimulatedCluster(nodes, [], _objects(), clock=clock)
     doc = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration"}
     registry = build_registry()
-    sched = Scheduler(cluster, load_config(doc, registry, kube_version="1.36"), registry=registry, tie_break="name")
+    sched = Scheduler(cluster, load_config(doc, registry, kube_version="1.36"), registry=registry, tie_break="name",
+                      clock=clock)
+    sched.fake_clock = clock
     return cluster, sched
 
 
@@ -57,6 +61,11 @@ def test_template_claim_allocated_at_prebind_and_deleted_with_its_pod():
 
     cluster.delete_pod("ml/a")
     assert "ml/a-gpu" not in cluster.objects.resource_claims
+    # the claim's release (an update) retries the waiting pod, which gets the freed device after its backoff
+    sched.fake_clock.advance(2.0)
+    sched.step()
+    assert cluster.placements() == {"ml/b": "n1"}
+    assert cluster.objects.resource_claims["ml/b-gpu"]["status"]["reservedFor"][0]["name"] == "b"
 
 
 def test_shared_claim_is_deallocated_when_its_last_pod_goes():
@@ -72,3 +81,17 @@ def test_shared_claim_is_deallocated_when_its_last_pod_goes():
     cluster.delete_pod("ml/b")
     claim = cluster.objects.resource_claims["ml/shared"]
     assert "allocation" not in claim["status"] and "finalizers" not in claim["metadata"]
+
+
+def test_a_new_resource_slice_retries_a_waiting_pod():
+    cluster, sched = _cluster()
+    cluster.add_pod(_pod("a", resourceClaimTemplateName="one-gpu"))
+    cluster.add_pod(_pod("b", resourceClaimTemplateName="one-gpu"))
+    sched.run_until_idle()
+    more = {"metadata": {"name": "n2-gpus"},
+            "spec": {"driver": DRIVER, "nodeName": "n2", "pool": {"name": "n2", "resourceSliceCount": 1},
+                     "devices": [{"name": "gpu-0"}]}}
+    cluster.add_object("ResourceSlice", more)
+    sched.fake_clock.advance(2.0)
+    sched.step()
+    assert cluster.placements() == {"ml/a": "n1", "ml/b": "n2"}
