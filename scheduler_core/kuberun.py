@@ -4,8 +4,12 @@ The cluster is real (a kubeconfig, or the pod's service account with ``--in-clus
 by the dashboard (its Connect page gives the kubeconfig): the same KubeCluster code path drives both. As
 kube-scheduler, it takes leader election and the client's QPS/burst from the KubeSchedulerConfiguration
 (defaults: leader election on, lease kube-system/kube-scheduler, 15s/10s/2s, 50 QPS, burst 100); the watches run
-while it waits for the lease, and it exits when it loses the lease. ``--shadow`` runs read-only beside another
-scheduler and reports how often the profile agrees with it.
+while it waits for the lease, and it exits when it loses the lease. ``--shadow`` (observe mode) runs read-only
+beside another scheduler: it explains the pods that scheduler reports unschedulable and reports how often the
+profile agrees with its bindings.
+
+At connect it checks every permission its mode needs (``cluster.permissions``) and exits 1 with one line naming
+all the missing ones; an API server that cannot be reached is waited for.
 """
 from __future__ import annotations
 
@@ -19,6 +23,7 @@ import time
 
 from .cli_options import add_version_options, read_config, warn_features
 from .clock import Clock
+from .cluster import permissions
 from .cluster.kube import KubeCluster
 from .cluster.leaderelection import STOPPED, LeaderElector, LeaseLock, config_seconds
 from . import gcpolicy
@@ -110,6 +115,24 @@ def _write_report(shadow: ShadowScheduler, path: str) -> None:
                   indent=1)
 
 
+def _refusal(cluster: KubeCluster, needed: list, mode: str, stop: threading.Event) -> str | None:
+    """Why the credentials cannot run ``mode`` (None: they can), checked once the API server answers."""
+    backoff = cluster.backoff_initial
+    while not stop.is_set():
+        try:
+            lacking = permissions.missing(cluster, needed)
+        except permissions.CredentialsRejected as err:
+            return f"the API server does not accept the credentials ({err})"
+        except Exception as err:   # the API server cannot be reached or fails: wait for it
+            cluster.connectivity.failed("permission check", err)
+            stop.wait(backoff)
+            backoff = min(backoff * 2, cluster.backoff_max)
+            continue
+        cluster.connectivity.answered("permission check")
+        return permissions.lacking_sentence(lacking, mode) if lacking else None
+    return None
+
+
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     gcpolicy.configure()
@@ -129,14 +152,23 @@ def main(argv=None) -> int:
     cluster = KubeCluster(kubeconfig=args.kubeconfig or cc.get("kubeconfig") or None, context=args.context,
                           in_cluster=args.in_cluster, qps=args.qps if args.qps is not None else cc.get("qps", 50.0),
                           burst=args.burst if args.burst is not None else cc.get("burst", 100),
-                          read_only=args.shadow)
+                          read_only=args.shadow, watch_failed_scheduling=args.shadow)
     stop = threading.Event()
+    elect = not args.shadow and (args.leader_elect == "true" if args.leader_elect else le.get("leaderElect", True))
+    lease = (args.lease_namespace or le.get("resourceNamespace") or "kube-system",
+             args.lease_name or le.get("resourceName") or "kube-scheduler")
 
     def on_signal(*_):
         stop.set()
         cluster.stopping.set()   # also ends the wait for the API server
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
+    refused = _refusal(cluster, permissions.required(cluster, writes=not args.shadow, lease=lease if elect else None),
+                       "observe" if args.shadow else "scheduler", stop)
+    if refused:
+        sys.stderr.write(f"error: {refused}\n")
+        cluster.close()
+        return 1
     cluster.start(wait=True)
     if stop.is_set():
         cluster.close()
@@ -150,7 +182,7 @@ def main(argv=None) -> int:
                                      tie_break=args.tie_break, seed=args.seed, trace_sink=sink)
             end = time.monotonic() + args.duration if args.duration else None
             while not stop.is_set() and (end is None or time.monotonic() < end):
-                if cluster.pump(0.5) and args.shadow_report:
+                if (cluster.pump(0.5) + len(shadow.observe_pending())) and args.shadow_report:
                     _write_report(shadow, args.shadow_report)
             if args.shadow_report:
                 _write_report(shadow, args.shadow_report)
@@ -159,10 +191,8 @@ def main(argv=None) -> int:
         sched = Scheduler(cluster, config, registry=registry, clock=Clock(), tie_break=args.tie_break,
                           seed=args.seed, trace_sink=sink)
         elector = None
-        elect = args.leader_elect == "true" if args.leader_elect else le.get("leaderElect", True)
         if elect:
-            lock = LeaseLock(cluster, args.lease_namespace or le.get("resourceNamespace") or "kube-system",
-                             args.lease_name or le.get("resourceName") or "kube-scheduler", args.identity)
+            lock = LeaseLock(cluster, *lease, args.identity)
             timing = config_seconds(le)
             elector = LeaderElector(
                 lock, args.lease_duration or timing["lease_duration"], args.renew_deadline or timing["renew_deadline"],

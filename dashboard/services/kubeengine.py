@@ -31,6 +31,7 @@ from kubernetes.config.config_exception import ConfigException
 from urllib3.exceptions import HTTPError, MaxRetryError
 
 from scheduler_core import gcpolicy
+from scheduler_core.cluster import permissions
 from scheduler_core.cluster.kube import KubeCluster, api_message
 from scheduler_core.cluster.leaderelection import (STOPPED, LeaderElector, LeaseLock, config_seconds,
                                                    default_identity)
@@ -56,8 +57,15 @@ DB_ERRORS = (DatabaseError, InterfaceError)
 
 
 class ClusterUnavailable(Exception):
-    """The real cluster cannot be driven: its credentials are missing, unreadable or refused, or its API server
-    cannot be reached. The message names the cluster and the server's address, never a secret."""
+    """The real cluster cannot be driven: its credentials are missing, unreadable, unknown to the API server (401)
+    or lack permissions its mode needs (all of them named), or its API server cannot be reached. The message
+    names the cluster and the server's address, never a secret. ``transient``: the API server could not answer
+    (unreachable, overloaded, or refusing everything while it starts): the loop is tried again later, the
+    cluster stays running."""
+
+    def __init__(self, message: str, transient: bool = False):
+        super().__init__(message)
+        self.transient = transient
 
 
 class JournaledKubeCluster(JournaledBindings, KubeCluster):
@@ -180,24 +188,44 @@ class InformerMirror:
 
 
 def _unavailable(cluster: Cluster, err: Exception) -> ClusterUnavailable:
-    """A ClusterUnavailable for an error of the first requests: refused credentials or an unreachable server."""
+    """A ClusterUnavailable for an error of the first requests: unknown credentials (401), refused ones (403), or
+    an API server that cannot answer now (transient)."""
     where = credentials.kubeconfig_status(cluster)
-    if isinstance(err, ApiException):
-        if err.status in (401, 403):
-            why = f"the API server refused the credentials ({err.status} {api_message(err)})"
+    transient = False
+    if isinstance(err, permissions.CredentialsRejected):
+        why = f"the API server does not accept the credentials ({err})"
+    elif isinstance(err, ApiException):
+        if err.status == 401:
+            why = f"the API server does not accept the credentials (401 {api_message(err)})"
+        elif err.status == 403:   # every permission was granted a moment ago: RBAC reloading; try again
+            why, transient = f"the API server refused a request (403 {api_message(err)})", True
         else:
-            why = f"the API server answered {err.status}: {api_message(err)}"
+            why, transient = f"the API server answered {err.status}: {api_message(err)}", err.status in (429, 500,
+                                                                                                         503, 504)
     else:   # the URL of a connection error may hold a token (plain-HTTP simulated clusters): never quoted
         reason = err.reason if isinstance(err, MaxRetryError) and err.reason is not None else err
         text = str(reason).split(": ", 1)[-1] if isinstance(reason, HTTPError) else type(reason).__name__
-        why = f"the API server cannot be reached ({text})"
-    return ClusterUnavailable(f"cluster {cluster.name}: {why}; kubeconfig {where}")
+        why, transient = f"the API server cannot be reached ({text})", True
+    return ClusterUnavailable(f"cluster {cluster.name}: {why}; kubeconfig {where}", transient=transient)
+
+
+def _lacking(cluster: Cluster, kube: KubeCluster, shadow: bool, le: dict) -> str:
+    """Every permission the cluster's mode needs and its credentials lack, in one sentence ("" if none)."""
+    lease = None
+    if not shadow and le.get("leaderElect", True):
+        lease = (le.get("resourceNamespace") or "kube-system", le.get("resourceName") or "kube-scheduler")
+    lacking = permissions.missing(kube, permissions.required(kube, writes=not shadow, lease=lease))
+    if not lacking:
+        return ""
+    return (f"cluster {cluster.name}: {permissions.lacking_sentence(lacking, 'observe' if shadow else 'scheduler')}; "
+            f"kubeconfig {credentials.kubeconfig_status(cluster)}")
 
 
 class KubeEngine(RecordingEngine):
     """Scheduler (or ShadowScheduler) over a KubeCluster of one real Cluster row (see the module doc).
 
-    Raises ClusterUnavailable when the cluster cannot be listed. ``pump`` delivers watch events (and mirrors
+    Raises ClusterUnavailable when the credentials lack a permission of the mode or the cluster cannot be
+    listed. ``pump`` delivers watch events (and mirrors
     them); ``schedule_one`` runs one attempt while leading; ``close`` stops watching and gives the lease up.
     ``interrupted``: as for Engine."""
 
@@ -220,10 +248,15 @@ class KubeEngine(RecordingEngine):
             raise ClusterUnavailable(f"cluster {cluster.name}: unusable kubeconfig: {err}") from None
         try:
             server_version = (kube.get_json("/version") or {}).get("gitVersion") or ""
-            kube.start()
-        except (ApiException, HTTPError, OSError) as err:
+            lacking = _lacking(cluster, kube, shadow, le)
+            if not lacking:
+                kube.start()
+        except (ApiException, HTTPError, OSError, permissions.CredentialsRejected) as err:
             kube.close()
             raise _unavailable(cluster, err) from None
+        if lacking:
+            kube.close()
+            raise ClusterUnavailable(lacking)
         try:   # a failure past this point must not leave the watches running
             if server_version != row.server_version:
                 Cluster.objects.filter(pk=cluster.pk).update(server_version=server_version)

@@ -28,7 +28,7 @@ from django.db.models import Max
 from django.db.utils import DatabaseError, InterfaceError
 from redis.exceptions import RedisError
 
-from ..models import Cluster, SchedulingCycle
+from ..models import Cluster, SchedulingCycle, SchedulingEvent
 from . import control, locks, metrics, objectstore, retention
 from .broadcast import Broadcaster
 from .objectstore import ValidationFailed, insert_pods
@@ -229,10 +229,19 @@ class Runner:
             self.engine.close()
 
     def _stop_unavailable(self, err: ClusterUnavailable) -> None:
-        """A real cluster that cannot be driven: one error (log and Warning event), desired state stopped."""
-        log.error("%s; the scheduler loop stops", err)
-        self.recorder.record_event("ClusterUnavailable", str(err), type_="Warning")
-        Cluster.objects.filter(pk=self.cluster_id).update(desired_state=Cluster.STOPPED)
+        """A real cluster that cannot be driven: one error (log, and a Warning event unless the latest one says
+        the same). Its desired state is stopped, unless the API server could not answer (``transient``): then
+        the loop ends and the watchdog starts another one later, so the cluster resumes by itself."""
+        if err.transient:
+            log.warning("%s; trying again later", err)
+        else:
+            log.error("%s; the scheduler loop stops", err)
+        latest = (SchedulingEvent.objects.filter(cluster_id=self.cluster_id, reason="ClusterUnavailable")
+                  .order_by("-id").values_list("message", flat=True).first())
+        if latest != str(err):
+            self.recorder.record_event("ClusterUnavailable", str(err), type_="Warning")
+        if not err.transient:
+            Cluster.objects.filter(pk=self.cluster_id).update(desired_state=Cluster.STOPPED)
         self.recorder.close()
         self.broadcaster.close()
 

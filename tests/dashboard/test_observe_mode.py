@@ -1,10 +1,13 @@
 """Observe mode of a real cluster (the real kube-apiserver and kube-scheduler v1.36 of tests/envtest.py), through
 the dashboard's loop, connected as a get/list/watch-only user: a pod kube-scheduler cannot place is explained
 (an attempt with what would fix it), its page shows kube's message beside Schedscope's with their agreement, the
-pending list counts the attempts and ``manage.py explain`` answers; nothing is written to the cluster."""
+pending list counts the attempts and ``manage.py explain`` answers; nothing is written to the cluster. The same
+user in scheduler mode is refused at connect with every missing permission named; a cluster started while its
+API server is down waits for it and resumes."""
 from __future__ import annotations
 
 import io
+import logging
 from html import escape
 
 import pytest
@@ -13,9 +16,10 @@ from django.core.management import call_command
 from kubernetes import client as kclient
 from kubernetes import config as kconfig
 
-from dashboard.models import Pod, SchedulingCycle
+from dashboard.models import Cluster, Pod, SchedulingCycle, SchedulingEvent
+from dashboard.services.runner import Runner
 from tests.envtest import ControlPlane, add_ready_node, ensure_namespace, require_assets
-from tests.real.test_observe import OBSERVER, WRITE_VERBS, grant_read_only, kube_message, pod
+from tests.real.test_observe import OBSERVER, grant_read_only, kube_message, pod, writes_by
 
 from .conftest import wait_for
 from .test_real_cluster import LoopThread, real_cluster
@@ -75,6 +79,41 @@ def test_observe_mode_explains_a_pending_pod_on_its_pages(plane, api, client):
     call_command("explain", "default/no-zone", cluster="observed", stdout=out)
     assert "didn't match Pod's node affinity/selector" in out.getvalue()
 
-    writes = [e for e in plane.audit_events()
-              if e.get("user", {}).get("username") == OBSERVER and e.get("verb") in WRITE_VERBS]
-    assert writes == [], writes[:3]
+    assert writes_by(plane, OBSERVER) == []
+
+
+def test_read_only_credentials_in_scheduler_mode_are_refused_with_every_missing_permission(plane, api):
+    admin = kconfig.new_client_from_config(config_file=str(plane.kubeconfig))
+    grant_read_only(admin, OBSERVER)
+    kubeconfig = yaml.safe_dump(yaml.safe_load(plane.kubeconfig_for(OBSERVER).read_text()))
+    cluster = real_cluster(api, "readonly", kubeconfig, mode="scheduler")
+    assert Runner(cluster.pk).run() is True
+    ev = SchedulingEvent.objects.get(cluster=cluster, reason="ClusterUnavailable")
+    assert ev.message.startswith(
+        "cluster readonly: the credentials lack 9 permission(s) that scheduler mode needs: create pods/binding; "
+        "patch pods/status; delete pods; create, patch events.events.k8s.io; update persistentvolumes; "
+        "update persistentvolumeclaims; create leases.coordination.k8s.io in kube-system; "
+        'update leases.coordination.k8s.io "kube-scheduler" in kube-system; kubeconfig '), ev.message
+    assert Cluster.objects.get(pk=cluster.pk).desired_state == Cluster.STOPPED
+    page = api.get("/api/clusters/readonly/").status_code
+    assert page == 200
+
+
+def test_a_cluster_started_while_its_api_server_is_down_resumes(plane, api, caplog):
+    admin = kconfig.new_client_from_config(config_file=str(plane.kubeconfig))
+    grant_read_only(admin, OBSERVER)
+    add_ready_node(admin, "node-0", cpu="1")
+    kubeconfig = yaml.safe_dump(yaml.safe_load(plane.kubeconfig_for(OBSERVER).read_text()))
+    cluster = real_cluster(api, "outage", kubeconfig, mode="shadow")
+    plane.stop_apiserver()
+    caplog.set_level(logging.WARNING, logger="dashboard.runner")
+    assert Runner(cluster.pk).run() is True
+    assert "cannot be reached" in caplog.text and "trying again later" in caplog.text
+    assert Cluster.objects.get(pk=cluster.pk).desired_state == Cluster.RUNNING   # the watchdog starts it again
+    plane.start_apiserver()
+    loop = LoopThread(cluster)   # what the watchdog starts
+    try:
+        wait_for(lambda: cluster.nodes.filter(name="node-0").exists(), 60, what="the cluster resumed")
+    finally:
+        loop.stop()
+    assert SchedulingEvent.objects.filter(cluster=cluster, reason="ClusterUnavailable").count() == 1

@@ -198,15 +198,16 @@ def _with_token(kubeconfig: str, token: str) -> str:
     return yaml.safe_dump(doc)
 
 
-def test_refused_or_unreachable_cluster_stops_with_a_clear_error(server, api, caplog):
+def test_refused_cluster_stops_and_unreachable_one_waits_with_a_clear_error(server, api, caplog):
     kubeconfig, _core = upstream(server, "upstream-d")
     wrong = "f" * 48
     cluster = real_cluster(api, "prod-wrong", _with_token(kubeconfig, wrong))
-    caplog.set_level(logging.ERROR, logger="dashboard.runner")
+    caplog.set_level(logging.WARNING, logger="dashboard.runner")
     assert Runner(cluster.pk).run() is True   # returns: no exception reaches the worker
     ev = SchedulingEvent.objects.get(cluster=cluster, reason="ClusterUnavailable")
     assert ev.type == "Warning"
-    assert ev.message.startswith("cluster prod-wrong: the API server refused the credentials (401 Unauthorized)")
+    assert ev.message.startswith("cluster prod-wrong: the API server does not accept the credentials "
+                                 "(401 Unauthorized")
     assert f"kubeconfig set: server http://127.0.0.1:{server.port}" in ev.message
     assert wrong not in ev.message and wrong not in caplog.text
     assert "the scheduler loop stops" in caplog.text
@@ -220,7 +221,8 @@ def test_refused_or_unreachable_cluster_stops_with_a_clear_error(server, api, ca
     assert ev.message.startswith("cluster prod-gone: the API server cannot be reached (Failed to establish a new "
                                  "connection: [Errno 111] Connection refused)")
     assert "e" * 48 not in ev.message and "e" * 48 not in caplog.text
-    assert Cluster.objects.get(pk=gone.pk).desired_state == Cluster.STOPPED
+    # the server may come back: the cluster stays running, and the watchdog starts its loop again later
+    assert Cluster.objects.get(pk=gone.pk).desired_state == Cluster.RUNNING
 
 
 def _stops_unavailable(cluster: Cluster) -> str:
@@ -323,9 +325,10 @@ def test_worker_survives_an_unreachable_cluster(server, api, worker_factory):
     gone = real_cluster(api, "prod-down", yaml.safe_dump(doc))
     Cluster.objects.filter(pk=gone.pk).update(desired_state=Cluster.STOPPED)
     svc.set_state(gone, Cluster.RUNNING)
-    wait_for(lambda: Cluster.objects.get(pk=gone.pk).desired_state == Cluster.STOPPED, 60,
-             what="the unreachable cluster stopped")
-    assert "cluster prod-down: the API server cannot be reached" in worker.text()
+    # the server may come back: the cluster stays running and the watchdog starts its loop again
+    wait_for(lambda: worker.text().count("cluster prod-down: the API server cannot be reached") >= 2, 90,
+             what="the unreachable cluster tried again")
+    assert Cluster.objects.get(pk=gone.pk).desired_state == Cluster.RUNNING
     # the same worker goes on driving another cluster
     sim = Cluster.objects.create(name="after-outage", tie_break="name")
     svc.load_scenario(sim, small_scenario(4), "test")
@@ -334,3 +337,4 @@ def test_worker_survives_an_unreachable_cluster(server, api, worker_factory):
              60, what="the simulated cluster scheduled by the same worker")
     assert worker.proc.poll() is None
     svc.set_state(sim, Cluster.STOPPED)
+    svc.set_state(gone, Cluster.STOPPED)

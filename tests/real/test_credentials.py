@@ -1,0 +1,88 @@
+"""Credentials told plainly, against the real kube-apiserver v1.36 (tests/envtest.py): ``kuberun`` checks every
+permission its mode needs at connect and exits 1 with one line naming all the missing ones (no traceback); a token
+the API server does not know is a 401, worded apart from a 403; kube's own ``system:kube-scheduler`` and
+``system:volume-scheduler`` roles lack only what Schedscope needs beyond kube-scheduler (docs/REAL_CLUSTERS.md)."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from kubernetes import client as kclient
+from kubernetes import config as kconfig
+
+from tests.envtest import ROOT, ControlPlane, ensure_namespace
+from tests.real.test_observe import grant_read_only
+
+READER, KUBE_ROLE, STRANGER = "reader", "kube-role", "stranger"
+
+
+@pytest.fixture(scope="module")
+def plane(tmp_path_factory):
+    cp = ControlPlane(tmp_path_factory.mktemp("cred") / "cp", users={READER: [], KUBE_ROLE: [], STRANGER: []}).start()
+    admin = kconfig.new_client_from_config(config_file=str(cp.kubeconfig))
+    ensure_namespace(admin, "default")
+    grant_read_only(admin, READER)
+    rbac = kclient.RbacAuthorizationV1Api(admin)
+    for role in ("system:kube-scheduler", "system:volume-scheduler"):
+        rbac.create_cluster_role_binding({
+            "metadata": {"name": f"{KUBE_ROLE}-{role.split(':')[1]}"},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
+            "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": KUBE_ROLE}]})
+    admin.close()
+    yield cp
+    cp.stop()
+
+
+def kuberun(kubeconfig, *args, timeout: float = 60.0) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "scheduler_core.kuberun", "--kubeconfig", str(kubeconfig),
+                           "--kube-version", "1.36", *args], cwd=ROOT, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def error_line(out: subprocess.CompletedProcess) -> str:
+    assert out.returncode == 1, (out.returncode, out.stderr[-2000:])
+    assert "Traceback" not in out.stderr, out.stderr[-2000:]
+    lines = [line for line in out.stderr.splitlines() if line.startswith("error: ")]
+    assert len(lines) == 1, out.stderr[-2000:]
+    return lines[0]
+
+
+def test_read_only_credentials_in_scheduler_mode_name_every_missing_permission(plane):
+    line = error_line(kuberun(plane.kubeconfig_for(READER)))
+    assert line == ("error: the credentials lack 9 permission(s) that scheduler mode needs: create pods/binding; "
+                    "patch pods/status; delete pods; create, patch events.events.k8s.io; "
+                    "update persistentvolumes; update persistentvolumeclaims; "
+                    "create leases.coordination.k8s.io in kube-system; "
+                    'update leases.coordination.k8s.io "kube-scheduler" in kube-system'), line
+
+
+def test_read_only_credentials_are_enough_to_observe(plane, tmp_path):
+    report = tmp_path / "report.json"
+    out = kuberun(plane.kubeconfig_for(READER), "--shadow", "--duration", "2", "--shadow-report", str(report))
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert json.loads(report.read_text())["stats"]["decisions"] == 0
+
+
+def test_kube_scheduler_roles_lack_what_schedscope_reads_beyond_them(plane):
+    line = error_line(kuberun(plane.kubeconfig_for(KUBE_ROLE)))
+    assert line == ("error: the credentials lack 2 permission(s) that scheduler mode needs: "
+                    "list, watch priorityclasses.scheduling.k8s.io"), line
+
+
+def test_unknown_token_is_a_401_not_a_403(plane, tmp_path):
+    doc = plane.kubeconfig_dict()
+    doc["users"] = [{"name": "x", "user": {"token": "not-a-token"}}]
+    doc["contexts"][0]["context"]["user"] = "x"
+    path = tmp_path / "bad.kubeconfig"
+    path.write_text(json.dumps(doc))
+    line = error_line(kuberun(path))
+    assert line.startswith("error: the API server does not accept the credentials (401 Unauthorized"), line
+
+
+def test_a_user_without_any_role_is_refused_with_everything_it_lacks(plane):
+    line = error_line(kuberun(plane.kubeconfig_for(STRANGER), "--shadow"))
+    assert line.startswith("error: the credentials lack 30 permission(s) that observe mode needs: list, watch nodes; "
+                           "list, watch pods;"), line
+    assert line.endswith("list, watch priorityclasses.scheduling.k8s.io; list, watch events"), line
