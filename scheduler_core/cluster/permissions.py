@@ -6,8 +6,8 @@ Every mode lists and watches what its informers follow (``KubeCluster.informers`
 writes what kube-scheduler writes: bindings, pod status patches, victim deletions, events, PV/PVC updates, and
 (with leader election) its Lease. A review is not a write to the cluster: it stores nothing.
 
-Right after an API server restarts, before its RBAC is loaded, every request is refused for about a second: a
-refusal is a verdict only once it has lasted ``settle`` seconds.
+Right after an API server restarts, before its RBAC is loaded, every request is refused (for a second or
+several on a loaded machine): a refusal is a verdict only once the server says it is ready (``/readyz``).
 """
 from __future__ import annotations
 
@@ -99,17 +99,33 @@ def _allowed(kube, perm: Permission) -> bool:
     return bool((answer or {}).get("status", {}).get("allowed"))
 
 
-def missing(kube, perms: list[Permission], settle: float = 3.0, interval: float = 0.5) -> list[Permission]:
+def _ready(kube) -> bool:
+    """Whether the API server says it is ready (``/readyz``; RBAC loaded). Refused or failing: not ready."""
+    try:
+        resp = kube.request("GET", "/readyz", stream=True)
+    except ApiException as err:
+        if err.status == 401:
+            raise CredentialsRejected(f"401 Unauthorized: {api_message(err)}") from None
+        return False
+    body = resp.data
+    resp.release_conn()
+    return body.strip() == b"ok"
+
+
+def missing(kube, perms: list[Permission], settle: float = 3.0, ready_wait: float = 30.0,
+            interval: float = 0.5) -> list[Permission]:
     """The permissions of ``perms`` the credentials lack (empty: all granted, or a server that serves no reviews
-    and answers each request on its own). Raises CredentialsRejected on a 401, and the request's error when the
-    API server cannot be reached or fails."""
-    end = time.monotonic() + settle
+    and answers each request on its own). A refusal is a verdict once it has lasted ``settle`` seconds and the
+    server says it is ready (its RBAC loaded), or has lasted ``ready_wait`` seconds. Raises CredentialsRejected
+    on a 401, and the request's error when the API server cannot be reached or fails."""
+    start = time.monotonic()
     while True:
         try:
             lacking = [p for p in perms if not _allowed(kube, p)]
         except _NoReviews:
             return []
-        if not lacking or time.monotonic() >= end:
+        waited = time.monotonic() - start
+        if not lacking or waited >= ready_wait or (waited >= settle and _ready(kube)):
             return lacking
         perms = lacking
         time.sleep(interval)

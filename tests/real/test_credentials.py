@@ -13,6 +13,7 @@ from kubernetes import client as kclient
 from kubernetes import config as kconfig
 
 from tests.envtest import ROOT, ControlPlane, ensure_namespace
+from tests.real.conftest import wait_for
 from tests.real.test_observe import grant_read_only
 
 READER, KUBE_ROLE, STRANGER = "reader", "kube-role", "stranger"
@@ -86,3 +87,26 @@ def test_a_user_without_any_role_is_refused_with_everything_it_lacks(plane):
     assert line.startswith("error: the credentials lack 30 permission(s) that observe mode needs: list, watch nodes; "
                            "list, watch pods;"), line
     assert line.endswith("list, watch priorityclasses.scheduling.k8s.io; list, watch events"), line
+
+
+def test_a_restarting_api_server_is_waited_for_not_taken_for_a_verdict(plane, tmp_path):
+    """kuberun started while the API server is down waits for it; the requests refused while it loads its RBAC
+    (the first second back) are retried, so observe mode starts (exit 0) instead of naming missing permissions."""
+    plane.stop_apiserver()
+    log = tmp_path / "kuberun.log"
+    with open(log, "w") as out:
+        proc = subprocess.Popen([sys.executable, "-m", "scheduler_core.kuberun", "--kubeconfig",
+                                 str(plane.kubeconfig_for(READER)), "--kube-version", "1.36", "--shadow",
+                                 "--duration", "1"], cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
+    try:
+        wait_for(lambda: "requests to the API server fail" in log.read_text(), 30,
+                 what="kuberun waiting for the API server")
+        plane.start_apiserver(wait=False)
+        proc.wait(120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        plane.wait_ready()
+    text = log.read_text()
+    assert proc.returncode == 0, text[-2000:]
+    assert "error:" not in text and "Traceback" not in text, text[-2000:]
