@@ -11,6 +11,7 @@ import time
 import numpy as np
 
 from .framework.cycle_state import CycleState
+from .framework.handle import features_of
 from .framework.node_table import row_mask
 from .framework.resource_filter import ResourceFilter, nominated_requests
 from .framework.runtime import PREFILTER_RESULT_MSG, Rejections, nominated_pods_to_add, status_counts
@@ -159,6 +160,12 @@ def _find_nodes_that_fit(fwk, ctx, state, pod, snapshot, tr):
     tr.prefilter_status = st
     tr.prefilter_result = pre_res
     tr.skip_filter_plugins = sorted(state.skip_filter_plugins)
+    # The plugins whose PreFilterResult narrowed the nodes (kube's pluginsWithNodes, sorted as sets.List).
+    narrowed_by = sorted(name for name, (res, pst, _secs) in record.items()
+                         if res is not None and (pst is None or pst.code == Code.SUCCESS))
+    named = features_of(fwk.handle).has("prefilter-result-plugins")
+    if named:
+        tr.unschedulable_plugins = list(narrowed_by)
     if st is not None and st.code != Code.SUCCESS:
         if not st.is_rejected():
             tr.error = st.as_error()
@@ -167,7 +174,9 @@ def _find_nodes_that_fit(fwk, ctx, state, pod, snapshot, tr):
             tr.node_statuses[ni.name] = st
         tr.pre_filter_msg = st.message()
         if st.plugin:
-            tr.unschedulable_plugins = [st.plugin]
+            # 1.36 keeps the narrowing plugins beside an Unschedulable one (an unresolvable one stops PreFilter)
+            keep = narrowed_by if named and st.code != Code.UNSCHEDULABLE_AND_UNRESOLVABLE else ()
+            tr.unschedulable_plugins = sorted({*keep, st.plugin})
             if st.code == Code.PENDING:
                 tr.pending_plugins = [st.plugin]
         return []
@@ -193,12 +202,13 @@ def _find_nodes_that_fit(fwk, ctx, state, pod, snapshot, tr):
 
     nodes = all_nodes
     if pre_res is not None:
+        outside = f"node(s) didn't satisfy plugin(s) [{' '.join(narrowed_by)}]" if named else PREFILTER_RESULT_MSG
         nodes = []
         for ni in all_nodes:
             if ni.name in pre_res:
                 nodes.append(ni)
             else:
-                tr.node_statuses[ni.name] = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, PREFILTER_RESULT_MSG)
+                tr.node_statuses[ni.name] = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, outside)
     tr.start_index = ctx.next_start_node_index
     feasible = _find_nodes_that_pass_filters(fwk, ctx, state, pod, nodes, tr, snapshot)
     tr.processed_nodes = len(feasible) + len(tr.node_statuses)

@@ -382,4 +382,19 @@ CHANGES = {
     "queue-sort-message": 'profiles[i].plugins.queueSort: "must be the same for all profiles"',
     "storage-capacity-scoring": "VolumeCapacityPriority is renamed StorageCapacityScoring (VolumeBinding's "
                                 "shape), whose default shape scores 10 at 0% and 0 at 100%",
+    # -- scheduling cycle
+    "prefilter-result-plugins": "nodes outside the PreFilterResult are rejected with \"node(s) didn't satisfy "
+                                "plugin(s) [<the plugins that narrowed it>]\" (1.30: \"node is filtered out by "
+                                "the prefilter result\")",
+    # -- plugins
+    "untolerated-taints-message": "TaintToleration's Filter rejects with \"node(s) had untolerated taint(s)\", "
+                                  "without the taint's {key: value}",
+    "fit-unresolvable-over-allocatable": "NodeResourcesFit: a request larger than the node's allocatable (or for "
+                                         "a resource the node lacks) is UnschedulableAndUnresolvable",
+    "balanced-allocation-balance-change": "NodeResourcesBalancedAllocation skips pods without requests at "
+                                          "PreScore and scores the change in balance the pod makes: "
+                                          "50 + (50 + with - without) / 2",
+    "non-zero-requests-summed": "a pod's non-zero cpu/memory (what LeastAllocated counts for the pods on a node) "
+                                "is PodRequests with 100m / 200Mi for each container that has none, sidecars "
+                                "included (1.30 took the containers' sum or the largest init container)",
 }

@@ -5,6 +5,8 @@ import math
 
 import numpy as np
 
+from ...framework.handle import features_of
+from ...framework.status import Code, Status
 from .. import names
 from .resource_allocation import ResourceAllocationScorer, ResourceAllocationScoring
 
@@ -65,15 +67,57 @@ def balanced_score_batch(requested, allocatable, _weights):
     return ((1 - std) * 100).astype(np.int64)
 
 
+def balance_change_score(requested, allocatable, weights, allocated) -> int:
+    """balancedResourceScorer (1.36): the change in balance the pod makes, brought back to [50, 100]."""
+    with_pod = balanced_score(requested, allocatable, weights)
+    without_pod = balanced_score(allocated, allocatable, weights)
+    return 50 + (50 + with_pod - without_pod) // 2
+
+
+def balance_change_score_batch(requested, allocatable, weights, allocated):
+    """balance_change_score over columns (the difference is in [-50, 50], so // is Go's division)."""
+    with_pod = balanced_score_batch(requested, allocatable, weights)
+    without_pod = balanced_score_batch(allocated, allocatable, weights)
+    return 50 + (50 + with_pod - without_pod) // 2
+
+
 class BalancedAllocation(ResourceAllocationScoring):
     name = names.NODE_RESOURCES_BALANCED_ALLOCATION
 
-    def __init__(self, args: dict):
+    def __init__(self, args: dict, balance_change: bool = False):
         resources = (args or {}).get("resources") or [{"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1}]
-        self.scorer = ResourceAllocationScorer(self.name, [(r["name"], r.get("weight") or 1) for r in resources],
-                                               balanced_score, use_requested=True,
-                                               batch=balanced_score_batch)
+        resources = [(r["name"], r.get("weight") or 1) for r in resources]
+        # 1.36: best-effort pods are skipped and the score is the change in balance
+        self.balance_change = balance_change
+        if balance_change:
+            self.scorer = ResourceAllocationScorer(self.name, resources, balance_change_score, use_requested=True,
+                                                   batch=balance_change_score_batch, with_allocated=True)
+        else:
+            self.scorer = ResourceAllocationScorer(self.name, resources, balanced_score, use_requested=True,
+                                                   batch=balanced_score_batch)
 
     @classmethod
     def new(cls, args, handle):
-        return cls(args)
+        return cls(args, features_of(handle).has("balanced-allocation-balance-change"))
+
+    def _best_effort(self, requests) -> bool:
+        return self.balance_change and not any(requests)
+
+    def pre_score(self, state, pod, node_infos):
+        requests = self.scorer.pod_requests(pod)
+        if self._best_effort(requests):
+            return Status(Code.SKIP)
+        state.write(self.pre_score_key, requests)
+        return None
+
+    def score(self, state, pod, node_info):
+        requests = self._pod_requests(state, pod)
+        if self._best_effort(requests):
+            return 0, None
+        return self.scorer.score(pod, node_info, requests), None
+
+    def score_batch(self, state, pod, table, rows):
+        requests = self._pod_requests(state, pod)
+        if self._best_effort(requests):
+            return np.zeros(len(rows), np.int64)
+        return self.scorer.score_batch(table, rows, requests)

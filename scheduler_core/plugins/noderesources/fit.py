@@ -5,6 +5,7 @@ import numpy as np
 
 from ...dra.extended import delegated_to_dra
 from ...objects.field import aggregate, child, invalid, not_supported, required
+from ...framework.handle import features_of
 from ...framework.interface import FilterPlugin, PreFilterPlugin
 from ...framework.node_table import EXACT_LIMIT
 from ...framework.profile import FrameworkError
@@ -21,12 +22,14 @@ from .strategies import least_allocated, most_allocated, requested_to_capacity_r
 PRE_FILTER_KEY = "PreFilter" + names.NODE_RESOURCES_FIT
 STRATEGIES = ("LeastAllocated", "MostAllocated", "RequestedToCapacityRatio")
 BASIC = ("cpu", "memory", "ephemeral-storage")
-# The Filter rejections, as indexed by filter_batch_statuses' kinds (a bit set: pods, cpu, memory, storage).
+# The Filter rejections, as indexed by filter_batch_statuses' kinds (a bit set: pods, cpu, memory, storage, and
+# 16 when a request exceeds the node's allocatable and that is unresolvable).
+UNRESOLVABLE_BIT = 16
 _BATCH_STATUSES = tuple(
-    (Code.UNSCHEDULABLE, tuple(reason for bit, reason in ((1, "Too many pods"), (2, "Insufficient cpu"),
-                                                          (4, "Insufficient memory"),
-                                                          (8, "Insufficient ephemeral-storage")) if kind & bit))
-    for kind in range(16))
+    (Code.UNSCHEDULABLE_AND_UNRESOLVABLE if kind & UNRESOLVABLE_BIT else Code.UNSCHEDULABLE,
+     tuple(reason for bit, reason in ((1, "Too many pods"), (2, "Insufficient cpu"), (4, "Insufficient memory"),
+                                      (8, "Insufficient ephemeral-storage")) if kind & bit))
+    for kind in range(2 * UNRESOLVABLE_BIT))
 
 
 def validate_fit_args(args: dict, path: str = "") -> list:
@@ -92,7 +95,8 @@ class Fit(PreFilterPlugin, FilterPlugin, ResourceAllocationScoring):
     name = names.NODE_RESOURCES_FIT
     filter_depends_on = "resources"
 
-    def __init__(self, args: dict, handle=None):
+    def __init__(self, args: dict, handle=None, unresolvable_over_allocatable: bool = False,
+                 summed_nonzero: bool = False):
         args = default_fit_args(args)
         errs = validate_fit_args(args)
         if errs:
@@ -110,14 +114,19 @@ class Fit(PreFilterPlugin, FilterPlugin, ResourceAllocationScoring):
         else:
             shape = (strategy.get("requestedToCapacityRatio") or {}).get("shape") or []
             scorer = requested_to_capacity_ratio([(p.get("utilization", 0), p.get("score", 0)) for p in shape])
-        self.scorer = ResourceAllocationScorer(self.name, resources, scorer, use_requested=False)
+        self.scorer = ResourceAllocationScorer(self.name, resources, scorer, use_requested=False,
+                                               summed_nonzero=summed_nonzero)
         self.strategy = kind
         # DRAExtendedResource: resources a DeviceClass backs are DynamicResources' on nodes without them
         self.dra_handle = handle if handle is not None and handle.features.gates.get("DRAExtendedResource") else None
+        # 1.36: a request above the node's allocatable cannot be helped by preemption
+        self.unresolvable_over_allocatable = unresolvable_over_allocatable
 
     @classmethod
     def new(cls, args, handle):
-        return cls(args, handle)
+        features = features_of(handle)
+        return cls(args, handle, unresolvable_over_allocatable=features.has("fit-unresolvable-over-allocatable"),
+                   summed_nonzero=features.has("non-zero-requests-summed"))
 
     def pre_filter(self, state, pod):
         state.write(PRE_FILTER_KEY, pod.requests)
@@ -127,20 +136,21 @@ class Fit(PreFilterPlugin, FilterPlugin, ResourceAllocationScoring):
         req = state.get(PRE_FILTER_KEY)
         if req is None:  # PreFilter disabled: kube's Filter has no fallback
             return Status.error(f'error reading "{PRE_FILTER_KEY}" from cycleState: not found')
-        reasons = self.insufficient(req, node_info)
-        if reasons:
-            return Status(Code.UNSCHEDULABLE, *reasons)
-        return None
+        return self._status(*self._insufficient(req, node_info.node.allocatable, node_info.requested,
+                                                len(node_info.pods)))
 
     def filter_resources(self, state, pod, node, requested: dict, num_pods: int):
         """``filter`` on a node with these summed requests and this many pods (see FilterPlugin)."""
         req = state.get(PRE_FILTER_KEY)
         if req is None:
             return Status.error(f'error reading "{PRE_FILTER_KEY}" from cycleState: not found')
-        reasons = self.insufficient_for(req, node.allocatable, requested, num_pods)
-        if reasons:
-            return Status(Code.UNSCHEDULABLE, *reasons)
-        return None
+        return self._status(*self._insufficient(req, node.allocatable, requested, num_pods))
+
+    @staticmethod
+    def _status(reasons, unresolvable):
+        if not reasons:
+            return None
+        return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE if unresolvable else Code.UNSCHEDULABLE, *reasons)
 
     def insufficient(self, req: dict, node_info) -> list:
         """fitsRequest: every insufficient resource's reason, in kube's order."""
@@ -148,7 +158,13 @@ class Fit(PreFilterPlugin, FilterPlugin, ResourceAllocationScoring):
 
     def insufficient_for(self, req: dict, alloc: dict, used: dict, num_pods: int) -> list:
         """``insufficient`` on a node with allocatable ``alloc``, summed requests ``used`` and ``num_pods`` pods."""
+        return self._insufficient(req, alloc, used, num_pods)[0]
+
+    def _insufficient(self, req: dict, alloc: dict, used: dict, num_pods: int) -> tuple:
+        """(the insufficient resources' reasons, whether one is unresolvable: its request exceeds the node's
+        allocatable and this version says so)."""
         reasons = []
+        over = False
         if num_pods + 1 > alloc.get("pods", 0):
             reasons.append("Too many pods")
         last = self._last_scalars
@@ -159,11 +175,12 @@ class Fit(PreFilterPlugin, FilterPlugin, ResourceAllocationScoring):
             self._last_scalars = (req, scalars)
         get = req.get
         if not get("cpu") and not get("memory") and not get("ephemeral-storage") and not scalars:
-            return reasons
+            return reasons, False
         for res in BASIC:
             v = get(res, 0)
             if v > 0 and v > alloc.get(res, 0) - used.get(res, 0):
                 reasons.append(f"Insufficient {res}")
+                over = over or v > alloc.get(res, 0)
         for res, v in scalars:
             if v == 0:
                 continue
@@ -174,7 +191,8 @@ class Fit(PreFilterPlugin, FilterPlugin, ResourceAllocationScoring):
                 continue
             if v > alloc.get(res, 0) - used.get(res, 0):
                 reasons.append(f"Insufficient {res}")
-        return reasons
+                over = over or v > alloc.get(res, 0)
+        return reasons, over and self.unresolvable_over_allocatable
 
     def filter_batch_statuses(self, state, pod, table, rows, sums=None):
         """Filter over NodeTable rows: per row -1 (fits) or the bit set of its insufficient resources (1 pods,
@@ -193,6 +211,12 @@ class Fit(PreFilterPlugin, FilterPlugin, ResourceAllocationScoring):
             kinds[mask] |= np.int8(bit)
         if failing:
             kinds[kinds == 0] = -1
+            if self.unresolvable_over_allocatable:
+                for res, alloc in (("cpu", table.alloc_cpu), ("memory", table.alloc_memory),
+                                   ("ephemeral-storage", table.alloc_ephemeral)):
+                    v = req.get(res, 0)
+                    if v > 0:
+                        kinds[v > alloc[rows]] |= np.int8(UNRESOLVABLE_BIT)
         return kinds, _BATCH_STATUSES
 
     def fit_limits(self, state, table, rows):

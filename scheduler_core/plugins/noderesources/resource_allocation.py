@@ -27,17 +27,20 @@ def pod_request(pod, resource: str, use_requested: bool) -> int:
     return pod.requests.get(resource, 0)
 
 
-def allocatable_and_requested(node_info, resource: str, pod_req: int, use_requested: bool):
+# What a scorer counts for the pods already on a node (kube's useRequested: Requested, else NonZeroRequested,
+# which 1.36 sums as the incoming pod's own non-zero requests: versions' non-zero-requests-summed).
+REQUESTED, NONZERO, NONZERO_SUMMED = "requested", "nonzero", "score"
+
+
+def allocatable_and_requested(node_info, resource: str, pod_req: int, counted: str):
     """calculateResourceAllocatableRequest: (allocatable, requested incl. the pod)."""
     if pod_req == 0 and is_scalar_resource(resource):
         return 0, 0
     alloc = node_info.node.allocatable
-    if resource == "cpu":
-        req = node_info.requested.get("cpu", 0) if use_requested else node_info.nonzero_cpu
-        return alloc.get("cpu", 0), req + pod_req
-    if resource == "memory":
-        req = node_info.requested.get("memory", 0) if use_requested else node_info.nonzero_memory
-        return alloc.get("memory", 0), req + pod_req
+    if resource in ("cpu", "memory"):
+        req = node_info.requested.get(resource, 0) if counted == REQUESTED else \
+            getattr(node_info, f"{counted}_{resource}")
+        return alloc.get(resource, 0), req + pod_req
     if resource == "ephemeral-storage":
         return alloc.get(resource, 0), node_info.requested.get(resource, 0) + pod_req
     if resource in alloc and is_scalar_resource(resource):
@@ -48,11 +51,17 @@ def allocatable_and_requested(node_info, resource: str, pod_req: int, use_reques
 class ResourceAllocationScorer:
     """Scores a node from (requested, allocatable) per configured resource."""
 
-    def __init__(self, name: str, resources, scorer, use_requested: bool, batch=None):
+    def __init__(self, name: str, resources, scorer, use_requested: bool, batch=None, with_allocated=False,
+                 summed_nonzero=False):
         self.name = name
         self.resources = list(resources)          # [(name, weight)]
-        self.scorer = scorer                      # f(requested list, allocatable list, weights) -> int
+        # f(requested list, allocatable list, weights) -> int; with_allocated: f(requested, allocatable, weights,
+        # allocated), ``allocated`` being what the node has without the pod (kube's scorer(requested, allocated,
+        # allocatable))
+        self.scorer = scorer
+        self.with_allocated = with_allocated
         self.use_requested = use_requested
+        self.counted = REQUESTED if use_requested else NONZERO_SUMMED if summed_nonzero else NONZERO
         # f(requested columns, allocatable columns, weights) -> int64 array; a column's alloc 0 = skipped
         self.batch = batch if batch is not None else getattr(scorer, "batch", None)
 
@@ -60,28 +69,28 @@ class ResourceAllocationScorer:
         return [pod_request(pod, r, self.use_requested) for r, _w in self.resources]
 
     def score(self, pod, node_info, pod_requests) -> int:
-        requested, allocatable, weights = [], [], []
+        requested, allocatable, weights, allocated = [], [], [], []
         for (res, w), preq in zip(self.resources, pod_requests):
-            alloc, req = allocatable_and_requested(node_info, res, preq, self.use_requested)
+            alloc, req = allocatable_and_requested(node_info, res, preq, self.counted)
             if alloc == 0:
                 continue
             allocatable.append(alloc)
             requested.append(req)
             weights.append(w)
+            allocated.append(req - preq)
+        if self.with_allocated:
+            return self.scorer(requested, allocatable, weights, allocated)
         return self.scorer(requested, allocatable, weights)
 
     def score_batch(self, table, rows, pod_requests):
         """score() over NodeTable rows, or None when a resource has no column (scalar resources)."""
         if self.batch is None or not table.exact:
             return None
-        requested, allocatable, weights = [], [], []
+        requested, allocatable, weights, allocated = [], [], [], []
         for (res, w), preq in zip(self.resources, pod_requests):
-            if res == "cpu":
-                alloc = table.alloc_cpu
-                used = table.req_cpu if self.use_requested else table.nonzero_cpu
-            elif res == "memory":
-                alloc = table.alloc_memory
-                used = table.req_memory if self.use_requested else table.nonzero_memory
+            if res in ("cpu", "memory"):
+                alloc = getattr(table, f"alloc_{res}")
+                used = getattr(table, f"req_{res}" if self.counted == REQUESTED else f"{self.counted}_{res}")
             elif res == "ephemeral-storage":
                 alloc, used = table.alloc_ephemeral, table.req_ephemeral
             elif not is_scalar_resource(res) or preq == 0:
@@ -93,6 +102,11 @@ class ResourceAllocationScorer:
             allocatable.append(alloc[rows])
             requested.append(used[rows] + preq)
             weights.append(w)
+            allocated.append(used[rows])
+        if self.with_allocated:
+            if not requested:
+                return np.zeros(len(rows), np.int64) + self.scorer([], [], [], [])
+            return self.batch(requested, allocatable, weights, allocated)
         if not requested:
             return np.zeros(len(rows), np.int64) + self.scorer([], [], [])
         return self.batch(requested, allocatable, weights)

@@ -7,6 +7,7 @@ from ...framework.interface import (
     ScoreExtensions,
     ScorePlugin,
 )
+from ...framework.handle import features_of
 from ...framework.status import Code, Status
 from .. import names
 from ..helper import (
@@ -22,12 +23,20 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin, ScoreExtensions
     name = names.TAINT_TOLERATION
     filter_depends_on = "node"
 
+    def __init__(self, generic_message: bool = False):
+        self.generic_message = generic_message
+
+    @classmethod
+    def new(cls, args, handle):
+        return cls(features_of(handle).has("untolerated-taints-message"))
+
     def filter(self, state, pod, node_info):
         taint = find_untolerated_taint(node_info.node.taints, pod.tolerations)
-        if taint is not None:
-            return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
-                          f"node(s) had untolerated taint {{{taint.key}: {taint.value}}}")
-        return None
+        if taint is None:
+            return None
+        reason = "node(s) had untolerated taint(s)" if self.generic_message else \
+            f"node(s) had untolerated taint {{{taint.key}: {taint.value}}}"
+        return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, reason)
 
     def filter_batch(self, state, pod, table, rows):
         """Filter over NodeTable rows: only rows with NoSchedule/NoExecute taints are looked at."""
