@@ -15,8 +15,9 @@ KUBERNETES_VERSION = versions.kube_version().release   # the default version's r
 
 
 
-def build_snapshot(scenario) -> Snapshot:
-    """NodeInfos in scenario order with the bound pods added (pods on unknown nodes are ignored)."""
+def build_snapshot(scenario, features=None) -> Snapshot:
+    """NodeInfos in scenario order with the bound pods added (pods on unknown nodes are ignored), for
+    ``features`` (versions.Features; None: the default version's)."""
     infos = [NodeInfo(n) for n in scenario.nodes]
     by_name = {ni.name: ni for ni in infos}
     for pod in scenario.bound_pods:
@@ -35,7 +36,8 @@ def build_snapshot(scenario) -> Snapshot:
                              device_classes=o.get("deviceclasses", ()), resource_slices=o.get("resourceslices", ()),
                              resource_claims=o.get("resourceclaims", ()),
                              resource_claim_templates=o.get("resourceclaimtemplates", ()))
-    return Snapshot(infos, objects)
+    first_image_size = (features or versions.features()).has("image-size-of-first-node")
+    return Snapshot(infos, objects, first_image_size=first_image_size)
 
 
 class Simulation:
@@ -51,7 +53,7 @@ class Simulation:
         self.config = config_for(doc, self.registry, kube_version=scenario.kube_version(kube_version),
                                  feature_gates=feature_gates)
         self.features = self.config.features
-        self.snapshot = build_snapshot(scenario)
+        self.snapshot = build_snapshot(scenario, self.features)
         self.ctx = SchedulerContext(tie_break=tie_break, seed=seed,
                                     percentage_of_nodes_to_score=self.config.percentage_of_nodes_to_score,
                                     trace_all_filters=trace_all_filters)

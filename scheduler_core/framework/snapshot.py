@@ -51,9 +51,12 @@ class Snapshot:
     them count from the pod indexes (framework.pod_index) or the NodeInfos instead.
     """
 
-    def __init__(self, node_infos=(), objects: ClusterObjects | None = None):
+    def __init__(self, node_infos=(), objects: ClusterObjects | None = None, first_image_size: bool = False):
         self.node_infos = list(node_infos)
         self.objects = objects or ClusterObjects()
+        # one size per image name, the first node's, as kube-scheduler's cache keeps it (versions:
+        # image-size-of-first-node); otherwise each node's own size, as kube's NewSnapshot
+        self.first_image_size = first_image_size
         self.generation = 0
         self._table = None
         self._dirty = set()
@@ -89,7 +92,7 @@ class Snapshot:
             seen = set()
             for names, size in ni.node.images:
                 for name in names:
-                    sizes[name] = size
+                    sizes.setdefault(name, size)
                     if name not in seen:
                         seen.add(name)
                         counts[name] = counts.get(name, 0) + 1
@@ -97,7 +100,7 @@ class Snapshot:
             states = {}
             for names, size in ni.node.images:
                 for name in names:
-                    states[name] = (size, counts[name])
+                    states[name] = (sizes[name] if self.first_image_size else size, counts[name])
             ni.image_states = states
 
     def variant(self, replace=None, add=None) -> "Snapshot":

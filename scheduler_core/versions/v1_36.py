@@ -386,7 +386,13 @@ CHANGES = {
     "prefilter-result-plugins": "nodes outside the PreFilterResult are rejected with \"node(s) didn't satisfy "
                                 "plugin(s) [<the plugins that narrowed it>]\" (1.30: \"node is filtered out by "
                                 "the prefilter result\")",
+    "image-size-of-first-node": "a simulation's snapshot keeps one size per image name, from the first node "
+                                "that lists it, as kube-scheduler's cache does (the 1.30 reference vectors were "
+                                "made with NewSnapshot, which keeps each node's own size)",
     # -- plugins
+    "affinity-namespace-selector-kept": "InterPodAffinity merges an incoming term's namespaceSelector into its "
+                                        "namespaces without resetting the selector, which is then matched against "
+                                        "empty labels: NotIn / DoesNotExist selectors match every namespace",
     "untolerated-taints-message": "TaintToleration's Filter rejects with \"node(s) had untolerated taint(s)\", "
                                   "without the taint's {key: value}",
     "fit-unresolvable-over-allocatable": "NodeResourcesFit: a request larger than the node's allocatable (or for "

@@ -16,6 +16,7 @@ from ...framework.interface import (
     ScoreExtensions,
     ScorePlugin,
 )
+from ...framework.handle import features_of
 from ...framework.node_table import EXACT_LIMIT
 from ...framework.pod_index import match_counts, term_index
 from ...framework.profile import FrameworkError
@@ -64,16 +65,20 @@ class MergedTerm:
     kube's mergeAffinityTermNamespacesIfNotEmpty: a ``{}`` selector stays "all namespaces", any other
     selector (including null) is replaced by the names of the existing namespaces it selects. ``key``
     is equal for terms that match the same pods.
+
+    ``selector_kept`` (1.36, versions' affinity-namespace-selector-kept): the merge takes the term by value, so
+    the names are added but the selector is not reset, and existing pods are then matched with empty namespace
+    labels: a selector that empty labels satisfy (``NotIn``, ``DoesNotExist``) matches every namespace.
     """
 
     __slots__ = ("selector", "namespaces", "all_namespaces", "topology_key", "weight", "key")
 
-    def __init__(self, term, namespace_labels: dict):
+    def __init__(self, term, namespace_labels: dict, selector_kept: bool = False):
         self.selector = term.selector
         self.topology_key = term.topology_key
         self.weight = term.weight
         ns_sel = term.namespace_selector
-        self.all_namespaces = ns_sel.is_empty()
+        self.all_namespaces = ns_sel.is_empty() or (selector_kept and not ns_sel.nothing and ns_sel.matches({}))
         namespaces = term.namespaces
         if not self.all_namespaces and not ns_sel.nothing:
             namespaces = namespaces | {ns for ns, labels in namespace_labels.items() if ns_sel.matches(labels)}
@@ -220,11 +225,13 @@ class PreFilterState:
     __slots__ = ("pod", "affinity_terms", "anti_affinity_terms", "all_namespace_labels", "matches_own_terms",
                  "existing_anti_affinity_counts", "affinity_counts", "anti_affinity_counts")
 
-    def __init__(self, pod, all_namespace_labels: dict, table):
+    def __init__(self, pod, all_namespace_labels: dict, table, selector_kept: bool = False):
         self.pod = pod
         self.all_namespace_labels = all_namespace_labels
-        self.affinity_terms = tuple(MergedTerm(t, all_namespace_labels) for t in pod.affinity_required)
-        self.anti_affinity_terms = tuple(MergedTerm(t, all_namespace_labels) for t in pod.anti_affinity_required)
+        self.affinity_terms = tuple(MergedTerm(t, all_namespace_labels, selector_kept)
+                                    for t in pod.affinity_required)
+        self.anti_affinity_terms = tuple(MergedTerm(t, all_namespace_labels, selector_kept)
+                                         for t in pod.anti_affinity_required)
         self.matches_own_terms = _matches_all(self.affinity_terms, pod)
         self.existing_anti_affinity_counts = TopologyCounts(table)
         self.affinity_counts = TopologyCounts(table)
@@ -286,6 +293,7 @@ class InterPodAffinity(PreFilterPlugin, PreFilterExtensions, FilterPlugin, PreSc
         self.hard_pod_affinity_weight = args["hardPodAffinityWeight"]
         self.ignore_preferred_terms_of_existing_pods = bool(args["ignorePreferredTermsOfExistingPods"])
         self.handle = handle
+        self.selector_kept = features_of(handle).has("affinity-namespace-selector-kept")
 
     @classmethod
     def new(cls, args, handle):
@@ -299,7 +307,7 @@ class InterPodAffinity(PreFilterPlugin, PreFilterExtensions, FilterPlugin, PreSc
         snapshot = self.handle.snapshot
         all_ns = snapshot.objects.namespace_labels
         table = snapshot.table()
-        s = PreFilterState(pod, all_ns, table)
+        s = PreFilterState(pod, all_ns, table, self.selector_kept)
         self._existing_anti_affinity_counts(s.existing_anti_affinity_counts, pod, all_ns, table)
         self._incoming_counts(s, table)
         if not s.existing_anti_affinity_counts and not s.affinity_terms and not s.anti_affinity_terms:
@@ -441,10 +449,10 @@ class InterPodAffinity(PreFilterPlugin, PreFilterExtensions, FilterPlugin, PreSc
 
         # The incoming pod's preferred terms against the existing pods.
         for t in pod.affinity_preferred:
-            t = MergedTerm(t, all_ns)
+            t = MergedTerm(t, all_ns, self.selector_kept)
             add(t.topology_key, _per_node_matches(table, (t,)), t.weight)
         for t in pod.anti_affinity_preferred:
-            t = MergedTerm(t, all_ns)
+            t = MergedTerm(t, all_ns, self.selector_kept)
             add(t.topology_key, _per_node_matches(table, (t,)), -t.weight)
         # The existing pods' terms against the incoming pod (with its namespace's labels).
         hard_weight = self.hard_pod_affinity_weight
