@@ -379,6 +379,10 @@ CHANGES = {
     "dynamic-resources-args": "DynamicResourcesArgs (filterTimeout, bindingTimeout), defaulted and validated",
     "removed-volume-limit-plugins": "EBSLimits, GCEPDLimits, AzureDiskLimits and CinderLimits are no longer "
                                     "registered, and naming them in a profile or pluginConfig is invalid",
+    "fit-args-requested-to-capacity-ratio": "NodeResourcesFitArgs: requestedToCapacityRatio is required with that "
+                                            "type and forbidden with the others, its shape is checked at "
+                                            "scoringStrategy.requestedToCapacityRatio.shape (\"values must be "
+                                            "sorted in increasing order\")",
     "queue-sort-message": 'profiles[i].plugins.queueSort: "must be the same for all profiles"',
     "storage-capacity-scoring": "VolumeCapacityPriority is renamed StorageCapacityScoring (VolumeBinding's "
                                 "shape), whose default shape scores 10 at 0% and 0 at 100%",

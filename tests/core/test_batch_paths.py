@@ -11,7 +11,9 @@ import numpy as np
 import pytest
 
 from scheduler_core.cluster.simulated import SimulatedCluster
+from scheduler_core import versions
 from scheduler_core.framework.cycle_state import CycleState
+from scheduler_core.framework.handle import Handle
 from scheduler_core.framework.node_info import NodeInfo
 from scheduler_core.framework.snapshot import Snapshot
 from scheduler_core.objects import Node, Pod
@@ -370,11 +372,6 @@ def _snapshot(rng, n=60):
     return Snapshot(infos)
 
 
-class _Handle:
-    def __init__(self, snapshot):
-        self.snapshot = snapshot
-
-
 @pytest.mark.parametrize("seed", range(15))
 def test_plugins_batch_equal_per_node(seed):
     rng = random.Random(100 + seed)
@@ -387,10 +384,14 @@ def test_plugins_batch_equal_per_node(seed):
                 {"name": "cpu", "weight": 1}, {"name": "memory", "weight": 2}, {"name": "ephemeral-storage", "weight": 1}],
                 "requestedToCapacityRatio": {"shape": [{"utilization": 0, "score": 10}, {"utilization": 60, "score": 3},
                                                        {"utilization": 100, "score": 0}]}}})]
-    balanced = [BalancedAllocation(None), BalancedAllocation({"resources": [
-        {"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1}, {"name": "ephemeral-storage", "weight": 1}]})]
-    filters = [NodeUnschedulable(), NodeName(), TaintToleration(), NodeAffinity(), fits[0]]
-    scorers = fits + balanced + [TaintToleration(), NodeAffinity(), ImageLocality(_Handle(snap))]
+    three = {"resources": [{"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1},
+                           {"name": "ephemeral-storage", "weight": 1}]}
+    balanced = [BalancedAllocation(None), BalancedAllocation(three),
+                BalancedAllocation(None, balance_change=True), BalancedAllocation(three, balance_change=True)]
+    fit_136 = Fit(None, unresolvable_over_allocatable=True, summed_nonzero=True)
+    filters = [NodeUnschedulable(), NodeName(), TaintToleration(), TaintToleration(generic_message=True),
+               NodeAffinity(), fits[0], fit_136]
+    scorers = fits + [fit_136] + balanced + [TaintToleration(), NodeAffinity(), ImageLocality(Handle(snap))]
     for i in range(20):
         pod = Pod(rand_pod(rng, f"p{i}", [ni.name for ni in snap.node_infos]))
         for pl in filters:
@@ -491,12 +492,6 @@ def _inter_pod_snapshot(rng, n=60):
     return Snapshot(infos)
 
 
-class _SnapshotHandle:
-    def __init__(self, snapshot):
-        self.snapshot = snapshot
-        self.objects = snapshot.objects
-
-
 @pytest.mark.parametrize("seed", range(15))
 def test_spread_and_inter_pod_affinity_batch_equal_per_node(seed):
     """filter_batch_statuses gives each row the status ``filter`` gives; score_batch and
@@ -504,11 +499,14 @@ def test_spread_and_inter_pod_affinity_batch_equal_per_node(seed):
     rng = random.Random(300 + seed)
     snap = _inter_pod_snapshot(rng)
     table = snap.table()
-    handle = _SnapshotHandle(snap)
+    handle = Handle(snap)
     rows = np.array(rng.sample(range(snap.num_nodes()), 45), dtype=np.int64)
     infos = [snap.node_infos[r] for r in rows]
+    handle_136 = Handle(snap)
+    handle_136.features = versions.features("1.36")
     plugins = [PodTopologySpread(None, handle), InterPodAffinity(None, handle),
-               InterPodAffinity({"hardPodAffinityWeight": 0, "ignorePreferredTermsOfExistingPods": True}, handle)]
+               InterPodAffinity({"hardPodAffinityWeight": 0, "ignorePreferredTermsOfExistingPods": True}, handle),
+               InterPodAffinity(None, handle_136)]
     checked = 0
     for i in range(25):
         pod = Pod(add_inter_pod_terms(rng, rand_pod(rng, f"p{i}")))

@@ -11,6 +11,7 @@ import pytest
 
 from scheduler_core.cache import Cache
 from scheduler_core.framework.cycle_state import CycleState
+from scheduler_core.framework.handle import Handle
 from scheduler_core.framework.pod_index import MatchCounts, TermIndex
 from scheduler_core.framework.snapshot import Snapshot
 from scheduler_core.objects import Node, Pod
@@ -144,11 +145,6 @@ def reference_spread_pre_score(pod, constraints, filtered_nodes, all_nodes, requ
 
 # -- a cluster changing through the cache -----------------------------------------------------------
 
-class _Handle:
-    def __init__(self, snapshot):
-        self.snapshot = snapshot
-
-
 class ChangingCluster:
     """Nodes and pods in a Cache, the scheduler's Snapshot kept with update_snapshot, random changes."""
 
@@ -229,7 +225,7 @@ class ChangingCluster:
 def test_inter_pod_affinity_counts_follow_cluster_changes(seed):
     rng = random.Random(seed)
     cl = ChangingCluster(rng)
-    handle = _Handle(cl.snapshot)
+    handle = Handle(cl.snapshot)
     plugins = [InterPodAffinity(None, handle), InterPodAffinity({"hardPodAffinityWeight": 0}, handle)]
     compared = scored = 0
     for step, pod in cl.incoming():
@@ -266,7 +262,7 @@ def test_inter_pod_affinity_counts_follow_cluster_changes(seed):
 def test_spread_counts_follow_cluster_changes(seed):
     rng = random.Random(50 + seed)
     cl = ChangingCluster(rng)
-    pl = PodTopologySpread(None, _Handle(cl.snapshot))
+    pl = PodTopologySpread(None, Handle(cl.snapshot))
     compared = 0
     for step, pod in cl.incoming():
         state = CycleState()
@@ -290,7 +286,7 @@ def test_spread_pre_score_follows_cluster_changes(seed):
     rs = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": "web", "namespace": "default"},
           "spec": {"selector": {"matchLabels": {"color": "blue"}}}}
     cl.snapshot.objects.replicasets.append(rs)
-    pl = PodTopologySpread(None, _Handle(cl.snapshot))
+    pl = PodTopologySpread(None, Handle(cl.snapshot))
     compared = 0
     for step, pod in cl.incoming():
         if rng.random() < 0.5:
@@ -352,7 +348,7 @@ def test_snapshot_variant_table_equals_a_fresh_one(seed):
     from scheduler_core.framework.node_table import _COLUMNS, NodeTable
     rng = random.Random(200 + seed)
     cl = ChangingCluster(rng)
-    handle = _Handle(cl.snapshot)
+    handle = Handle(cl.snapshot)
     ipa = InterPodAffinity(None, handle)
     for _ in range(5):
         cl.change()

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...dra.extended import delegated_to_dra
-from ...objects.field import aggregate, child, invalid, not_supported, required
+from ...objects.field import aggregate, child, forbidden, invalid, not_supported, required
 from ...framework.handle import features_of
 from ...framework.interface import FilterPlugin, PreFilterPlugin
 from ...framework.node_table import EXACT_LIMIT
@@ -32,8 +32,12 @@ _BATCH_STATUSES = tuple(
     for kind in range(2 * UNRESOLVABLE_BIT))
 
 
-def validate_fit_args(args: dict, path: str = "") -> list:
-    """ValidateNodeResourcesFitArgs (run when the plugin is built, so paths start at the args)."""
+def validate_fit_args(args: dict, path: str = "", ratio_by_type: bool = False) -> list:
+    """ValidateNodeResourcesFitArgs (run when the plugin is built, so paths start at the args).
+
+    ``ratio_by_type`` (1.36, versions' fit-args-requested-to-capacity-ratio): requestedToCapacityRatio is
+    required with that type and forbidden with the others, and its shape is checked under its own path (1.36 also
+    refuses a missing scoringStrategy, which defaulting always sets)."""
     errs = []
     for i, res in enumerate(args.get("ignoredResources") or []):
         if not res or " " in res:
@@ -53,19 +57,29 @@ def validate_fit_args(args: dict, path: str = "") -> list:
                 errs.append(invalid(f"{spath}.resources[{i}].weight", w,
                                     f"resource weight of {r.get('name')} not in valid range (0, 100]"))
         rtcr = strategy.get("requestedToCapacityRatio")
-        if rtcr is not None:
-            errs.extend(validate_shape(rtcr.get("shape") or [], f"{spath}.shape"))
+        rpath = f"{spath}.requestedToCapacityRatio"
+        if not ratio_by_type:
+            if rtcr is not None:
+                errs.extend(validate_shape(rtcr.get("shape") or [], f"{spath}.shape"))
+        elif strategy.get("type", "") == "RequestedToCapacityRatio":
+            if rtcr is None:
+                errs.append(required(rpath, "must be specified when type is RequestedToCapacityRatio"))
+            else:
+                errs.extend(validate_shape(rtcr.get("shape") or [], f"{rpath}.shape",
+                                           "values must be sorted in increasing order"))
+        elif rtcr is not None:
+            errs.append(forbidden(rpath, "must be nil when type is not RequestedToCapacityRatio"))
     return errs
 
 
-def validate_shape(shape, path: str) -> list:
+def validate_shape(shape, path: str, unsorted: str = "utilization values must be sorted in increasing order") -> list:
+    """validateFunctionShape (``unsorted``: its message for points out of order, shortened in 1.36)."""
     if not shape:
         return [required(path, "at least one point must be specified")]
     errs = []
     for i in range(1, len(shape)):
         if shape[i - 1].get("utilization", 0) >= shape[i].get("utilization", 0):
-            errs.append(invalid(f"{path}[{i}].utilization", shape[i].get("utilization", 0),
-                                "utilization values must be sorted in increasing order"))
+            errs.append(invalid(f"{path}[{i}].utilization", shape[i].get("utilization", 0), unsorted))
             break
     for i, pt in enumerate(shape):
         u, s = pt.get("utilization", 0), pt.get("score", 0)
@@ -96,9 +110,9 @@ class Fit(PreFilterPlugin, FilterPlugin, ResourceAllocationScoring):
     filter_depends_on = "resources"
 
     def __init__(self, args: dict, handle=None, unresolvable_over_allocatable: bool = False,
-                 summed_nonzero: bool = False):
+                 summed_nonzero: bool = False, ratio_by_type: bool = False):
         args = default_fit_args(args)
-        errs = validate_fit_args(args)
+        errs = validate_fit_args(args, ratio_by_type=ratio_by_type)
         if errs:
             raise FrameworkError(aggregate(errs))
         self._last_scalars = None  # (requests dict, its scalar resources) of the last insufficient() call
@@ -126,7 +140,8 @@ class Fit(PreFilterPlugin, FilterPlugin, ResourceAllocationScoring):
     def new(cls, args, handle):
         features = features_of(handle)
         return cls(args, handle, unresolvable_over_allocatable=features.has("fit-unresolvable-over-allocatable"),
-                   summed_nonzero=features.has("non-zero-requests-summed"))
+                   summed_nonzero=features.has("non-zero-requests-summed"),
+                   ratio_by_type=features.has("fit-args-requested-to-capacity-ratio"))
 
     def pre_filter(self, state, pod):
         state.write(PRE_FILTER_KEY, pod.requests)
