@@ -397,6 +397,10 @@ CHANGES = {
     "affinity-namespace-selector-kept": "InterPodAffinity merges an incoming term's namespaceSelector into its "
                                         "namespaces without resetting the selector, which is then matched against "
                                         "empty labels: NotIn / DoesNotExist selectors match every namespace",
+    "volume-conflict-messages": "VolumeBinding's \"node(s) didn't match PersistentVolume's node affinity\" (1.30: "
+                                "\"node(s) had volume node affinity conflict\") and VolumeRestrictions' \"node(s) "
+                                "unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode already "
+                                "in-use by another pod\"",
     "untolerated-taints-message": "TaintToleration's Filter rejects with \"node(s) had untolerated taint(s)\", "
                                   "without the taint's {key: value}",
     "fit-unresolvable-over-allocatable": "NodeResourcesFit: a request larger than the node's allocatable (or for "

@@ -142,3 +142,38 @@ def test_fit_args_requested_to_capacity_ratio():
     assert "scoringStrategy.requestedToCapacityRatio: Forbidden: must be nil when type is not " \
            "RequestedToCapacityRatio" in init_error("1.36", {"type": "MostAllocated", "requestedToCapacityRatio": {
                "shape": [{"utilization": 0, "score": 1}]}})
+
+
+def test_volume_conflict_messages():
+    def claim(modes):
+        return {"metadata": {"name": "data", "namespace": "default",
+                             "annotations": {"pv.kubernetes.io/bind-completed": "yes"}},
+                "spec": {"accessModes": modes, "resources": {"requests": {"storage": "1Gi"}}, "volumeName": "pv-data",
+                         "storageClassName": ""},
+                "status": {"phase": "Bound"}}
+
+    def volume(modes, **spec):
+        return {"metadata": {"name": "pv-data"},
+                "spec": {"capacity": {"storage": "1Gi"}, "accessModes": modes, "storageClassName": "",
+                         "claimRef": {"namespace": "default", "name": "data"},
+                         "csi": {"driver": "ebs.csi.aws.com", "volumeHandle": "vol-1"}, **spec},
+                "status": {"phase": "Bound"}}
+
+    uses = [{"name": "v", "persistentVolumeClaim": {"claimName": "data"}}]
+    rwop = ["ReadWriteOncePod"]
+    holder = _pod("holder", {"cpu": "100m"}, node="a", volumes=uses)
+    extra = {"persistentvolumeclaims": [claim(rwop)], "persistentvolumes": [volume(rwop)]}
+    assert _decision("1.30", [_node("a")], _pod("p", volumes=uses), [holder], **extra)["message"].startswith(
+        "0/1 nodes are available: 1 node has pod using PersistentVolumeClaim with the same name and "
+        "ReadWriteOncePod access mode.")
+    assert _decision("1.36", [_node("a")], _pod("p", volumes=uses), [holder], **extra)["message"].startswith(
+        "0/1 nodes are available: 1 node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access "
+        "mode already in-use by another pod.")
+    elsewhere = {"nodeAffinity": {"required": {"nodeSelectorTerms": [{"matchExpressions": [
+        {"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["z2"]}]}]}}}
+    rwo = ["ReadWriteOnce"]
+    extra = {"persistentvolumeclaims": [claim(rwo)], "persistentvolumes": [volume(rwo, **elsewhere)]}
+    assert _decision("1.30", [_node("a")], _pod("p", volumes=uses), **extra)["message"].startswith(
+        "0/1 nodes are available: 1 node(s) had volume node affinity conflict.")
+    assert _decision("1.36", [_node("a")], _pod("p", volumes=uses), **extra)["message"].startswith(
+        "0/1 nodes are available: 1 node(s) didn't match PersistentVolume's node affinity.")

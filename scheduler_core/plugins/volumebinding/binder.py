@@ -10,6 +10,7 @@ from __future__ import annotations
 import heapq
 import time
 
+from ...framework.handle import features_of
 from ...objects.errors import ParseError
 from ...objects.quantity import QuantityError, value
 from ...objects.selectors import LabelSelector
@@ -45,6 +46,8 @@ from .assume_cache import AssumeCache, PVAssumeCache
 
 ERR_REASON_BIND_CONFLICT = "node(s) didn't find available persistent volumes to bind"
 ERR_REASON_NODE_CONFLICT = "node(s) had volume node affinity conflict"
+# 1.36's text (versions: volume-conflict-messages)
+ERR_REASON_NODE_CONFLICT_136 = "node(s) didn't match PersistentVolume's node affinity"
 ERR_REASON_NOT_ENOUGH_SPACE = "node(s) did not have enough free storage"
 ERR_REASON_PV_NOT_EXIST = "node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)"
 
@@ -171,6 +174,8 @@ class VolumeBinder:
     def __init__(self, handle, bind_timeout_seconds: float):
         self.handle = handle
         self.bind_timeout_seconds = bind_timeout_seconds
+        self.node_conflict_reason = ERR_REASON_NODE_CONFLICT_136 if features_of(handle).has(
+            "volume-conflict-messages") else ERR_REASON_NODE_CONFLICT
         self.pv_cache = PVAssumeCache(lambda: handle.objects.persistent_volumes)
         self.pvc_cache = AssumeCache("v1.PersistentVolumeClaim", lambda: handle.objects.persistent_volume_claims)
         self.affinity = NodeAffinityCache()
@@ -402,7 +407,7 @@ class VolumeBinder:
                     unbound_ok, storage_ok, dynamic = self._check_volume_provisions(to_provision, node)
         reasons = []
         if not bound_ok:
-            reasons.append(ERR_REASON_NODE_CONFLICT)
+            reasons.append(self.node_conflict_reason)
         if not unbound_ok:
             reasons.append(ERR_REASON_BIND_CONFLICT)
         if not storage_ok:

@@ -1,6 +1,7 @@
 """VolumeRestrictions: exclusive in-line disks (GCE PD, AWS EBS, iSCSI, Ceph RBD) and ReadWriteOncePod claims."""
 from __future__ import annotations
 
+from ...framework.handle import features_of
 from ...framework.interface import FilterPlugin, PreFilterExtensions, PreFilterPlugin
 from ...framework.status import Code, Status
 from .. import names
@@ -10,6 +11,9 @@ PRE_FILTER_KEY = "PreFilter" + names.VOLUME_RESTRICTIONS
 ERR_REASON_DISK_CONFLICT = "node(s) had no available disk"
 ERR_REASON_RWOP_CONFLICT = ("node has pod using PersistentVolumeClaim with the same name and "
                             "ReadWriteOncePod access mode")
+# 1.36's text (versions: volume-conflict-messages)
+ERR_REASON_RWOP_CONFLICT_136 = ("node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode "
+                                "already in-use by another pod")
 _RESTRICTED_SOURCES = ("gcePersistentDisk", "awsElasticBlockStore", "rbd", "iscsi")
 
 
@@ -74,6 +78,8 @@ class VolumeRestrictions(PreFilterPlugin, FilterPlugin, PreFilterExtensions):
 
     def __init__(self, handle):
         self.handle = handle
+        self.rwop_conflict_reason = ERR_REASON_RWOP_CONFLICT_136 if features_of(handle).has(
+            "volume-conflict-messages") else ERR_REASON_RWOP_CONFLICT
 
     @classmethod
     def new(cls, args, handle):
@@ -136,7 +142,7 @@ class VolumeRestrictions(PreFilterPlugin, FilterPlugin, PreFilterExtensions):
         if s is None:
             return Status.error(f'cannot read "{PRE_FILTER_KEY}" from cycleState')
         if s.conflicting_ref_count > 0:
-            return Status(Code.UNSCHEDULABLE, ERR_REASON_RWOP_CONFLICT)
+            return Status(Code.UNSCHEDULABLE, self.rwop_conflict_reason)
         return None
 
     def events_to_register(self):
