@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from django.http import Http404, JsonResponse
+from django.http import Http404, HttpResponseNotFound, JsonResponse
 from django.shortcuts import render
 
 from .access import get_cluster
@@ -20,6 +20,8 @@ NOT_ALLOWED = "You do not have permission to perform this action."   # DRF's wor
 
 def not_found(request, exception):
     """handler404."""
+    if not hasattr(request, "user"):   # a static file: served without the pages' middleware, so no user
+        return HttpResponseNotFound("Not found.\n", content_type="text/plain")
     if request.path.startswith(API_PREFIX):
         return JsonResponse({"detail": "Not found."}, status=404)
     return render(request, "404.html", {"cluster": visible_cluster(request)}, status=404)

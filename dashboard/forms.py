@@ -10,6 +10,7 @@ from scheduler_core.scenario import ScenarioError, load_documents
 from scheduler_core.versions import SUPPORTED_VERSIONS
 
 from .models import Cluster, WhatIfRun
+from .profiles import services as profile_services
 from .profiles.models import ProfileVersion
 from .services import whatif
 from .services.objectstore import ValidationFailed
@@ -49,9 +50,13 @@ class WhatIfForm(forms.Form):
                             required=False, empty_label="the cluster's active profile",
                             help_text="the profile version the scheduler runs with")
 
-    def __init__(self, cluster, *args, **kwargs):
+    def __init__(self, cluster, *args, user=None, **kwargs):
         super().__init__(*args, **kwargs)
         self.cluster = cluster
+        for name in ("version", "compare_version"):   # the versions of the profiles the user may know of
+            if name in self.fields:
+                field = self.fields[name]
+                field.queryset = field.queryset.filter(profile__in=profile_services.visible_profiles(user))
 
     def clean(self):
         data = super().clean()

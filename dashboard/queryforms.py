@@ -3,11 +3,12 @@ database and Python's datetime can hold, known choices, no NUL characters), so a
 form's messages instead of failing deeper down. Views get the cleaned values through ``query_form``."""
 from __future__ import annotations
 
-import json
 from functools import wraps
 
 from django import forms
 from django.shortcuts import render
+
+from scheduler_core.documents import DepthError, load_json
 
 from .services import timeline, timewindow
 from .services.queries import PENDING_QUEUES, SORTS
@@ -47,7 +48,9 @@ def parse_group(text: str) -> list:
     """'[["NodeResourcesFit", "Insufficient cpu"]]' -> [("NodeResourcesFit", "Insufficient cpu")]; ValidationError
     for anything but a JSON list of [plugin, reason] string pairs."""
     try:
-        value = json.loads(text)
+        value = load_json(text)
+    except DepthError as err:
+        raise forms.ValidationError(str(err)) from None
     except ValueError:
         raise forms.ValidationError("not JSON: a list of [plugin, reason] pairs") from None
     if not (isinstance(value, list) and value and all(

@@ -290,6 +290,8 @@ LOGGING = {
     "filters": {"redact_cluster_tokens": {"()": "dashboard.k8sapi.redact.RedactClusterTokens"}},
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "loggers": {"dashboard": {"handlers": ["console"], "level": os.environ.get("SCHEDSCOPE_LOG_LEVEL", "INFO")},
-                # request paths of the simulated clusters' API may carry a token (plain HTTP kubeconfigs)
-                "django.request": {"filters": ["redact_cluster_tokens"]}},
+                # every 500 with its traceback (4xx as warnings); request paths of the simulated clusters' API may
+                # carry a token (plain HTTP kubeconfigs)
+                "django.request": {"handlers": ["console"], "level": "WARNING",
+                                   "filters": ["redact_cluster_tokens"]}},
 }

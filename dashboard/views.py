@@ -307,7 +307,7 @@ WHATIF_RUNS_SHOWN = 20
 @cluster_view()
 def whatif_page(request, cluster):
     """The three questions (editors ask; everyone reads the answers) and the cluster's recent runs."""
-    forms_by_kind = {k: cls(cluster) for k, cls in FORMS.items()}
+    forms_by_kind = {k: cls(cluster, user=request.user) for k, cls in FORMS.items()}
     kind = request.POST.get("kind") if request.method == "POST" else None
     if kind is not None:
         if not at_least(request.cluster_role, EDITOR):
@@ -315,7 +315,7 @@ def whatif_page(request, cluster):
         form_class = FORMS.get(kind)
         if form_class is None:
             raise Http404(kind)
-        form = forms_by_kind[kind] = form_class(cluster, request.POST)
+        form = forms_by_kind[kind] = form_class(cluster, request.POST, user=request.user)
         if form.is_valid():
             d = form.cleaned_data
             try:

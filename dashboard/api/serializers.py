@@ -145,6 +145,12 @@ class ProfileNameField(serializers.SlugRelatedField):
             self.fail("does_not_exist", slug_name=self.slug_field, value=data)
         return super().run_validation(data)
 
+    def get_queryset(self):
+        """The profiles the requesting user may know of: another is answered as one that does not exist."""
+        request = self.context.get("request")
+        queryset = super().get_queryset()
+        return queryset if request is None else profile_svc.visible_profiles(request.user, queryset)
+
 
 class ClusterSerializer(ModelSerializer):
     """A cluster. A real cluster's kubeconfig document is written (``kubeconfig_document``; "" clears it) and
@@ -466,6 +472,10 @@ class VersionRefField(serializers.Field):
 
     def to_internal_value(self, data):
         found = profile_svc.find_version(data)
+        request = self.context.get("request")
+        if found is not None and request is not None and \
+                not profile_svc.visible_profiles(request.user).filter(pk=found.profile_id).exists():
+            found = None   # a profile the asker may not know of is answered as one that does not exist
         if found is None:
             raise serializers.ValidationError(f"no saved profile version {data!r} (NAME or NAME:N)")
         return found

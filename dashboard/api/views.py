@@ -44,6 +44,9 @@ class ProfileViewSet(mixins.CreateModelMixin, mixins.ListModelMixin, mixins.Retr
     serializer_class = s.ProfileSerializer
     lookup_field = "name"
 
+    def get_queryset(self):
+        return profiles.visible_profiles(self.request.user, super().get_queryset())
+
     def perform_create(self, serializer):
         data = serializer.validated_data
         try:
@@ -67,7 +70,8 @@ class VersionViewSet(mixins.CreateModelMixin, mixins.ListModelMixin, mixins.Retr
 
     def profile(self) -> SchedulerProfile:
         if not hasattr(self, "_profile"):
-            self._profile = get_object_or_404(SchedulerProfile, name=self.kwargs["profile_name"])
+            self._profile = get_object_or_404(profiles.visible_profiles(self.request.user),
+                                              name=self.kwargs["profile_name"])
             profiles.ensure_versions(self._profile)
         return self._profile
 
@@ -109,7 +113,10 @@ class VersionViewSet(mixins.CreateModelMixin, mixins.ListModelMixin, mixins.Retr
     @action(detail=True, methods=["post"])
     def rollback(self, request, profile_name=None, number=None):
         """Save the version's document as the newest version (not applied)."""
-        new = profiles.rollback(self.get_object(), request.user)
+        try:
+            new = profiles.rollback(self.get_object(), request.user)
+        except profiles.Invalid as err:
+            raise ValidationError(s.document_errors(err)) from None
         return Response(self.get_serializer(new).data, status=status.HTTP_201_CREATED)
 
 

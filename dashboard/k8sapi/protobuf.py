@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import base64
 import datetime
-import json
 import struct
+
+from scheduler_core.documents import load_json
 
 from .protoschema import MESSAGES
 
@@ -158,7 +159,7 @@ def _raw_json(data: bytes, what: str):
     if raw.startswith(MAGIC):
         return decode(raw)
     try:
-        return json.loads(raw)
+        return load_json(raw)   # nested at most 100 deep, as every document
     except ValueError as err:
         raise ProtobufError(f"{what} does not hold JSON: {err}") from None
 

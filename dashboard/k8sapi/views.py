@@ -18,6 +18,7 @@ import time
 import yaml
 from asgiref.sync import sync_to_async
 from django import forms
+from django.core.exceptions import DisallowedHost
 from django.core.handlers.asgi import ASGIRequest
 from django.http import Http404, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -196,6 +197,10 @@ def _route(group: str, version: str, rest: list):
 async def api(request, name: str, path: str, token: str = ""):
     """Every API request of one simulated cluster (the token in the Authorization header or the path)."""
     parts = [p for p in path.split("/") if p]
+    try:
+        request.get_host()   # a Host outside ALLOWED_HOSTS: 400, as Django answers the pages
+    except DisallowedHost:
+        return _error(ApiError.bad_request("Invalid HTTP_HOST header"))
     try:
         if len(parts) == 1 and parts[0] in UNAUTHENTICATED_PATHS:
             return HttpResponse("ok", content_type="text/plain")

@@ -10,7 +10,8 @@ import difflib
 
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
-from django.db.models import Max
+from django.db.models import Exists, Max, OuterRef
+from django.utils.crypto import salted_hmac
 
 from scheduler_core.versions import LATEST_VERSION, SUPPORTED_VERSIONS, VersionError
 
@@ -61,6 +62,23 @@ def _reload_after_commit(clusters) -> None:
     """Tell the loops of ``clusters`` to rebuild their scheduler once the change is committed."""
     ids = [c.pk for c in clusters]
     transaction.on_commit(lambda: [control.send(pk, "reload") for pk in ids if control.is_driven(pk)])
+
+
+def visible_profiles(user, profiles=None):
+    """``profiles`` (default: all) narrowed to those ``user`` may know of: one no cluster uses, or one that a
+    cluster the user sees uses (admins: all). A profile only restricted clusters use does not exist for others."""
+    profiles = SchedulerProfile.objects.all() if profiles is None else profiles
+    if access.is_admin(user):
+        return profiles
+    using = Cluster.objects.filter(profile=OuterRef("pk"))
+    return profiles.filter(~Exists(using) | Exists(access.visible_clusters(user, using)))
+
+
+def scenario_profile_name(cluster: Cluster, scenario_name: str) -> str:
+    """The name of the profile a scenario's configuration becomes in ``cluster``: the same for every load of that
+    scenario there, and telling neither the cluster's nor the scenario's name."""
+    digest = salted_hmac("schedscope.scenario-profile", f"{cluster.pk}/{scenario_name}").hexdigest()
+    return f"scenario-{digest[:12]}"
 
 
 def _using(profile: SchedulerProfile) -> list:

@@ -48,10 +48,11 @@ def by_name(view):
     redirects to its name (308 for writes, so a form posted there still arrives)."""
     @wraps(view)
     def wrapper(request, name, *args, **kw):
-        profile = SchedulerProfile.objects.filter(name=name).first()
+        visible = services.visible_profiles(request.user)
+        profile = visible.filter(name=name).first()
         if profile is not None:
             return view(request, profile, *args, **kw)
-        old = SchedulerProfile.objects.filter(pk=int(name)).first() if name.isdigit() and len(name) < 19 else None
+        old = visible.filter(pk=int(name)).first() if name.isdigit() and len(name) < 19 else None
         if old is None:
             raise Http404(f"no profile named {name!r}")
         match = request.resolver_match
@@ -86,7 +87,7 @@ def profile_list(request):
     rows = [{"name": services.builtin_label(v), "kube_version": v, "builtin": True,
              "schedulers": _schedulers(services.BUILTIN_DOCUMENT), "clusters": _on_builtin(request, v)}
             for v in reversed(SUPPORTED_VERSIONS)]
-    for p in SchedulerProfile.objects.order_by("name"):
+    for p in services.visible_profiles(request.user).order_by("name"):
         rows.append({"name": p.name, "url_name": p.name, "profile": p, "active": services.active_version(p),
                      "kube_version": p.kube_version,
                      "schedulers": _schedulers(p.document),
@@ -253,7 +254,11 @@ def _diff_lines(text: str) -> list:
 @by_name
 def rollback(request, profile, number):
     version = get_object_or_404(ProfileVersion, profile=profile, number=number)
-    new = services.rollback(version, request.user)
+    try:
+        new = services.rollback(version, request.user)
+    except services.Invalid as err:
+        messages.error(request, f"not restored: {err}")
+        return redirect("profiles:edit", name=profile.name)
     messages.success(request, f"version {version.number} restored as version {new.number} (not applied yet)")
     return redirect("profiles:edit", name=profile.name)
 

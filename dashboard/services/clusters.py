@@ -91,8 +91,8 @@ def load_scenario(cluster: Cluster, data, source: str = "upload", user=None) -> 
         cluster.kube_version = kube["kube_version"]
         if scen.config:
             try:
-                cluster.profile = profiles.save_and_apply(f"{cluster.name}-{scen.name}"[:200], scen.config, user,
-                                                          cluster, f"scenario {source}"[:500])
+                cluster.profile = profiles.save_and_apply(profiles.scenario_profile_name(cluster, scen.name),
+                                                          scen.config, user, cluster, f"scenario {source}"[:500])
             except profiles.Invalid as err:
                 raise ValidationFailed({"config": [p.message for p in err.problems]}) from None
     counts = {"nodes": len(scen.nodes), "bound": len(scen.bound_pods), "pending": len(scen.pending_pods)}

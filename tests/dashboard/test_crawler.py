@@ -9,6 +9,7 @@ requests, routes, server errors (each with its first request and where it failed
 from __future__ import annotations
 
 import itertools
+import json
 import logging
 import random
 import re
@@ -29,6 +30,8 @@ from hypothesis import strategies as st
 from rest_framework.views import APIView
 
 from dashboard.api import serializers as api_filters
+from dashboard.k8sapi import protobuf
+from dashboard.k8sapi.protobuf import ProtobufError
 from dashboard.queryforms import EventsQuery, NodesQuery, PendingQuery, PodQuery, ShadowQuery, VersionQuery
 from dashboard.models import (Cluster, ClusterMembership, ClusterToken, SchedulerProfile, SchedulingCycle,
                               SchedulingEvent, WhatIfRun)
@@ -357,3 +360,89 @@ def test_crawl_on_sqlite(tmp_path):
         pytest.skip("this is the SQLite run")
     out = run_on_sqlite(tmp_path, [f"{__file__}::test_crawl_finds_no_server_error"])
     print("\n".join(line for line in out.splitlines() if line.startswith(("crawler on", "  5"))))
+
+
+# -- inputs that once answered 500 (each now a 4xx), and the log every 500 leaves --------------------------
+def _varint(n: int) -> bytes:
+    out = bytearray()
+    while True:
+        b, n = n & 0x7F, n >> 7
+        out.append(b | (0x80 if n else 0))
+        if not n:
+            return bytes(out)
+
+
+def _field(number: int, data: bytes | str) -> bytes:
+    data = data.encode() if isinstance(data, str) else data
+    return _varint(number << 3 | 2) + _varint(len(data)) + data
+
+
+@pytest.mark.django_db
+def test_inputs_that_were_server_errors(world, settings):
+    import asyncio
+
+    from channels.testing import HttpCommunicator
+
+    from dashboard.asgi import application
+    admin, editor = world["users"]["admin"], world["users"]["editor"]
+    # rolling back, as a non-admin, to a version that names an extender
+    doc = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+           "profiles": [{"schedulerName": "default-scheduler"}]}
+    profile = SchedulerProfile.objects.create(name="crawl-extender", document=doc)
+    profile_services.ensure_versions(profile)
+    profile_services.save_version(profile, dict(doc, extenders=[{"urlPrefix": "http://127.0.0.1:9",
+                                                                  "filterVerb": "filter"}]), admin, "extender")
+    profile_services.save_version(profile, doc, admin, "without")
+    pages = Client(HTTP_HOST="localhost", raise_request_exception=False)
+    pages.force_login(editor)
+    resp = pages.post("/profiles/crawl-extender/v/2/rollback/", follow=True)
+    assert resp.status_code == 200 and "not restored" in resp.content.decode()
+    from rest_framework.test import APIClient
+    api = APIClient()
+    api.force_authenticate(editor)
+    assert api.post("/api/profiles/crawl-extender/versions/2/rollback/").status_code == 400
+    assert profile.versions.count() == 3
+    # a group of 2,000 nested brackets on the pending page
+    resp = pages.get(f"/clusters/{OPEN}/pending/", {"group": "[" * 2000 + "]" * 2000})
+    assert resp.status_code == 400 and "exceeded max depth of 100" in resp.content.decode()
+    # a protobuf Pod whose managedFields[0].fieldsV1 nests 5,000 deep: refused as every body nested over 100
+    # (the API answers a ProtobufError 400)
+    nested = ('{"f:a":' * 5000 + "{}" + "}" * 5000).encode()
+    meta = _field(1, "deep") + _field(3, "default") + _field(17, _field(7, _field(1, nested)))
+    body = b"k8s\x00" + _field(1, _field(1, "v1") + _field(2, "Pod")) + _field(2, _field(1, meta))
+    with pytest.raises(ProtobufError, match="exceeded max depth of 100"):
+        protobuf.decode(body)
+    # a Host outside ALLOWED_HOSTS on the Kubernetes API
+    evil = Client(HTTP_HOST="evil.example:1234", raise_request_exception=False)
+    resp = evil.get(f"/clusters/{OPEN}/k8s/api", headers={"Authorization": f"Bearer {world['token']}"})
+    assert resp.status_code == 400
+
+    async def asgi_get(path, host):
+        comm = HttpCommunicator(application, "GET", path, headers=[(b"host", host)])
+        return (await comm.get_response(timeout=10))["status"]
+    # a static file that is not there; the Kubernetes API's Host check through the ASGI app too
+    assert asyncio.run(asgi_get("/static/nonexistent.js", b"localhost")) == 404
+    assert asyncio.run(asgi_get(f"/clusters/{OPEN}/k8s/api", b"evil.example:1234")) == 400
+
+
+@pytest.mark.django_db
+def test_every_server_error_is_logged_with_its_traceback(world, monkeypatch):
+    import io
+
+    from dashboard.services import metrics
+    handler = next(h for h in logging.getLogger("django.request").handlers if isinstance(h, logging.StreamHandler))
+    stream = io.StringIO()
+    old = handler.setStream(stream)
+
+    def broken(names):
+        raise RuntimeError("exposition broke")
+    monkeypatch.setattr(metrics, "exposition", broken)
+    client = Client(HTTP_HOST="localhost", raise_request_exception=False)
+    client.force_login(world["users"]["admin"])
+    try:
+        assert client.get("/metrics").status_code == 500
+    finally:
+        handler.setStream(old)
+    text = stream.getvalue()
+    assert "Internal Server Error: /metrics" in text and "Traceback (most recent call last)" in text
+    assert "RuntimeError: exposition broke" in text

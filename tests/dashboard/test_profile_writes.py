@@ -163,11 +163,13 @@ def test_the_admin_shows_profiles_and_versions_but_writes_neither(shared):
 
 
 def test_a_scenario_load_changes_no_profile_a_hidden_cluster_uses(shared, settings):
-    """A scenario's configuration becomes profile "<cluster>-<scenario>": when that profile exists and a cluster the
-    loader cannot edit uses it, the load is refused; otherwise it is a version, applied and audited. (The extender
-    it names is under the deployment's allow list, so editors may name it.)"""
+    """A scenario's configuration becomes a profile named for the cluster and the scenario (services.
+    scenario_profile_name): when that profile exists and a cluster the loader cannot edit uses it, the load is
+    refused; otherwise it is a version, applied and audited. (The extender it names is under the deployment's allow
+    list, so editors may name it.)"""
     settings.SCHEDSCOPE = dict(settings.SCHEDSCOPE, EXTENDER_ALLOW=("http://127.0.0.1:9",))
-    taken = SchedulerProfile.objects.create(name="open-x", document=doc())
+    open_cluster = Cluster.objects.get(name="open")
+    taken = SchedulerProfile.objects.create(name=services.scenario_profile_name(open_cluster, "x"), document=doc())
     services.ensure_versions(taken)
     Cluster.objects.filter(name=HIDDEN).update(profile=taken)
     scenario = {"name": "x", "config": EXTENDER, "nodes": [], "pods": [], "pending": []}
@@ -179,7 +181,7 @@ def test_a_scenario_load_changes_no_profile_a_hidden_cluster_uses(shared, settin
     # a profile of its own: created as version 1, applied to the cluster, audited
     loaded = editor.post("/api/clusters/open/scenario/", {"scenario": dict(scenario, name="y")}, format="json")
     assert loaded.status_code == 201, loaded.content
-    own = SchedulerProfile.objects.get(name="open-y")
+    own = SchedulerProfile.objects.get(name=services.scenario_profile_name(open_cluster, "y"))
     assert own.document == EXTENDER and services.active_version(own).number == 1
     assert Cluster.objects.get(name="open").profile == own
     assert list(AuditLog.objects.filter(profile=own).order_by("id").values_list("action", "user__username")) == [

@@ -103,3 +103,53 @@ async def test_websockets_open_only_from_the_sites_own_origin(settings):
     assert not await opens("http://evil.example:8000", host="evil.example:8000")   # a host not allowed
     assert await opens("https://dash.example:8443") and not await opens("https://dash.example:8444")
     assert await opens("https://team.corp.example") and not await opens("http://team.corp.example")
+
+
+FIT = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+       "profiles": [{"schedulerName": "default-scheduler", "pluginConfig": [{"name": "NodeResourcesFit", "args": {
+           "scoringStrategy": {"type": "MostAllocated", "resources": [{"name": "cpu", "weight": 1}]}}}]}]}
+
+
+def test_a_scenario_made_profile_is_named_neutrally_and_hidden_with_its_cluster(admin_user):
+    from dashboard.models import SchedulerProfile
+    from .conftest import api_client
+    admin = api_client(admin_user)
+    assert admin.post("/api/clusters/", {"name": "vault-team", "restricted": True}, format="json").status_code == 201
+    scenario = {"name": "merger-plan", "config": FIT, "nodes": [], "pods": [], "pending": []}
+    assert admin.post("/api/clusters/vault-team/scenario/", {"scenario": scenario}, format="json").status_code == 201
+    made = Cluster.objects.get(name="vault-team").profile
+    assert made is not None and made.name.startswith("scenario-")
+    assert "vault" not in made.name and "merger" not in made.name
+    # loaded again: the same profile, a new version
+    assert admin.post("/api/clusters/vault-team/scenario/", {"scenario": scenario}, format="json").status_code == 201
+    assert Cluster.objects.get(name="vault-team").profile == made and SchedulerProfile.objects.count() == 1
+    SchedulerProfile.objects.create(name="unused", document={})
+    outsider, member = make_user("outsider", "editor"), make_user("member", "viewer")
+    ClusterMembership.objects.create(cluster=Cluster.objects.get(name="vault-team"), user=member, role="viewer")
+    for user, sees in ((outsider, False), (member, True), (admin_user, True)):
+        pages, api = page_client(user), api_client(user)
+        listed = pages.get("/profiles/").content.decode()
+        assert (made.name in listed) == sees and "unused" in listed, user
+        assert ({p["name"] for p in api.get("/api/profiles/").json()["results"]} == {"unused", made.name}
+                if sees else {"unused"}), user
+        for url in (f"/profiles/{made.name}/", f"/profiles/{made.pk}/", f"/api/profiles/{made.name}/",
+                    f"/api/profiles/{made.name}/versions/"):
+            assert (api.get(url) if url.startswith("/api/") else pages.get(url)).status_code in (
+                (200, 301) if sees else (404,)), (user, url)
+    # writing it as an outsider: no such profile, not "needs the editor role on every cluster that uses it"
+    pages, api = page_client(outsider), api_client(outsider)
+    for resp in (pages.post(f"/profiles/{made.name}/", {"source": "yaml", "yaml": "{}"}),
+                 pages.post(f"/profiles/{made.name}/v/1/dry-run/", {"cluster": "vault-team"}),
+                 api.post(f"/api/profiles/{made.name}/versions/", {"document": {}}, format="json"),
+                 api.delete(f"/api/profiles/{made.name}/")):
+        assert resp.status_code == 404 and "every cluster" not in resp.content.decode()
+    # nor can an outsider name it for a cluster or a question
+    assert admin.post("/api/clusters/", {"name": "open-team"}, format="json").status_code == 201
+    ClusterMembership.objects.create(cluster=Cluster.objects.get(name="open-team"), user=outsider, role="editor")
+    refused = api.patch("/api/clusters/open-team/", {"profile": made.name}, format="json")
+    assert refused.status_code in (400, 403) and Cluster.objects.get(name="open-team").profile is None
+    asked = api.post("/api/clusters/open-team/whatif/", {"kind": "drain", "nodes": [], "version": made.name},
+                     format="json")
+    assert asked.status_code == 400 and "no saved profile version" in asked.content.decode()
+    page = pages.get("/clusters/open-team/whatif/").content.decode()
+    assert made.name not in page
