@@ -1,7 +1,7 @@
 """Field tables of the Kubernetes v1.30 protobuf messages the API decodes (``protobuf.decode``).
 
-Read from k8s.io/api and k8s.io/apimachinery v0.30.0: field numbers and types from each package's
-generated.proto, JSON names and encoding/json rules from the Go struct tags in its types.go. Roots: every kind
+Read from k8s.io/api and k8s.io/apimachinery v0.30.0 (resource.k8s.io/v1: v0.36.2): field numbers and types from
+each package's generated.proto, JSON names and encoding/json rules from the Go struct tags in its types.go. Roots: every kind
 the API serves plus Binding, Eviction, DeleteOptions and Status; every message they reach is listed.
 
 ``MESSAGES[message][field number] = (JSON name, type, mode)``: the type is a proto scalar (``string``, ``int32``,
@@ -1304,6 +1304,224 @@ MESSAGES = {
         5: ('desiredHealthy', 'int32', ''),
         6: ('expectedPods', 'int32', ''),
         7: ('conditions', 'k8s.io.apimachinery.pkg.apis.meta.v1.Condition', 'RO'),
+    },
+    'k8s.io.api.resource.v1.AllocatedDeviceStatus': {
+        1: ('driver', 'string', ''),
+        2: ('pool', 'string', ''),
+        3: ('device', 'string', ''),
+        4: ('conditions', 'k8s.io.apimachinery.pkg.apis.meta.v1.Condition', 'R'),
+        5: ('data', 'k8s.io.apimachinery.pkg.runtime.RawExtension', 'PO'),
+        6: ('networkData', 'k8s.io.api.resource.v1.NetworkDeviceData', 'PO'),
+        7: ('shareID', 'string', 'PO'),
+    },
+    'k8s.io.api.resource.v1.AllocationResult': {
+        1: ('devices', 'k8s.io.api.resource.v1.DeviceAllocationResult', 'O'),
+        3: ('nodeSelector', 'k8s.io.api.core.v1.NodeSelector', 'PO'),
+        5: ('allocationTimestamp', 'k8s.io.apimachinery.pkg.apis.meta.v1.Time', 'PO'),
+    },
+    'k8s.io.api.resource.v1.CELDeviceSelector': {
+        1: ('expression', 'string', ''),
+    },
+    'k8s.io.api.resource.v1.CapacityRequestPolicy': {
+        1: ('default', 'k8s.io.apimachinery.pkg.api.resource.Quantity', 'P'),
+        3: ('validValues', 'k8s.io.apimachinery.pkg.api.resource.Quantity', 'RO'),
+        4: ('validRange', 'k8s.io.api.resource.v1.CapacityRequestPolicyRange', 'PO'),
+    },
+    'k8s.io.api.resource.v1.CapacityRequestPolicyRange': {
+        1: ('min', 'k8s.io.apimachinery.pkg.api.resource.Quantity', 'PO'),
+        2: ('max', 'k8s.io.apimachinery.pkg.api.resource.Quantity', 'PO'),
+        3: ('step', 'k8s.io.apimachinery.pkg.api.resource.Quantity', 'PO'),
+    },
+    'k8s.io.api.resource.v1.CapacityRequirements': {
+        1: ('requests', 'k8s.io.apimachinery.pkg.api.resource.Quantity', 'MO'),
+    },
+    'k8s.io.api.resource.v1.Counter': {
+        1: ('value', 'k8s.io.apimachinery.pkg.api.resource.Quantity', ''),
+    },
+    'k8s.io.api.resource.v1.CounterSet': {
+        1: ('name', 'string', ''),
+        2: ('counters', 'k8s.io.api.resource.v1.Counter', 'MO'),
+    },
+    'k8s.io.api.resource.v1.Device': {
+        1: ('name', 'string', ''),
+        2: ('attributes', 'k8s.io.api.resource.v1.DeviceAttribute', 'MO'),
+        3: ('capacity', 'k8s.io.api.resource.v1.DeviceCapacity', 'MO'),
+        4: ('consumesCounters', 'k8s.io.api.resource.v1.DeviceCounterConsumption', 'RO'),
+        5: ('nodeName', 'string', 'PO'),
+        6: ('nodeSelector', 'k8s.io.api.core.v1.NodeSelector', 'PO'),
+        7: ('allNodes', 'bool', 'PO'),
+        8: ('taints', 'k8s.io.api.resource.v1.DeviceTaint', 'RO'),
+        9: ('bindsToNode', 'bool', 'PO'),
+        10: ('bindingConditions', 'string', 'RO'),
+        11: ('bindingFailureConditions', 'string', 'RO'),
+        12: ('allowMultipleAllocations', 'bool', 'PO'),
+        13: ('nodeAllocatableResourceMappings', 'k8s.io.api.resource.v1.NodeAllocatableResourceMapping', 'MO'),
+    },
+    'k8s.io.api.resource.v1.DeviceAllocationConfiguration': {
+        1: ('source', 'string', ''),
+        2: ('requests', 'string', 'RO'),
+        3: ('deviceConfiguration', 'k8s.io.api.resource.v1.DeviceConfiguration', 'I'),
+    },
+    'k8s.io.api.resource.v1.DeviceAllocationResult': {
+        1: ('results', 'k8s.io.api.resource.v1.DeviceRequestAllocationResult', 'RO'),
+        2: ('config', 'k8s.io.api.resource.v1.DeviceAllocationConfiguration', 'RO'),
+    },
+    'k8s.io.api.resource.v1.DeviceAttribute': {
+        2: ('int', 'int64', 'PO'),
+        3: ('bool', 'bool', 'PO'),
+        4: ('string', 'string', 'PO'),
+        5: ('version', 'string', 'PO'),
+        6: ('ints', 'int64', 'RO'),
+        7: ('bools', 'bool', 'RO'),
+        8: ('strings', 'string', 'RO'),
+        9: ('versions', 'string', 'RO'),
+    },
+    'k8s.io.api.resource.v1.DeviceCapacity': {
+        1: ('value', 'k8s.io.apimachinery.pkg.api.resource.Quantity', ''),
+        2: ('requestPolicy', 'k8s.io.api.resource.v1.CapacityRequestPolicy', 'PO'),
+    },
+    'k8s.io.api.resource.v1.DeviceClaim': {
+        1: ('requests', 'k8s.io.api.resource.v1.DeviceRequest', 'R'),
+        2: ('constraints', 'k8s.io.api.resource.v1.DeviceConstraint', 'RO'),
+        3: ('config', 'k8s.io.api.resource.v1.DeviceClaimConfiguration', 'RO'),
+    },
+    'k8s.io.api.resource.v1.DeviceClaimConfiguration': {
+        1: ('requests', 'string', 'RO'),
+        2: ('deviceConfiguration', 'k8s.io.api.resource.v1.DeviceConfiguration', 'I'),
+    },
+    'k8s.io.api.resource.v1.DeviceClass': {
+        1: ('metadata', 'k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta', 'O'),
+        2: ('spec', 'k8s.io.api.resource.v1.DeviceClassSpec', ''),
+    },
+    'k8s.io.api.resource.v1.DeviceClassConfiguration': {
+        1: ('deviceConfiguration', 'k8s.io.api.resource.v1.DeviceConfiguration', 'I'),
+    },
+    'k8s.io.api.resource.v1.DeviceClassSpec': {
+        1: ('selectors', 'k8s.io.api.resource.v1.DeviceSelector', 'RO'),
+        2: ('config', 'k8s.io.api.resource.v1.DeviceClassConfiguration', 'RO'),
+        4: ('extendedResourceName', 'string', 'PO'),
+    },
+    'k8s.io.api.resource.v1.DeviceConfiguration': {
+        1: ('opaque', 'k8s.io.api.resource.v1.OpaqueDeviceConfiguration', 'PO'),
+    },
+    'k8s.io.api.resource.v1.DeviceConstraint': {
+        1: ('requests', 'string', 'RO'),
+        2: ('matchAttribute', 'string', 'PO'),
+        3: ('distinctAttribute', 'string', 'PO'),
+    },
+    'k8s.io.api.resource.v1.DeviceCounterConsumption': {
+        1: ('counterSet', 'string', ''),
+        2: ('counters', 'k8s.io.api.resource.v1.Counter', 'MO'),
+    },
+    'k8s.io.api.resource.v1.DeviceRequest': {
+        1: ('name', 'string', ''),
+        2: ('exactly', 'k8s.io.api.resource.v1.ExactDeviceRequest', 'PO'),
+        3: ('firstAvailable', 'k8s.io.api.resource.v1.DeviceSubRequest', 'RO'),
+    },
+    'k8s.io.api.resource.v1.DeviceRequestAllocationResult': {
+        1: ('request', 'string', ''),
+        2: ('driver', 'string', ''),
+        3: ('pool', 'string', ''),
+        4: ('device', 'string', ''),
+        5: ('adminAccess', 'bool', 'PO'),
+        6: ('tolerations', 'k8s.io.api.resource.v1.DeviceToleration', 'RO'),
+        7: ('bindingConditions', 'string', 'RO'),
+        8: ('bindingFailureConditions', 'string', 'RO'),
+        9: ('shareID', 'string', 'PO'),
+        10: ('consumedCapacity', 'k8s.io.apimachinery.pkg.api.resource.Quantity', 'MO'),
+    },
+    'k8s.io.api.resource.v1.DeviceSelector': {
+        1: ('cel', 'k8s.io.api.resource.v1.CELDeviceSelector', 'PO'),
+    },
+    'k8s.io.api.resource.v1.DeviceSubRequest': {
+        1: ('name', 'string', ''),
+        2: ('deviceClassName', 'string', ''),
+        3: ('selectors', 'k8s.io.api.resource.v1.DeviceSelector', 'RO'),
+        4: ('allocationMode', 'string', 'O'),
+        5: ('count', 'int64', 'O'),
+        6: ('tolerations', 'k8s.io.api.resource.v1.DeviceToleration', 'RO'),
+        7: ('capacity', 'k8s.io.api.resource.v1.CapacityRequirements', 'PO'),
+    },
+    'k8s.io.api.resource.v1.DeviceTaint': {
+        1: ('key', 'string', ''),
+        2: ('value', 'string', 'O'),
+        3: ('effect', 'string', ''),
+        4: ('timeAdded', 'k8s.io.apimachinery.pkg.apis.meta.v1.Time', 'PO'),
+    },
+    'k8s.io.api.resource.v1.DeviceToleration': {
+        1: ('key', 'string', 'O'),
+        2: ('operator', 'string', 'O'),
+        3: ('value', 'string', 'O'),
+        4: ('effect', 'string', 'O'),
+        5: ('tolerationSeconds', 'int64', 'PO'),
+    },
+    'k8s.io.api.resource.v1.ExactDeviceRequest': {
+        1: ('deviceClassName', 'string', ''),
+        2: ('selectors', 'k8s.io.api.resource.v1.DeviceSelector', 'RO'),
+        3: ('allocationMode', 'string', 'O'),
+        4: ('count', 'int64', 'O'),
+        5: ('adminAccess', 'bool', 'PO'),
+        6: ('tolerations', 'k8s.io.api.resource.v1.DeviceToleration', 'RO'),
+        7: ('capacity', 'k8s.io.api.resource.v1.CapacityRequirements', 'PO'),
+    },
+    'k8s.io.api.resource.v1.NetworkDeviceData': {
+        1: ('interfaceName', 'string', 'O'),
+        2: ('ips', 'string', 'RO'),
+        3: ('hardwareAddress', 'string', 'O'),
+    },
+    'k8s.io.api.resource.v1.NodeAllocatableResourceMapping': {
+        1: ('capacityKey', 'string', 'PO'),
+        2: ('allocationMultiplier', 'k8s.io.apimachinery.pkg.api.resource.Quantity', 'PO'),
+    },
+    'k8s.io.api.resource.v1.OpaqueDeviceConfiguration': {
+        1: ('driver', 'string', ''),
+        2: ('parameters', 'k8s.io.apimachinery.pkg.runtime.RawExtension', ''),
+    },
+    'k8s.io.api.resource.v1.ResourceClaim': {
+        1: ('metadata', 'k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta', 'O'),
+        2: ('spec', 'k8s.io.api.resource.v1.ResourceClaimSpec', ''),
+        3: ('status', 'k8s.io.api.resource.v1.ResourceClaimStatus', 'O'),
+    },
+    'k8s.io.api.resource.v1.ResourceClaimConsumerReference': {
+        1: ('apiGroup', 'string', 'O'),
+        3: ('resource', 'string', ''),
+        4: ('name', 'string', ''),
+        5: ('uid', 'string', ''),
+    },
+    'k8s.io.api.resource.v1.ResourceClaimSpec': {
+        1: ('devices', 'k8s.io.api.resource.v1.DeviceClaim', ''),
+    },
+    'k8s.io.api.resource.v1.ResourceClaimStatus': {
+        1: ('allocation', 'k8s.io.api.resource.v1.AllocationResult', 'PO'),
+        2: ('reservedFor', 'k8s.io.api.resource.v1.ResourceClaimConsumerReference', 'RO'),
+        4: ('devices', 'k8s.io.api.resource.v1.AllocatedDeviceStatus', 'RO'),
+    },
+    'k8s.io.api.resource.v1.ResourceClaimTemplate': {
+        1: ('metadata', 'k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta', 'O'),
+        2: ('spec', 'k8s.io.api.resource.v1.ResourceClaimTemplateSpec', ''),
+    },
+    'k8s.io.api.resource.v1.ResourceClaimTemplateSpec': {
+        1: ('metadata', 'k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta', 'O'),
+        2: ('spec', 'k8s.io.api.resource.v1.ResourceClaimSpec', ''),
+    },
+    'k8s.io.api.resource.v1.ResourcePool': {
+        1: ('name', 'string', ''),
+        2: ('generation', 'int64', ''),
+        3: ('resourceSliceCount', 'int64', ''),
+    },
+    'k8s.io.api.resource.v1.ResourceSlice': {
+        1: ('metadata', 'k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta', 'O'),
+        2: ('spec', 'k8s.io.api.resource.v1.ResourceSliceSpec', ''),
+    },
+    'k8s.io.api.resource.v1.ResourceSliceSpec': {
+        1: ('driver', 'string', ''),
+        2: ('pool', 'k8s.io.api.resource.v1.ResourcePool', ''),
+        3: ('nodeName', 'string', 'PO'),
+        4: ('nodeSelector', 'k8s.io.api.core.v1.NodeSelector', 'PO'),
+        5: ('allNodes', 'bool', 'PO'),
+        6: ('devices', 'k8s.io.api.resource.v1.Device', 'RO'),
+        7: ('perDeviceNodeSelection', 'bool', 'PO'),
+        8: ('sharedCounters', 'k8s.io.api.resource.v1.CounterSet', 'RO'),
     },
     'k8s.io.api.scheduling.v1.PriorityClass': {
         1: ('metadata', 'k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta', 'O'),

@@ -76,6 +76,12 @@ RESOURCES = (
     Resource("storage.k8s.io", "v1", "csinodes", "CSINode", False, "CSINode"),
     Resource("storage.k8s.io", "v1", "csidrivers", "CSIDriver", False, "CSIDriver"),
     Resource("storage.k8s.io", "v1", "csistoragecapacities", "CSIStorageCapacity", True, "CSIStorageCapacity"),
+    Resource("resource.k8s.io", "v1", "deviceclasses", "DeviceClass", False, "DeviceClass"),
+    Resource("resource.k8s.io", "v1", "resourceclaims", "ResourceClaim", True, "ResourceClaim", status=True),
+    Resource("resource.k8s.io", "v1", "resourceclaimtemplates", "ResourceClaimTemplate", True,
+             "ResourceClaimTemplate"),
+    Resource("resource.k8s.io", "v1", "resourceslices", "ResourceSlice", False, "ResourceSlice",
+             fields=("spec.nodeName", "spec.driver")),
 )
 
 BY_PATH = {(r.group, r.version, r.plural): r for r in RESOURCES}

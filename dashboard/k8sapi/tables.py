@@ -170,6 +170,32 @@ def _pc_row(o, now):
             _age(_meta(o).get("creationTimestamp"), now), o.get("preemptionPolicy", "PreemptLowerPriority")]
 
 
+def _claim_state(o) -> str:
+    """printers.go resourceClaimState: deleted, pending, allocated, reserved."""
+    states, status = [], o.get("status") or {}
+    deleted = bool(_meta(o).get("deletionTimestamp"))
+    if deleted:
+        states.append("deleted")
+    if not status.get("allocation"):
+        if not deleted:
+            states.append("pending")
+    else:
+        states.append("allocated")
+        if status.get("reservedFor"):
+            states.append("reserved")
+    return ",".join(states)
+
+
+def _claim_row(o, now):
+    return [_meta(o).get("name", ""), _claim_state(o), _age(_meta(o).get("creationTimestamp"), now)]
+
+
+def _slice_row(o, now):
+    spec = o.get("spec") or {}
+    return [_meta(o).get("name", ""), spec.get("nodeName") or "", spec.get("driver", ""),
+            (spec.get("pool") or {}).get("name", ""), _age(_meta(o).get("creationTimestamp"), now)]
+
+
 def _default_row(o, now):
     return [_meta(o).get("name", ""), _age(_meta(o).get("creationTimestamp"), now)]
 
@@ -201,6 +227,9 @@ PRINTERS = {
                             _pdb_row),
     "PriorityClass": ([NAME, _col("Value", "integer"), _col("Global-Default", "boolean"), AGE,
                        _col("PreemptionPolicy")], _pc_row),
+    "ResourceClaim": ([NAME, _col("State", description="A summary of the current state (allocated, pending, "
+                                                       "reserved, etc.)."), AGE], _claim_row),
+    "ResourceSlice": ([NAME, _col("Node"), _col("Driver"), _col("Pool"), AGE], _slice_row),
 }
 DEFAULT_PRINTER = ([NAME, AGE], _default_row)
 

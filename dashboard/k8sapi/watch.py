@@ -47,6 +47,9 @@ def field_values(res, obj: dict) -> dict:
                     "status.nominatedNodeName": status.get("nominatedNodeName", "")})
     elif res.kind == "Node":
         out["spec.unschedulable"] = "true" if (obj.get("spec") or {}).get("unschedulable") else "false"
+    elif res.kind == "ResourceSlice":
+        spec = obj.get("spec") or {}
+        out.update({"spec.nodeName": spec.get("nodeName") or "", "spec.driver": spec.get("driver", "")})
     elif res.kind == "Namespace":
         out.update({"status.phase": (obj.get("status") or {}).get("phase", ""), "name": meta.get("name", "")})
     elif res.kind == "Event":

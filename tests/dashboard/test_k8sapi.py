@@ -96,6 +96,7 @@ def test_discovery_auth_and_connect(server, client, viewer_user):
     groups = {g.name: g.preferred_version.group_version for g in kclient.ApisApi(api).get_api_versions().groups}
     assert groups == {"apps": "apps/v1", "coordination.k8s.io": "coordination.k8s.io/v1",
                       "events.k8s.io": "events.k8s.io/v1", "policy": "policy/v1",
+                      "resource.k8s.io": "resource.k8s.io/v1",
                       "scheduling.k8s.io": "scheduling.k8s.io/v1", "storage.k8s.io": "storage.k8s.io/v1"}
     core = {r.name: r for r in kclient.CoreV1Api(api).get_api_resources().resources}
     assert {"pods", "pods/binding", "pods/status", "nodes", "nodes/status", "namespaces", "events",

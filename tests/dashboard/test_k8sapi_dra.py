@@ -1,0 +1,100 @@
+"""resource.k8s.io/v1 in a simulated cluster's Kubernetes API: DeviceClass, ResourceSlice, ResourceClaim (with its
+status subresource) and ResourceClaimTemplate are discovered, validated by the one validator, selected by
+kube's fields, printed as kubectl's tables, and reach the scheduler's store."""
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+
+from dashboard.services import credentials, objectstore
+
+from .conftest import load_cluster, page_client
+from .test_kube_versions import scenario
+
+pytestmark = pytest.mark.django_db(transaction=True)
+BASE = "/clusters/dra/k8s/apis/resource.k8s.io/v1"
+DEVICE_CLASS = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "gpu.example.com"},
+                "spec": {"selectors": [{"cel": {"expression": 'device.driver == "gpu.example.com"'}}]}}
+CLAIM = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+         "metadata": {"name": "one-gpu", "namespace": "default"},
+         "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.example.com"}}]}}}
+ALLOCATION = {"devices": {"results": [{"request": "gpu", "driver": "gpu.example.com", "pool": "n-0",
+                                       "device": "gpu-0"}]}}
+
+
+def a_slice(node: str) -> dict:
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": f"{node}-gpu"},
+            "spec": {"driver": "gpu.example.com", "nodeName": node,
+                     "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
+                     "devices": [{"name": "gpu-0"}]}}
+
+
+@pytest.fixture
+def kube(api, admin_user):
+    cluster = load_cluster(api, dict(scenario("dra", "1.36"), name="dra"))
+    _row, token = credentials.create_token(cluster, "t", admin_user)
+    c, auth = page_client(), {"HTTP_AUTHORIZATION": f"Bearer {token}"}
+
+    def call(method: str, path: str, body=None, accept="application/json", **query):
+        if method == "get":
+            return c.get(f"{BASE}{path}", query, HTTP_ACCEPT=accept, **auth)
+        return getattr(c, method)(f"{BASE}{path}", json.dumps(body), content_type="application/json", **auth)
+    call.cluster = cluster
+    return call
+
+
+def test_the_kinds_are_discovered_created_validated_and_selected(kube):
+    listed = {r["name"]: r for r in kube("get", "").json()["resources"]}
+    assert set(listed) == {"deviceclasses", "resourceclaims", "resourceclaims/status", "resourceclaimtemplates",
+                           "resourceslices"}
+    assert not listed["deviceclasses"]["namespaced"] and listed["resourceclaims"]["namespaced"]
+
+    bad = dict(DEVICE_CLASS, spec={"selectors": [{"cel": {"expression": "device.driver =="}}]})
+    r = kube("post", "/deviceclasses", bad)
+    assert r.status_code == 422 and r.json()["reason"] == "Invalid"
+    assert r.json()["details"]["causes"][0]["field"] == "spec.selectors[0].cel.expression"
+    assert kube("post", "/deviceclasses", DEVICE_CLASS).status_code == 201
+    for node in ("n-0", "n-1"):
+        assert kube("post", "/resourceslices", a_slice(node)).status_code == 201
+    names = [s["metadata"]["name"] for s in kube("get", "/resourceslices", fieldSelector="spec.nodeName=n-1")
+             .json()["items"]]
+    assert names == ["n-1-gpu"]
+    assert len(kube("get", "/resourceslices", fieldSelector="spec.driver=gpu.example.com").json()["items"]) == 2
+    r = kube("get", "/resourceslices", fieldSelector="spec.pool=n-0")
+    assert r.status_code == 400 and r.json()["message"] == "field label not supported: spec.pool"
+    template = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+                "metadata": {"name": "gpu", "namespace": "default"}, "spec": {"spec": CLAIM["spec"]}}
+    assert kube("post", "/namespaces/default/resourceclaimtemplates", template).status_code == 201
+    # what the scheduler reads: the cluster's store
+    objects = objectstore.scenario_objects(kube.cluster.pk)
+    assert [o["metadata"]["name"] for o in objects["resourceslices"]] == ["n-0-gpu", "n-1-gpu"]
+    assert [o["metadata"]["name"] for o in objects["deviceclasses"]] == ["gpu.example.com"]
+
+
+def test_a_claims_status_is_written_only_through_its_subresource(kube):
+    assert kube("post", "/namespaces/default/resourceclaims", CLAIM).status_code == 201
+    path = "/namespaces/default/resourceclaims/one-gpu"
+    claim = kube("get", path).json()
+    allocated = dict(copy.deepcopy(claim), status={"allocation": ALLOCATION})
+    r = kube("put", path, allocated)   # the main resource keeps its status
+    assert r.status_code == 200 and not r.json().get("status", {}).get("allocation")
+    r = kube("put", f"{path}/status", dict(allocated, metadata=r.json()["metadata"]))
+    assert r.status_code == 200 and r.json()["status"]["allocation"] == ALLOCATION
+    table = kube("get", "/namespaces/default/resourceclaims", accept="application/json;as=Table;v=v1;g=meta.k8s.io")
+    assert [c["name"] for c in table.json()["columnDefinitions"]] == ["Name", "State", "Age"]
+    assert [row["cells"][:2] for row in table.json()["rows"]] == [["one-gpu", "allocated"]]
+
+
+def test_a_claim_sent_as_protobuf_decodes_as_go_writes_its_json():
+    from dashboard.k8sapi import protobuf
+
+    from .test_k8sapi_protobuf import envelope, field
+    request = field(1, "gpu") + field(2, field(1, "gpu.example.com"))
+    claim = field(1, field(1, "one-gpu") + field(3, "default")) + field(2, field(1, field(1, request)))
+    assert protobuf.decode(envelope("resource.k8s.io/v1", "ResourceClaim", claim)) == {
+        "kind": "ResourceClaim", "apiVersion": "resource.k8s.io/v1",
+        "metadata": {"name": "one-gpu", "namespace": "default", "creationTimestamp": None},
+        "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.example.com"}}]}},
+        "status": {}}
