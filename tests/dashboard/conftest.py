@@ -75,12 +75,14 @@ def web_process(env: dict, log_path):
         base = f"http://127.0.0.1:{port}"
 
         def up():
+            if proc.poll() is not None:
+                pytest.fail(f"the web process exited ({proc.returncode}); its output is in {log_path}")
             try:
                 return urllib.request.urlopen(base + "/profiles/login/", timeout=2).status == 200
             except OSError:
                 return False
         try:
-            wait_for(up, 30, 0.2, "the web process")
+            wait_for(up, 120, 0.2, "the web process")   # a loaded machine's start takes well over 30 s
             yield base
         finally:
             proc.terminate()
