@@ -4,9 +4,10 @@ The cluster is real (a kubeconfig, or the pod's service account with ``--in-clus
 by the dashboard (its Connect page gives the kubeconfig): the same KubeCluster code path drives both. As
 kube-scheduler, it takes leader election and the client's QPS/burst from the KubeSchedulerConfiguration
 (defaults: leader election on, lease kube-system/kube-scheduler, 15s/10s/2s, 50 QPS, burst 100); the watches run
-while it waits for the lease, and it exits when it loses the lease. ``--shadow`` (observe mode) runs read-only
-beside another scheduler: it explains the pods that scheduler reports unschedulable and reports how often the
-profile agrees with its bindings.
+while it waits for the lease, and it exits when it loses the lease. Binding cycles are asynchronous, as kube's
+are: the binding requests run on a pool of ``--binding-workers`` threads while scheduling goes on. ``--shadow``
+(observe mode) runs read-only beside another scheduler: it explains the pods that scheduler reports unschedulable
+and reports how often the profile agrees with its bindings.
 
 At connect it checks every permission its mode needs (``cluster.permissions``) and exits 1 with one line naming
 all the missing ones; an API server that cannot be reached is waited for.
@@ -36,6 +37,8 @@ from .trace import JsonLinesSink
 log = logging.getLogger("scheduler_core.kuberun")
 IDLE_WAIT = 0.05
 LOST_LEASE_EXIT = 1
+BINDING_WORKERS = 16        # threads making binding requests at once (kube: a goroutine per binding cycle)
+BINDINGS_DRAIN_SECONDS = 10.0   # how long a loop that ends waits for the binding requests in flight
 
 
 class KubeSchedulerRunner:
@@ -57,25 +60,31 @@ class KubeSchedulerRunner:
                                               daemon=True)
             elector_thread.start()
         try:
-            while not stop.is_set():
-                if end is not None and time.monotonic() >= end:
-                    return "duration"
-                if self.elector is not None and self.elector.state == STOPPED:
-                    return "lost lease"
-                leading = (self.elector is None or self.elector.leading) and self.cluster.in_sync()
-                busy = leading and self.sched.queue.num_active() > 0
-                self.cluster.pump(0.0 if busy else IDLE_WAIT)
-                if not leading:
-                    continue
-                self.sched.process_timers()
-                self.sched.queue.tick()
-                if self.sched.queue.num_active() and self.sched.schedule_one() is not None:
-                    self.cycles += 1
-            return "stopped"
+            return self._loop(stop, end)
         finally:
+            self.sched.wait_for_bindings(BINDINGS_DRAIN_SECONDS)
+            self.sched.close()
             if elector_thread is not None:
                 stop.set()
                 elector_thread.join(10)
+
+    def _loop(self, stop: threading.Event, end: float | None) -> str:
+        while not stop.is_set():
+            if end is not None and time.monotonic() >= end:
+                return "duration"
+            if self.elector is not None and self.elector.state == STOPPED:
+                return "lost lease"
+            leading = (self.elector is None or self.elector.leading) and self.cluster.in_sync()
+            busy = leading and self.sched.queue.num_active() > 0
+            self.cluster.pump(0.0 if busy else IDLE_WAIT)
+            if not leading:
+                self.sched.process_bound()   # the requests in flight when the lease lapsed were fenced
+                continue
+            self.sched.process_timers()
+            self.sched.queue.tick()
+            if self.sched.queue.num_active() and self.sched.schedule_one() is not None:
+                self.cycles += 1
+        return "stopped"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -95,6 +104,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--retry-period", type=float, metavar="SECONDS")
     p.add_argument("--qps", type=float, help="override clientConnection.qps")
     p.add_argument("--burst", type=int, help="override clientConnection.burst")
+    p.add_argument("--binding-workers", type=int, default=BINDING_WORKERS, metavar="N",
+                   help=f"binding requests made at once, while scheduling goes on (default {BINDING_WORKERS}; "
+                        "0: each binding cycle right after its scheduling cycle)")
     p.add_argument("--tie-break", choices=("name", "random"), default="random")
     p.add_argument("--seed", type=int)
     p.add_argument("--trace", metavar="FILE", help="write every CycleTrace as JSON lines")
@@ -189,7 +201,7 @@ def main(argv=None) -> int:
             log.info("shadow: %s", shadow.stats())
             return 0
         sched = Scheduler(cluster, config, registry=registry, clock=Clock(), tie_break=args.tie_break,
-                          seed=args.seed, trace_sink=sink)
+                          seed=args.seed, trace_sink=sink, binding_workers=max(0, args.binding_workers))
         elector = None
         if elect:
             lock = LeaseLock(cluster, *lease, args.identity)

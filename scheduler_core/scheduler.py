@@ -7,12 +7,20 @@ their timeout passes on the scheduler's clock (``process_timers``). Cluster writ
 (bind, evict, status patches) come back as events before the call returns, as from an informer that
 never lags. Each attempt's CycleTrace goes to the trace sink once, when its outcome is known (bound,
 or failed and requeued).
+
+With ``binding_workers`` (a cluster behind an API server), binding cycles are asynchronous as kube's are: the
+Bind call (binder extenders, the Bind plugins: the API request) runs on a bounded pool of threads while the
+next scheduling cycles go on; PreBind before it and the rest of the binding cycle after it (FinishBinding,
+the Scheduled event, PostBind, or the binding failure) run on the caller's thread, in ``process_bound``.
 """
 from __future__ import annotations
 
 import copy
 import logging
+import threading
+import time
 from collections import deque
+from concurrent.futures import ThreadPoolExecutor
 
 from .cache import Cache, CacheError
 from .clock import Clock
@@ -175,7 +183,7 @@ class Scheduler:
     def __init__(self, cluster, config=None, registry=None, clock: Clock | None = None, tie_break: str = "random",
                  seed=None, trace_sink: TraceSink | None = None, trace_all_filters: bool = False,
                  assumed_pod_ttl: float = 0.0, extenders=None, extender_policy: ExtenderPolicy | None = None, *,
-                 kube_version=None, feature_gates=None):
+                 kube_version=None, feature_gates=None, binding_workers: int = 0):
         self.cluster = cluster
         self.clock = clock or Clock()
         self.registry = registry or build_registry()
@@ -224,6 +232,10 @@ class Scheduler:
             h.nominated_sums = sums
         self._fit = Fit(None)
         self._ready = deque()      # binding cycles whose Permit wait ended: (attempt, status)
+        self._binder = ThreadPoolExecutor(binding_workers, "binding") if binding_workers > 0 else None
+        self._bound = deque()      # asynchronous Bind calls that returned: (attempt, status), appended by workers
+        self.binding = {}          # uid -> attempt, while its Bind call runs on a binding worker
+        self.bound_event = threading.Event()   # set when a Bind call returns (a loop waiting for work wakes)
         self._cycle_deleted = None  # pods deleted while a scheduling cycle runs (preemption victims)
         self._deferred_updates = None  # pending-pod updates that arrive during an attempt, replayed after it
         cluster.subscribe(self)
@@ -455,11 +467,59 @@ class Scheduler:
                 self._binding_failed(a, Status.error(f"waiting on permit for pod: {permit_status.as_error()}"))
             return
         st = fwk.run_pre_bind(state, assumed, host)
-        if st is None:
-            st = self._bind(fwk, state, assumed, host)
+        if st is not None:
+            self._binding_failed(a, st, [st.plugin] if st.is_rejected() and st.plugin else [])
+        elif self._binder is None:
+            self._bind_done(a, self._bind(fwk, state, assumed, host))
+        else:
+            self.binding[assumed.uid] = a
+            self._binder.submit(self._bind, fwk, state, assumed, host).add_done_callback(
+                lambda f, a=a: self._returned(a, f))
+
+    def _returned(self, a: _Attempt, future) -> None:
+        """On a binding worker: the Bind call returned (or raised); ``process_bound`` finishes it."""
+        err = future.exception()
+        self._bound.append((a, Status.error(str(err)) if err is not None else future.result()))
+        self.bound_event.set()
+
+    def process_bound(self) -> int:
+        """Finish the binding cycles whose asynchronous Bind call returned; how many."""
+        n = 0
+        while self._bound:
+            a, st = self._bound.popleft()
+            del self.binding[a.assumed.uid]
+            self._bind_done(a, st)
+            n += 1
+        return n
+
+    def wait_for_bindings(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` seconds for the Bind calls in flight, finishing them; whether none is left."""
+        end = time.monotonic() + timeout
+        while self.binding:
+            self.process_bound()
+            left = end - time.monotonic()
+            if not self.binding or left <= 0:
+                break
+            self.bound_event.wait(min(left, 0.05))
+            self.bound_event.clear()
+        return not self.binding
+
+    def close(self) -> None:
+        """Stop the binding workers after the Bind calls in flight (their cycles are finished by a later
+        ``process_bound``, if any)."""
+        if self._binder is not None:
+            self._binder.shutdown(wait=True)
+
+    def _bind_done(self, a: _Attempt, st) -> None:
+        """The binding cycle after its Bind call: FinishBinding, the Scheduled event and PostBind, or the
+        binding failure."""
+        fwk, state, assumed, host = a.fwk, a.state, a.assumed, a.host
+        self.cache.finish_binding(assumed)
         if st is not None:
             self._binding_failed(a, st, [st.plugin] if st.is_rejected() and st.plugin else [])
             return
+        self.cluster.record_event(assumed, "Normal", "Scheduled", "Binding",
+                                  f"Successfully assigned {assumed.namespace}/{assumed.name} to {host}")
         fwk.run_post_bind(state, assumed, host)
         if state.pods_to_activate:
             self.queue.activate(list(state.pods_to_activate.values()))
@@ -467,7 +527,7 @@ class Scheduler:
         self.trace_sink.emit(a.trace)
 
     def _bind(self, fwk, state, assumed, host):
-        """Binder extenders first, then the Bind plugins; FinishBinding and the Scheduled event."""
+        """Binder extenders first, then the Bind plugins (on a binding worker when there are some)."""
         st, bound = None, False
         for ext in self.extenders:
             if not ext.is_binder() or not ext.is_interested(assumed):
@@ -484,10 +544,6 @@ class Scheduler:
             break
         if not bound:
             st = fwk.run_bind(state, assumed, host)
-        self.cache.finish_binding(assumed)
-        if st is None:
-            self.cluster.record_event(assumed, "Normal", "Scheduled", "Binding",
-                                      f"Successfully assigned {assumed.namespace}/{assumed.name} to {host}")
         return st
 
     def _binding_failed(self, a: _Attempt, st, plugins=()) -> None:
@@ -561,6 +617,7 @@ class Scheduler:
             for wp in handle.waiting_pods.values():
                 wp.expire(now)
         self.cache.cleanup_assumed_pods(now)
+        self.process_bound()
         self.process_ready()
 
     def next_wakeup(self):

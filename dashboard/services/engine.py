@@ -158,7 +158,7 @@ class RecordingEngine:
         for obs, tr in self._observed:
             self._record_observation(obs, tr)
         self._observed.clear()
-        for kind, obj, arg in self.journal:
+        for kind, obj, arg in self._journaled():
             uid = getattr(obj, "uid", "")
             if kind == "bind":
                 if uid in seqs:
@@ -182,7 +182,19 @@ class RecordingEngine:
             if tr.status_code:
                 self._record_failure(tr, seqs.get(tr.pod.uid), attempts[tr.pod.uid])
         self._traces.clear()
-        self.journal.clear()
+
+    def _journaled(self) -> list:
+        """The journal's entries, taken out of it; a binding whose cycle is not finished yet (its request made
+        on a binding worker, ``Scheduler.binding``) stays for the flush that records that cycle."""
+        entries = self.journal[:]
+        del self.journal[:len(entries)]   # what a binding worker appends meanwhile stays
+        binding = self.scheduler.binding
+        if binding:
+            held = [e for e in entries if e[0] == "bind" and e[1].uid in binding]
+            if held:
+                entries = [e for e in entries if not (e[0] == "bind" and e[1].uid in binding)]
+                self.journal[:0] = held
+        return entries
 
     def _overrides(self, tr, attempt: int, suggest: bool = True, observed: dict | None = None) -> dict:
         """What the recorder stores for a CycleTrace beyond the trace itself (Recorder.record_trace): the

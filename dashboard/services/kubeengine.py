@@ -36,6 +36,7 @@ from scheduler_core.cluster.kube import KubeCluster, api_message
 from scheduler_core.cluster.leaderelection import (STOPPED, LeaderElector, LeaseLock, config_seconds,
                                                    default_identity)
 from scheduler_core.config import ConfigError
+from scheduler_core.kuberun import BINDING_WORKERS, BINDINGS_DRAIN_SECONDS
 from scheduler_core.plugins.registry import in_tree_registry
 from scheduler_core.scheduler import Scheduler
 from scheduler_core.shadow import ShadowScheduler
@@ -277,7 +278,8 @@ class KubeEngine(RecordingEngine):
             self.mirror.flush()
             self.scheduler = Scheduler(kube, config, registry=registry, tie_break=cluster.tie_break,
                                        seed=cluster.seed, trace_sink=CallbackSink(self._traces.append),
-                                       trace_all_filters=True, extender_policy=extenders.policy(interrupted))
+                                       trace_all_filters=True, extender_policy=extenders.policy(interrupted),
+                                       binding_workers=0 if shadow else BINDING_WORKERS)
             self.shadow = None
             if shadow:
                 self.shadow = ShadowScheduler(kube, config, registry, tie_break=cluster.tie_break,
@@ -325,6 +327,7 @@ class KubeEngine(RecordingEngine):
         """Deliver the watch events that arrived (waiting up to ``timeout`` for one), mirror them to the tables
         and record what they caused (shadow comparisons). Returns how many were delivered."""
         n = self.cluster.pump(timeout)
+        self.scheduler.process_bound()
         self.mirror.flush()
         self._flush()
         return n
@@ -348,7 +351,11 @@ class KubeEngine(RecordingEngine):
         return tr
 
     def close(self) -> None:
-        """Stop leader election (giving the lease up) and the watches; wait for the API events in flight."""
+        """Finish the binding requests in flight, stop leader election (giving the lease up) and the watches;
+        wait for the API events in flight."""
+        self.scheduler.wait_for_bindings(BINDINGS_DRAIN_SECONDS)
+        self.scheduler.close()
+        self._flush()
         self._stop.set()
         if self.elector is not None:
             self._elector_thread.join(15)
