@@ -11,7 +11,9 @@ or failed and requeued).
 With ``binding_workers`` (a cluster behind an API server), binding cycles are asynchronous as kube's are: the
 Bind call (binder extenders, the Bind plugins: the API request) runs on a bounded pool of threads while the
 next scheduling cycles go on; PreBind before it and the rest of the binding cycle after it (FinishBinding,
-the Scheduled event, PostBind, or the binding failure) run on the caller's thread, in ``process_bound``.
+the Scheduled event, PostBind, or the binding failure) run on the caller's thread, in ``process_bound``. Only
+for a cluster source that queues its events for the caller's thread (KubeCluster's ``pump``): a simulated
+cluster would call the handlers from the worker.
 """
 from __future__ import annotations
 
