@@ -13,6 +13,7 @@ from kubernetes import client as kclient
 from kubernetes import config as kconfig
 
 from dashboard.models import Cluster, Node, Pod, SchedulingCycle, SchedulingEvent, ShadowDecision
+from dashboard.profiles.models import VersionSpan
 from dashboard.services import clusters as svc
 from dashboard.services.runner import Runner
 from tests.k8s_api_server import ApiServer, node, pod
@@ -338,3 +339,22 @@ def test_worker_survives_an_unreachable_cluster(server, api, worker_factory):
     assert worker.proc.poll() is None
     svc.set_state(sim, Cluster.STOPPED)
     svc.set_state(gone, Cluster.STOPPED)
+
+
+def test_a_real_cluster_with_no_version_set_follows_its_api_servers(server, api, client):
+    kubeconfig, core = upstream(server, "upstream-v")
+    Cluster.objects.filter(name="upstream-v").update(kube_version="1.30")   # its API reports v1.30.0
+    core.create_namespaced_pod("default", pod("web-1", cpu="1"))
+    cluster = real_cluster(api, "follower", kubeconfig)
+    assert cluster.kube_version == ""
+    loop = LoopThread(cluster)
+    try:
+        wait_for(lambda: node_of(core, "web-1"), 30, what="web-1 bound through the API server")
+    finally:
+        loop.stop()
+    cluster.refresh_from_db()
+    assert cluster.server_version == "v1.30.0+schedscope"
+    assert list(VersionSpan.objects.filter(cluster=cluster).values_list("kube_version", flat=True)) == ["1.30"]
+    page = client.get("/clusters/follower/").content.decode()
+    assert "Kubernetes 1.30 (kube-scheduler v1.30.0&#x27;s rules)" in page
+    assert "API server v1.30.0+schedscope (the scheduler follows it" in page
