@@ -100,6 +100,28 @@ def claim_key(claim: dict) -> str:
 
 
 # -- devices and pools ---------------------------------------------------------------------------------------
+class SelectorCache:
+    """Selector results per device and expression, kept across cycles: a stored device (a dict the cluster
+    objects never change in place) gives the same answer until it is replaced. Entries hold their device so an id
+    is never reused for another one while its entry lives."""
+
+    def __init__(self):
+        self.entries = {}   # (id(device raw), driver, expression) -> (device raw, True | False | CELError)
+
+    def matches(self, dev, expression: str):
+        key = (id(dev.raw), dev.id[0], expression)
+        hit = self.entries.get(key)
+        if hit is None or hit[0] is not dev.raw:
+            try:
+                result = compile_selector(expression).matches(dev.activation())
+            except CELError as err:
+                result = err
+            if len(self.entries) > 200_000:
+                self.entries.clear()
+            hit = self.entries[key] = (dev.raw, result)
+        return hit[1]
+
+
 class Device:
     """One device of a ResourceSlice, with its slice and pool."""
 
@@ -419,8 +441,10 @@ class _Constraint:
 class Allocator:
     """NewAllocator: slices split into per-node and shared ones; ``allocate`` per node."""
 
-    def __init__(self, allocated: AllocatedState, classes: dict, slices):
+    def __init__(self, allocated: AllocatedState, classes: dict, slices, selector_cache: SelectorCache | None = None):
         self.allocated = allocated
+        self.selector_cache = selector_cache or SelectorCache()
+        self._pools = {}       # node name -> its pools (gathered once a cycle)
         self.classes = classes
         self.all_slices = list(slices)
         self.on_node, self.shared = {}, []
@@ -435,6 +459,13 @@ class Allocator:
     def allocate(self, node, claims: list):
         """A list of allocation results (one per claim), None when they do not fit, or AllocationError."""
         return _Run(self, node, claims).run()
+
+    def pools_for(self, node) -> list:
+        pools = self._pools.get(node.name)
+        if pools is None:
+            pools = self._pools[node.name] = gather_pools(self.on_node.get(node.name, []) + self.shared, node,
+                                                          self.all_slices)
+        return pools
 
     def available_counters(self, pool: Pool) -> dict:
         """The pool's counters minus what allocated devices consume (computed once per pool)."""
@@ -489,8 +520,7 @@ class _Run:
         self.requests = []            # per claim: [Request] (with .subs for firstAvailable)
 
     def run(self):
-        slices = self.a.on_node.get(self.node.name, []) + self.a.shared
-        self.pools = gather_pools(slices, self.node, self.a.all_slices)
+        self.pools = self.a.pools_for(self.node)
         for ci, claim in enumerate(self.claims):
             spec = ((claim.get("spec") or {}).get("devices") or {})
             min_devices = 0
@@ -596,11 +626,11 @@ class _Run:
             prog = compile_selector(expr)
             if prog.error:
                 raise AllocationError(f"{where}: selector #{i}: CEL compile error: {prog.error}")
-            try:
-                if not prog.matches(dev.activation()):
-                    return False
-            except CELError as err:
-                raise AllocationError(f"{where}: selector #{i}: CEL runtime error: {err}") from None
+            result = self.a.selector_cache.matches(dev, expr)
+            if isinstance(result, CELError):
+                raise AllocationError(f"{where}: selector #{i}: CEL runtime error: {result}")
+            if not result:
+                return False
         return True
 
     def _capacity_fits(self, request: Request, dev: Device) -> bool:

@@ -13,7 +13,7 @@ import uuid
 import numpy as np
 
 from ...dra.allocator import (FIRST_AVAILABLE_MAX_SIZE, AllocatedState, AllocationError, Allocator, FailedOnNode,
-                              claim_key)
+                              SelectorCache, claim_key)
 from ...dra.claims import DELETE_PROTECTION_FINALIZER, ClaimLookupError, pod_claims, pod_uid
 from ...dra.extended import (EXTENDED_CLAIM_ANNOTATION, SPECIAL_CLAIM_NAME, class_for_resource,
                              is_dra_extended_resource_name, requests_and_mappings)
@@ -80,6 +80,7 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
         self.handle = handle
         # the claim tracker's in-flight allocations: claim key -> the claim as assumed (allocated, reserved)
         self.in_flight = {}
+        self.selector_cache = SelectorCache()   # kube's cel.Cache, with the results per device as well
 
     @classmethod
     def new(cls, args, handle):
@@ -175,7 +176,7 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
                     return None, st
         if to_allocate:
             slices = objects.resource_slices.values() if objects is not None else ()
-            s.allocator = Allocator(self.allocated_state(claims_view), classes, slices)
+            s.allocator = Allocator(self.allocated_state(claims_view), classes, slices, self.selector_cache)
         s.claims, s.available_on = claims, available_on   # set last: a rejected pod has no claims in its state
         return None, None
 
