@@ -14,9 +14,11 @@ from .run import add_run_parser
 from .scenario import ScenarioError, load_scenario
 
 
-def format_text(traces, out, suggestions=None):
+def format_text(traces, out, suggestions=None, claims=None):
     """Per pod: the chosen node or the FitError message, then a compact per-node table; with
-    ``suggestions`` ({id(trace): [Suggestion]}), what would fix each unschedulable pod."""
+    ``suggestions`` ({id(trace): [Suggestion]}), what would fix each unschedulable pod; with ``claims``
+    ({id(trace): dra.explain document}), why its claims fit nowhere."""
+    from .dra.explain import summary_lines
     for tr in traces:
         head = f"{tr.pod.key} (priority {tr.pod.priority}, profile {tr.profile})"
         if tr.chosen:
@@ -40,6 +42,9 @@ def format_text(traces, out, suggestions=None):
             out.write(f"    {node.ljust(width)} {text}\n")
         for sug in (suggestions or {}).get(id(tr), ()):
             out.write(f"  fix: {sug.text}\n")
+        if id(tr) in (claims or {}):
+            for line in summary_lines(claims[id(tr)]):
+                out.write(f"  claims: {line}\n")
 
 
 def cmd_simulate(args) -> int:
@@ -51,13 +56,15 @@ def cmd_simulate(args) -> int:
                      feature_gates=args.feature_gates)
     warn_features(sim.features)
     explaining = args.explain and args.format != "golden"
-    traces, suggestions = [], {}
+    traces, suggestions, claims = [], {}, {}
     for tr in sim.run():
         traces.append(tr)
         if explaining and tr.unschedulable:
             # Now, before the next pod is assumed: the snapshot is the one this attempt saw.
             from .explain import explain
             suggestions[id(tr)] = explain(sim.frameworks[tr.pod.scheduler_name], sim.snapshot, tr.pod, tr)
+            if (tr.pod.raw.get("spec") or {}).get("resourceClaims"):
+                claims[id(tr)] = sim.explain_claims(tr.pod)
     if args.format == "golden":
         json.dump(golden_document(sim, traces), sys.stdout, indent=1, sort_keys=True)
         sys.stdout.write("\n")
@@ -67,11 +74,13 @@ def cmd_simulate(args) -> int:
             rec = t.to_dict()
             if id(t) in suggestions:
                 rec["suggestions"] = [sg.to_dict() for sg in suggestions[id(t)]]
+            if id(t) in claims:
+                rec["claims"] = claims[id(t)]
             records.append(rec)
         json.dump(records, sys.stdout, indent=1, sort_keys=True)
         sys.stdout.write("\n")
     else:
-        format_text(traces, sys.stdout, suggestions)
+        format_text(traces, sys.stdout, suggestions, claims)
     return 0
 
 

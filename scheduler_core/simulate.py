@@ -88,6 +88,14 @@ class Simulation:
                     self.assume(pod, trace.chosen)
             yield trace
 
+    def explain_claims(self, pod) -> dict:
+        """dra.explain for a pod's claims on the cluster as this run has it now (allocations assumed so far)."""
+        from .dra.explain import explain_claims
+        fwk = self.frameworks[pod.scheduler_name]
+        plugin = next((p for p in fwk.pre_filter if p.name == "DynamicResources" and p.enabled), None)
+        claims = plugin.claims_view() if plugin is not None else None
+        return explain_claims(self.snapshot.objects, pod.raw, [ni.node for ni in self.snapshot.node_infos], claims)
+
     def assume(self, pod, node_name: str):
         ni = self.snapshot.get(node_name)
         ni.add_pod(pod.bound_to(node_name))

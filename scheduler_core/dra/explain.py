@@ -201,3 +201,41 @@ def _node_outcome(allocator, node, doc_claims, pairs, to_allocate) -> dict:
         {"claim": claim_key(c), "devices": [{"request": r["request"], "device": f'{r["driver"]}/{r["pool"]}/{r["device"]}'}
                                             for r in res["devices"]["results"]]}
         for c, res in zip(to_allocate, results)]}
+
+
+def _reason_text(r: dict) -> str:
+    reason = r["reason"]
+    if reason == "allocated":
+        held = ", ".join(f'{h["claim"]} ({", ".join(h["reserved_for"]) or "no pod"})' for h in r.get("holders") or ())
+        return f"allocated to {held or 'another claim'}"
+    if reason == "selector":
+        values = ", ".join(f"{k}={v}" for k, v in (r.get("values") or {}).items())
+        return f"{r['source']} selector #{r['index']} false" + (f" ({values})" if values else "")
+    if reason == "taint":
+        t = r["taint"]
+        return f"taint {t.get('key')}{'=' + t['value'] if t.get('value') else ''}:{t.get('effect')} not tolerated"
+    if reason == "counters":
+        return f"counter {r['counter_set']}/{r['counter']} has {r['available']} left, needs {r['needed']}"
+    return r.get("detail") or reason
+
+
+def summary_lines(doc: dict) -> list:
+    """A few text lines per claim, request and node (the CLI's ``--explain``)."""
+    if doc.get("error"):
+        return [doc["error"]]
+    lines = []
+    for claim in doc["claims"]:
+        if claim["allocated"]:
+            lines.append(f"claim {claim['claim']}: allocated ({', '.join(d['device'] for d in claim['devices'])})")
+            continue
+        for req in claim["requests"]:
+            if not req["class_exists"]:
+                lines.append(f"claim {claim['claim']} request {req['request']}: device class {req['class']} does "
+                             f"not exist")
+                continue
+            for node, per in req["nodes"].items():
+                rejected = "; ".join(f"{r.get('device', r.get('pool'))}: {_reason_text(r)}" for r in per["rejected"])
+                fits = ", ".join(per["fits"]) or "no device fits"
+                lines.append(f"claim {claim['claim']} request {req['request']} on {node}: {fits}"
+                             + (f"; {rejected}" if rejected else ""))
+    return lines

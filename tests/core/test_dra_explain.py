@@ -11,7 +11,7 @@ def _dev(name, model, **extra):
     return {"name": name, "attributes": {"model": {"string": model}}, **extra}
 
 
-def _scenario():
+def _scenario_data():
     node = {"metadata": {"name": "n1"}, "status": {"allocatable": {"cpu": "8", "memory": "8Gi", "pods": "110"}}}
     counters = {"metadata": {"name": "n1-counters"},
                 "spec": {"driver": DRIVER, "nodeName": "n1", "pool": {"name": "p", "resourceSliceCount": 2},
@@ -34,11 +34,13 @@ def _scenario():
     pod = {"metadata": {"name": "p", "namespace": "ml", "uid": "u1"},
            "spec": {"containers": [{"name": "c"}], "resourceClaims": [{"name": "gpu",
                                                                       "resourceClaimTemplateName": "a100"}]}}
-    return scenario_from_data({"nodes": [node], "pods": [], "pending": [pod],
-                               "namespaces": [{"metadata": {"name": "ml"}}],
-                               "deviceclasses": [{"metadata": {"name": "gpu"}, "spec": {}}],
-                               "resourceslices": [counters, devices], "resourceclaims": [held],
-                               "resourceclaimtemplates": [template]})
+    return {"nodes": [node], "pods": [], "pending": [pod], "namespaces": [{"metadata": {"name": "ml"}}],
+            "deviceclasses": [{"metadata": {"name": "gpu"}, "spec": {}}],
+            "resourceslices": [counters, devices], "resourceclaims": [held], "resourceclaimtemplates": [template]}
+
+
+def _scenario():
+    return scenario_from_data(_scenario_data())
 
 
 def test_every_device_gets_a_reason_and_the_free_one_is_chosen():
@@ -58,3 +60,20 @@ def test_every_device_gets_a_reason_and_the_free_one_is_chosen():
                                                                                                "20Gi")
     assert doc["nodes"]["n1"] == {"fits": True, "chosen": [
         {"claim": "ml/p-gpu", "devices": [{"request": "gpu", "device": f"{DRIVER}/p/free"}]}]}
+
+
+def test_cli_explain_names_why_claims_fit_nowhere(tmp_path, capsys):
+    import json
+
+    from scheduler_core.cli import main
+    data = _scenario_data()
+    first = data["pending"][0]
+    data["pending"].append(dict(first, metadata={"name": "q", "namespace": "ml", "uid": "u2"}))
+    data["kubeVersion"] = "1.36"
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(data))
+    assert main(["simulate", str(path), "--explain"]) == 0
+    out = capsys.readouterr().out
+    assert f"claims: claim ml/q-gpu request gpu on n1: no device fits; {DRIVER}/p/held: allocated to ml/other " \
+           f"(owner); {DRIVER}/p/t4: claim selector #0 false ({DRIVER}/model=t4)" in out
+    assert f"{DRIVER}/p/free: allocated to ml/p-gpu (no pod)" in out
