@@ -149,6 +149,9 @@ def edit(request, profile):
         form = ProfileEditorForm(base.document, request.POST, base_version=base.number,
                                  features=profile.kube_version)
         refused = []   # who may save it (validate.permission_problems)
+        if form.is_valid() and form.document == latest.document:
+            messages.info(request, f"nothing changed: version {latest.number} stays the latest")
+            return redirect("profiles:edit", name=profile.name)
         if form.is_valid():
             try:
                 version = services.save_version(profile, form.document, request.user, form.cleaned_data["comment"])

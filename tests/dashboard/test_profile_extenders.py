@@ -93,3 +93,16 @@ def test_metadata_addresses_are_refused_for_admins_without_an_allow_list(admin_u
     for url in ("http://169.254.169.254/", "http://2852039166/", "gopher://127.0.0.1:6379/"):
         assert api_save(admin_user, with_extender(url)).status_code == 400, url
     assert api_save(admin_user, dict(API)).status_code == 201
+
+
+def test_saving_an_unchanged_document_makes_no_version():
+    """The editor saves a new version only when the document changed (form or YAML, whatever its layout)."""
+    editor = make_user("no-change-editor", "editor")
+    profile = SchedulerProfile.objects.create(name="p", document=fit_doc())
+    latest = services.ensure_versions(profile)
+    c = page_client(editor)
+    r = c.post("/profiles/p/", {"source": "yaml", "yaml": yaml_of(fit_doc())}, follow=True)
+    assert r.status_code == 200 and profile.versions.count() == 1
+    assert f"nothing changed: version {latest.number} stays the latest" in r.content.decode()
+    r = c.post("/profiles/p/", {"source": "yaml", "yaml": yaml_of(fit_doc(extra={"percentageOfNodesToScore": 50}))})
+    assert r.status_code == 302 and profile.versions.count() == 2
