@@ -225,6 +225,8 @@ SCHEDSCOPE = {
     "EXTENDER_ALLOW": tuple(p.strip() for p in os.environ["SCHEDSCOPE_EXTENDER_ALLOW"].split(",") if p.strip())
     if os.environ.get("SCHEDSCOPE_EXTENDER_ALLOW", "").strip() else None,
     "EXTENDER_TIMEOUT_MAX_SECONDS": float(os.environ.get("SCHEDSCOPE_EXTENDER_TIMEOUT_MAX", "30")),
+    # the largest extender answer read (a larger one fails the call, read no further)
+    "EXTENDER_MAX_RESPONSE_BYTES": int(os.environ.get("SCHEDSCOPE_EXTENDER_MAX_RESPONSE_MB", "16")) * 1024 * 1024,
     # Hostile input: request bodies (uploads included) over this are refused with 413 before they are read;
     # a simulated cluster holds at most this many nodes and pods (scenarios, API adds, the workload).
     "MAX_BODY_BYTES": int(os.environ.get("SCHEDSCOPE_MAX_BODY_MB", "64")) * 1024 * 1024,

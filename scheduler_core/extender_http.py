@@ -11,7 +11,6 @@ so (checked every ``CANCEL_POLL_SECONDS``): a scheduler loop stops, pauses or re
 from __future__ import annotations
 
 import http.client
-import ipaddress
 import json
 import re
 import socket
@@ -22,9 +21,9 @@ from dataclasses import dataclass
 from typing import Callable
 from urllib.parse import urlsplit
 
+from .outbound import refused_address
+
 SCHEMES = ("http", "https")
-REFUSED_NETWORKS = (ipaddress.ip_network("169.254.0.0/16"), ipaddress.ip_network("fe80::/10"),
-                    ipaddress.ip_network("fd00:ec2::254/128"))
 CANCEL_POLL_SECONDS = 0.1
 _DOT_SEGMENT = re.compile(r"(^|/)(\.|%2e){1,2}(/|$)", re.I)
 
@@ -35,16 +34,6 @@ class ExtenderError(Exception):
 
 class ExtenderCanceled(ExtenderError):
     """The caller gave up on the call (``ExtenderPolicy.cancelled``): never ignorable, the attempt fails."""
-
-
-def refused_address(ip: str) -> bool:
-    """Link-local (169.254.0.0/16, fe80::/10, IPv4-mapped too) or a cloud metadata address (fd00:ec2::254)."""
-    try:
-        addr = ipaddress.ip_address(ip.split("%", 1)[0])
-    except ValueError:
-        return False
-    mapped = getattr(addr, "ipv4_mapped", None)
-    return any(addr in net or (mapped is not None and mapped in net) for net in REFUSED_NETWORKS)
 
 
 def _numeric_addresses(host: str) -> list:
@@ -66,12 +55,14 @@ class ExtenderPolicy:
     """Limits on extender calls. ``allowed_prefixes``: None allows any URL, else a URL must be under one of them;
     ``max_timeout``: seconds, caps every httpTimeout (None: kube's, unbounded); ``max_text``: characters of the
     extender's own text (its Error, its failure reasons) kept in messages; ``cancelled``: the caller's "give up
-    now" check, polled while a call is in flight."""
+    now" check, polled while a call is in flight; ``max_response_bytes``: the largest answer read (a larger one
+    fails the call, read no further)."""
 
     allowed_prefixes: tuple | None = None
     max_timeout: float | None = None
     max_text: int = 1024
     cancelled: Callable[[], bool] | None = None
+    max_response_bytes: int = 16 * 1024 * 1024
 
     def url_problem(self, url: str) -> str | None:
         """Why a call to ``url`` is refused (Go's words where Go refuses it too), or None."""
@@ -186,7 +177,10 @@ class _Call:
             resp = conn.getresponse()
             if resp.status != 200:
                 raise ExtenderError(f"failed {self.verb} with extender at URL {self.url}, code {resp.status}")
-            data = resp.read()
+            data = resp.read(self.policy.max_response_bytes + 1)   # never more than the cap in memory
+            if len(data) > self.policy.max_response_bytes:
+                raise ExtenderError(f"{self.verb} response from extender at URL {self.url} is larger than "
+                                    f"{self.policy.max_response_bytes} bytes")
         finally:
             conn.close()
         try:

@@ -11,4 +11,4 @@ def policy(cancelled=None) -> ExtenderPolicy:
     ``cancelled``: the loop's "give up the call in flight" check."""
     conf = settings.SCHEDSCOPE
     return ExtenderPolicy(allowed_prefixes=conf["EXTENDER_ALLOW"], max_timeout=conf["EXTENDER_TIMEOUT_MAX_SECONDS"],
-                          cancelled=cancelled)
+                          max_response_bytes=conf["EXTENDER_MAX_RESPONSE_BYTES"], cancelled=cancelled)

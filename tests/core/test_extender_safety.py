@@ -53,7 +53,9 @@ def test_only_http_and_https_no_file_reads(tmp_path):
 
 
 @pytest.mark.parametrize("host", ["169.254.169.254", "[fd00:ec2::254]", "[fe80::1]", "2852039166",
-                                  "[::ffff:169.254.169.254]"])
+                                  "[::ffff:169.254.169.254]", "[::169.254.169.254]", "[64:ff9b::169.254.169.254]",
+                                  "[2002:a9fe:a9fe::1]", "[2001:0:a9fe:a9fe::1]",
+                                  "[2001:0:4136:e378:8000:63bf:5601:5601]"])
 def test_link_local_and_metadata_literals_are_refused(host):
     t0 = time.monotonic()
     message = only_failure(*run(f"http://{host}/ext", {"filterVerb": "filter"}))
@@ -198,3 +200,23 @@ def test_a_canceled_prioritize_call_fails_the_attempt(server):
     message = only_failure(*run(server.url, {"prioritizeVerb": "prioritize", "weight": 1},
                                 ExtenderPolicy(cancelled=stop.is_set)))
     assert message == f'Post "{server.url}/prioritize": context canceled'
+
+
+@pytest.mark.parametrize("ip, refused", [
+    ("::ffff:169.254.169.254", True), ("::169.254.169.254", True), ("64:ff9b::169.254.169.254", True),
+    ("2002:a9fe:a9fe::1", True), ("2001:0:a9fe:a9fe::1", True), ("2001:0:4136:e378:8000:63bf:5601:5601", True),
+    ("fe80::1%eth0", True), ("10.0.0.1", False), ("::1", False), ("2001:db8::1", False),
+    ("64:ff9b::8.8.8.8", False), ("2002:808:808::1", False), ("not an address", False)])
+def test_the_outbound_policy_sees_link_local_in_every_ipv6_embedding(ip, refused):
+    from scheduler_core.outbound import refused_address
+    assert refused_address(ip) is refused
+
+
+def test_an_extender_answer_over_the_cap_is_not_read_whole(server):
+    policy = ExtenderPolicy(max_response_bytes=1000)
+    server.replies["filter"] = (200, {"NodeNames": ["n1"], "Error": "x" * 5000}, 0)
+    message = only_failure(*run(server.url, {"filterVerb": "filter"}, policy))
+    assert message == f"filter response from extender at URL {server.url}/filter is larger than 1000 bytes"
+    server.replies["filter"] = (200, {"NodeNames": ["n1", "n2", "n3"]}, 0)
+    cluster, _ = run(server.url, {"filterVerb": "filter", "nodeCacheCapable": True}, policy)
+    assert bound(cluster, "default/p") == "n1"
