@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Callable
 from urllib.parse import urlsplit
 
-from .outbound import refused_address
+from .outbound import host_problem, refused_address
 
 SCHEMES = ("http", "https")
 CANCEL_POLL_SECONDS = 0.1
@@ -34,15 +34,6 @@ class ExtenderError(Exception):
 
 class ExtenderCanceled(ExtenderError):
     """The caller gave up on the call (``ExtenderPolicy.cancelled``): never ignorable, the attempt fails."""
-
-
-def _numeric_addresses(host: str) -> list:
-    """The addresses a numeric host spells (inet_aton forms such as "2852039166" too); [] for a DNS name."""
-    try:
-        return [ai[4][0] for ai in socket.getaddrinfo(host, None, type=socket.SOCK_STREAM,
-                                                     flags=socket.AI_NUMERICHOST)]
-    except (socket.gaierror, UnicodeError, ValueError):
-        return []
 
 
 def _under(url: str, prefix: str) -> bool:
@@ -77,9 +68,9 @@ class ExtenderPolicy:
             return "http: no Host in request URL"
         if _DOT_SEGMENT.search(parts.path):
             return "the URL path has a . or .. segment"
-        for ip in _numeric_addresses(parts.hostname):
-            if refused_address(ip):
-                return f"address {ip} is link-local or a cloud metadata address: refused for extenders"
+        problem = host_problem(parts.hostname)
+        if problem:
+            return f"{problem}: refused for extenders"
         if self.allowed_prefixes is not None and not any(_under(url, p) for p in self.allowed_prefixes):
             return "the URL is not under an allowed extender URL prefix (" + ", ".join(self.allowed_prefixes) + ")"
         return None

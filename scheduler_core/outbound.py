@@ -5,6 +5,7 @@ IPv4 addresses)."""
 from __future__ import annotations
 
 import ipaddress
+import socket
 
 REFUSED_NETWORKS = (ipaddress.ip_network("169.254.0.0/16"), ipaddress.ip_network("fe80::/10"),
                     ipaddress.ip_network("fd00:ec2::254/128"))
@@ -36,3 +37,21 @@ def refused_address(ip: str) -> bool:
         return False
     candidates = [addr] + (embedded_ipv4(addr) if addr.version == 6 else [])
     return any(a in net for a in candidates for net in REFUSED_NETWORKS if a.version == net.version)
+
+
+def numeric_addresses(host: str) -> list:
+    """The addresses a numeric host spells (inet_aton forms such as "2852039166" too); [] for a DNS name."""
+    try:
+        return [ai[4][0] for ai in socket.getaddrinfo(host, None, type=socket.SOCK_STREAM,
+                                                     flags=socket.AI_NUMERICHOST)]
+    except (socket.gaierror, UnicodeError, ValueError):
+        return []
+
+
+def host_problem(host: str) -> str | None:
+    """Why a connection to the numeric ``host`` is refused (None: allowed, or a DNS name, which is checked as
+    resolved where the caller connects)."""
+    for ip in numeric_addresses(host):
+        if refused_address(ip):
+            return f"address {ip} is link-local or a cloud metadata address"
+    return None

@@ -19,6 +19,7 @@ import yaml
 from django.utils import timezone
 
 from scheduler_core.documents import safe_yaml_load
+from scheduler_core.outbound import host_problem
 
 from .. import crypto
 from ..access import EDITOR, at_least, cluster_role
@@ -138,6 +139,9 @@ def parse_kubeconfig(text: str, context: str = "", stored: bool = True) -> dict:
     cwhere, cluster = clusters[ctx["cluster"]]
     if not _is_http_url(cluster.get("server")):
         raise KubeconfigInvalid(f"{cwhere}.cluster.server", "expected an http(s) URL")
+    problem = host_problem(urlsplit(cluster["server"]).hostname or "")
+    if problem:
+        raise KubeconfigInvalid(f"{cwhere}.cluster.server", f"{problem}: refused for API servers")
     if ctx.get("user") is not None and (not isinstance(ctx["user"], str) or ctx["user"] not in users):
         raise KubeconfigInvalid(f"{where}.context.user", "names no entry of users")
     if stored:

@@ -220,3 +220,4 @@ def test_an_extender_answer_over_the_cap_is_not_read_whole(server):
     server.replies["filter"] = (200, {"NodeNames": ["n1", "n2", "n3"]}, 0)
     cluster, _ = run(server.url, {"filterVerb": "filter", "nodeCacheCapable": True}, policy)
     assert bound(cluster, "default/p") == "n1"
+

@@ -3,6 +3,7 @@ API tokens and REST API tokens stored as digests, shown once, revocable; every c
 from __future__ import annotations
 
 import io
+import json
 import logging
 
 import pytest
@@ -342,3 +343,15 @@ def test_admin_takes_a_kubeconfig_and_never_shows_it(api, client, admin_user):
     assert Cluster.objects.get(name="prod").kubeconfig_secret == ""
     assert list(AuditLog.objects.filter(cluster=cluster).order_by("id").values_list("action", "user")) == [
         ("kubeconfig.set", admin_user.pk), ("kubeconfig.clear", admin_user.pk)]
+
+
+@pytest.mark.parametrize("server", ["https://169.254.169.254:6443", "https://[64:ff9b::a9fe:a9fe]",
+                                    "https://[2002:a9fe:a9fe::1]:443", "http://2852039166"])
+def test_a_real_clusters_kubeconfig_may_not_name_a_link_local_server(server):
+    from dashboard.services.credentials import KubeconfigInvalid, parse_kubeconfig
+    doc = {"apiVersion": "v1", "kind": "Config", "current-context": "c",
+           "clusters": [{"name": "k", "cluster": {"server": server}}],
+           "contexts": [{"name": "c", "context": {"cluster": "k", "user": "u"}}], "users": [{"name": "u", "user": {}}]}
+    with pytest.raises(KubeconfigInvalid, match="link-local or a cloud metadata address: refused for API servers"):
+        parse_kubeconfig(json.dumps(doc))
+    parse_kubeconfig(json.dumps(dict(doc, clusters=[{"name": "k", "cluster": {"server": "https://10.0.0.1:6443"}}])))
