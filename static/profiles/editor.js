@@ -3,6 +3,10 @@
 // bar. Without JavaScript both views are shown and each has its own Save button.
 (function () {
   "use strict";
+  // Apply changes what running schedulers run: asked first (without JavaScript, the button applies at once)
+  document.querySelectorAll("form.apply-form[data-confirm]").forEach(f => {
+    f.addEventListener("submit", e => { if (!window.confirm(f.dataset.confirm)) e.preventDefault(); });
+  });
   const form = document.getElementById("profile-form");
   if (form) {
     const formView = document.getElementById("form-view");

@@ -121,6 +121,17 @@ def test_edit_with_switches_and_weights_save_diff_apply(server, tmp_path):  # no
         # applied to the demo cluster: the next cycle weighs NodeResourcesFit by 5 and runs no ImageLocality
         actions = page.locator("#versions tr.actions").first
         actions.locator("form:has(button.apply) select").select_option("demo")
+        # Apply asks first: dismissed, nothing is applied
+        asked = []
+
+        def answer(dialog, accept):
+            asked.append(dialog.message)
+            dialog.accept() if accept else dialog.dismiss()
+        page.once("dialog", lambda d: answer(d, False))
+        actions.locator("button.apply").click()
+        expect(page.locator("#active-version")).to_contain_text("Active version: v1")
+        assert asked and asked[0].startswith("Apply v2 of "), asked
+        page.once("dialog", lambda d: answer(d, True))
         actions.locator("button.apply").click()
         expect(page.locator("#active-version")).to_contain_text("Active version: v2")
         expect(page.locator("#flash")).to_contain_text("version 2 applied to demo")
