@@ -35,7 +35,8 @@ def page_context(cluster, query: dict) -> dict:
         for p in rows:
             p.chips = chips.get(p.last_cycle, [])
             p.unserved = p.scheduler_name not in served
-        return {"page": page, "groups": rejections.pending_groups(cluster, GROUPS_SHOWN),
+        return {"page": page, "groups": rejections.pending_groups(cluster, GROUPS_SHOWN, query.get("namespace") or ""),
+                "groups_namespace": query.get("namespace") or "",
                 "counts": queries.queue_counts(cluster), "plugins": queries.blocking_plugins(cluster, 30),
                 "namespaces": queries.pending_namespaces(cluster),
                 "group_filter": [rejections.Chip(p, r, 0) for p, r in query.get("group") or ()],

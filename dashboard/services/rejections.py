@@ -91,12 +91,15 @@ def key_of_pairs(pairs) -> tuple:
     return tuple(sorted({p for p, _ in pairs})), tuple(sorted({r for _, r in pairs}))
 
 
-def _buckets(cluster: Cluster | int) -> list:
-    """Pending pods counted per distinct FitError message and rejecting plugins (Pod columns, one GROUP BY):
-    [{"reason", "plugins", "n", "seq" (the latest cycle), "key" (its group key; None unless unschedulable)}]. The
-    message fixes the reasons and their node counts, so pods of one bucket share their key."""
-    buckets = list(Pod.objects.filter(cluster=cluster, node_name="", last_cycle__isnull=False).exclude(reason="")
-                   .values("reason", "plugins").annotate(n=Count("id"), seq=Max("last_cycle")).order_by())
+def _buckets(cluster: Cluster | int, namespace: str = "") -> list:
+    """Pending pods (of ``namespace``, if given) counted per distinct FitError message and rejecting plugins (Pod
+    columns, one GROUP BY): [{"reason", "plugins", "n", "seq" (the latest cycle), "key" (its group key; None
+    unless unschedulable)}]. The message fixes the reasons and their node counts, so pods of one bucket share their
+    key."""
+    pods = Pod.objects.filter(cluster=cluster, node_name="", last_cycle__isnull=False).exclude(reason="")
+    if namespace:
+        pods = pods.filter(namespace=namespace)
+    buckets = list(pods.values("reason", "plugins").annotate(n=Count("id"), seq=Max("last_cycle")).order_by())
     keys = {seq: group_key(plugins, reasons) for seq, plugins, reasons in SchedulingCycle.objects.filter(
         cluster=cluster, seq__in=[b["seq"] for b in buckets], result=SchedulingCycle.UNSCHEDULABLE)
         .values_list("seq", "failing_plugins", "failing_reasons")}
@@ -105,8 +108,9 @@ def _buckets(cluster: Cluster | int) -> list:
     return buckets
 
 
-def pending_groups(cluster: Cluster | int, limit: int = 10) -> dict:
-    """Pending pods grouped by the (plugin, reason) pairs of their latest attempt, largest first:
+def pending_groups(cluster: Cluster | int, limit: int = 10, namespace: str = "") -> dict:
+    """Pending pods (of ``namespace``, if given) grouped by the (plugin, reason) pairs of their latest attempt,
+    largest first:
     {"groups": [{"n", "chips" (Chip with nodes=0), "param"}], "total": pods in a group, "more": groups left out}.
 
     Buckets of pods that differ only in node counts ("36 Insufficient memory", "37 Insufficient memory") share a
@@ -114,7 +118,7 @@ def pending_groups(cluster: Cluster | int, limit: int = 10) -> dict:
     reasons.
     """
     groups: dict[tuple, list] = {}      # key -> [pods, latest seq]
-    for b in _buckets(cluster):
+    for b in _buckets(cluster, namespace):
         if b["key"] is not None:
             g = groups.setdefault(b["key"], [0, b["seq"]])
             g[0] += b["n"]

@@ -94,6 +94,18 @@ def test_a_pod_no_profile_serves_says_so_wherever_it_appears(server, tmp_path):
         expect(row.locator("td.rejections")).to_have_text("no profile serves schedulerName nobody-scheduler: "
                                                           "never tried")
         _shot(page, tmp_path, "pending-unserved")
+        expect(page.locator("#reason-groups li")).to_have_text(["none"])   # ops has no unschedulable pod
+        # the namespace filter holds for the groups panel, and a click on a group keeps it
+        page.goto(f"{server}/clusters/demo/pending/?namespace=ml")
+        badges = page.locator("#reason-groups li .badge").all_inner_texts()
+        assert badges and sum(int(b) for b in badges) <= int(page.locator("#pending-count").inner_text())
+        page.locator("#reason-groups li a").first.click()
+        page.wait_for_url("**group=**")
+        assert "namespace=ml" in page.url
+        pods = page.locator("#pending-table tr[data-pod]").evaluate_all("rows => rows.map(r => r.dataset.pod)")
+        assert pods and all(p.startswith("ml/") for p in pods), pods
+        page.goto(f"{server}/clusters/demo/pending/?namespace=ops")
+        row = page.locator('#pending-table tr[data-pod="ops/nobodys"]')
         row.locator("a").first.click()
         expect(page.locator("#unserved")).to_contain_text("No profile of this cluster serves schedulerName "
                                                           "nobody-scheduler")
