@@ -29,6 +29,8 @@ from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 from rest_framework.views import APIView
 
+from scheduler_core.versions import SUPPORTED_VERSIONS
+
 from dashboard.api import serializers as api_filters
 from dashboard.k8sapi import protobuf
 from dashboard.k8sapi.protobuf import ProtobufError
@@ -167,7 +169,7 @@ def _stored(world) -> dict:
             "pods": [(c, ns, n) for c in (OPEN, SECRET)
                      for ns, n in Cluster.objects.get(name=c).pods.order_by("id").values_list("namespace", "name")[:2]],
             "profile_pk": [str(world["profile"].pk), "99999999999999999999"],
-            "profile_name": ["crawl-profile", "no-such"],
+            "profile_name": ["crawl-profile", "no-such"], "kube_version": list(SUPPORTED_VERSIONS),
             "whatif_run": [str(pk) for pk in WhatIfRun.objects.order_by("pk").values_list("pk", flat=True)]}
 
 
