@@ -13,7 +13,7 @@ from .models import Cluster, WhatIfRun
 from .profiles import services as profile_services
 from .profiles.models import ProfileVersion
 from .services import whatif
-from .services.objectstore import ValidationFailed
+from .services.admitted import ValidationFailed
 
 
 class KubeVersionForm(forms.Form):

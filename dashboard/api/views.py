@@ -5,7 +5,7 @@ from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
-from rest_framework.exceptions import NotFound, PermissionDenied, Throttled, ValidationError
+from rest_framework.exceptions import APIException, NotFound, PermissionDenied, Throttled, ValidationError
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -17,7 +17,7 @@ from ..models import (Cluster, ClusterMembership, ClusterToken, Node, Pod, Sched
                       SchedulingEvent, WhatIfRun)
 from ..profiles import services as profiles
 from ..profiles.models import ProfileVersion
-from ..services import binding
+from ..services import admitted, binding
 from ..services import clusters as svc
 from ..services import credentials, fullmatrix, memberships, timeline, whatif
 from ..services.background import Busy
@@ -28,10 +28,22 @@ from .permissions import ClusterRolePermission
 from .schema import object_request
 
 
-def _raise_400(err):
+class Refused(APIException):
+    """A write the one admission path refuses other than as invalid: its status (403 Forbidden, 413 too large)
+    and kube-apiserver's message."""
+
+    def __init__(self, err: admitted.Refused):
+        self.status_code = err.code
+        super().__init__(err.message)
+
+
+def _refuse(err):
+    """Bad input as the API answers it: field errors (400), or a refusal's own status."""
+    if isinstance(err, admitted.Refused) and err.code != 422:
+        raise Refused(err) from None
     if isinstance(err, svc.ValidationFailed):
-        raise ValidationError(err.errors)
-    raise ValidationError({"scenario": [str(err)]})
+        raise ValidationError(err.errors) from None
+    raise ValidationError({"scenario": [str(err)]}) from None
 
 
 class ProfileViewSet(mixins.CreateModelMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin,
@@ -202,7 +214,7 @@ class ClusterViewSet(viewsets.ModelViewSet):
                 data = docs[0] if len(docs) == 1 else docs
             counts = svc.load_scenario(cluster, data, label, user=request.user)
         except (ScenarioError, svc.ValidationFailed) as err:
-            _raise_400(err)
+            _refuse(err)
         return Response(counts, status=status.HTTP_201_CREATED)
 
 
@@ -313,14 +325,14 @@ class NodeViewSet(ClusterChildMixin, mixins.ListModelMixin, mixins.RetrieveModel
         try:
             row = svc.add_node(self.cluster(), ser.validated_data["manifest"], request.user)
         except svc.ValidationFailed as err:
-            _raise_400(err)
+            _refuse(err)
         return Response(s.NodeSerializer(row).data, status=status.HTTP_201_CREATED)
 
     def destroy(self, request, cluster_name=None, name=None):
         try:
             deleted = svc.delete_node(self.cluster(), name, user=request.user)
         except svc.ValidationFailed as err:
-            _raise_400(err)
+            _refuse(err)
         if not deleted:
             raise NotFound(f'no node named "{name}"')
         return Response(status=status.HTTP_204_NO_CONTENT)
@@ -365,14 +377,14 @@ class PodViewSet(ClusterChildMixin, mixins.ListModelMixin, mixins.RetrieveModelM
         try:
             row = svc.add_pod(self.cluster(), ser.validated_data["manifest"], request.user)
         except svc.ValidationFailed as err:
-            _raise_400(err)
+            _refuse(err)
         return Response(s.PodSerializer(row).data, status=status.HTTP_201_CREATED)
 
     def destroy(self, request, cluster_name=None, namespace=None, name=None):
         try:
             svc.delete_pod(self.cluster(), self.get_object(), user=request.user)
         except svc.ValidationFailed as err:
-            _raise_400(err)
+            _refuse(err)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
     @extend_schema(request=s.BindingSerializer,

@@ -28,8 +28,8 @@ from ..models import Cluster, SchedulingEvent
 from ..models import Node as NodeRow
 from ..models import Pod as PodRow
 from ..services import credentials, objectstore
+from ..services.admitted import node_defaults
 from ..services.groupcommit import GroupCommit
-from .admission import node_defaults
 from .errors import ApiError
 from .store import EVENT_TTL_SECONDS, EXTRA_KINDS, ApiCluster
 

@@ -21,12 +21,11 @@ import uuid
 from collections import OrderedDict
 from contextlib import contextmanager
 
-import orjson
-
 from scheduler_core.cluster.simulated import OBJECT_KINDS, ClusterError, SimulatedCluster
 from scheduler_core.framework.preemption import PDB
 from scheduler_core.objects import Node, ParseError, Pod
 
+from ..services import admitted
 from ..services.objectstore import event_object, rfc3339, running_status
 from . import admission
 from .errors import ApiError
@@ -38,8 +37,6 @@ INITIAL_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease"
 EVENT_TTL_SECONDS = 3600.0
 GENERATE_NAME_CHARS = "bcdfghjklmnpqrstvwxz2456789"
 MAX_DISRUPTED_PODS = 2000   # the eviction REST's MaxDisruptedPodSize
-QUOTA_NAME = "schedscope-cluster-quota"
-QUOTA_RESOURCES = {"pods": "pods", "nodes": "count/nodes", "Event": "count/events"}   # ResourceQuota's names
 
 
 def meta_key(obj: dict, namespaced: bool) -> str:
@@ -53,11 +50,6 @@ def _with_rv(obj: dict, rv: int) -> dict:
 
 def _rv_of(obj: dict) -> int:
     return int((obj.get("metadata") or {}).get("resourceVersion") or 0)
-
-
-def _size(obj: dict) -> int:
-    """An object's size as stored (its JSON), for the cluster's bytes quota."""
-    return len(orjson.dumps(obj))
 
 
 def _created_at(raw: dict) -> float:
@@ -183,16 +175,13 @@ class ApiCluster(SimulatedCluster):
             if ns and ns not in self.extra["Namespace"]:
                 self._store_extra("Namespace", self._namespace_defaults(given.get(ns) or {"metadata": {"name": ns}},
                                                                         now))
-        for name_, value, desc in admission.SYSTEM_PRIORITY_CLASSES:
+        for name_, raw in admitted.with_system_priority_classes({}, now).items():
             if name_ not in self.extra["PriorityClass"]:
-                self._store_extra("PriorityClass", {
-                    "apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
-                    "metadata": {"name": name_, "uid": str(uuid.uuid4()), "creationTimestamp": now},
-                    "value": value, "description": desc, "preemptionPolicy": "PreemptLowerPriority"})
+                self._store_extra("PriorityClass", raw)
         self.created = [(kind, raw) for kind in ("Namespace", "PriorityClass") for raw in self.extra[kind].values()
                         if _rv_of(raw) > before]
         self.base_rv = self.rv          # nothing before the state was built can be watched
-        self.bytes = sum(_size(o) for res in BY_STORE.values() if res.group != "events.k8s.io"
+        self.bytes = sum(admitted.object_size(o) for res in BY_STORE.values() if res.group != "events.k8s.io"
                          for o in self.items(res.store))
         self.compacted = {}             # store -> resourceVersion of its newest change dropped from the log
         self._handlers.append(_Recorder(self))
@@ -215,7 +204,8 @@ class ApiCluster(SimulatedCluster):
         """Record a change and wake the watchers; drops the oldest changes beyond the window."""
         with self.lock:
             change = Change(_rv_of(obj), store, type_, obj, old)
-            self.bytes += (_size(obj) if type_ != "DELETED" else 0) - (_size(old) if old is not None else 0)
+            self.bytes += ((admitted.object_size(obj) if type_ != "DELETED" else 0)
+                           - (admitted.object_size(old) if old is not None else 0))
             self._log_rvs.append(change.rv)
             self._log.append(change)
             if self._pending is not None:
@@ -437,21 +427,15 @@ class ApiCluster(SimulatedCluster):
             self._check_quota(res, obj)
             return obj if dry_run else self._put(res, obj, None)
 
-    def _check_quota(self, res, obj: dict) -> None:
-        """403 as kube-apiserver answers an exceeded ResourceQuota: the cluster's object counts and bytes."""
-        name = obj["metadata"]["name"]
-        limit = self.quota.get(res.store)
-        if limit is not None and res.store in QUOTA_RESOURCES:
-            held = self.pods if res.store == "pods" else self.nodes if res.store == "nodes" else self.extra[res.store]
-            used = len(held)
-            if used + 1 > limit:
-                what = QUOTA_RESOURCES[res.store]
-                raise ApiError.forbidden(res, name, f"exceeded quota: {QUOTA_NAME}, requested: {what}=1, used: "
-                                                    f"{what}={used}, limited: {what}={limit}")
-        limit = self.quota.get("bytes")
-        if limit is not None and self.bytes + _size(obj) > limit:
-            raise ApiError.forbidden(res, name, f"exceeded quota: {QUOTA_NAME}, requested: storage={_size(obj)}, "
-                                                f"used: storage={self.bytes}, limited: storage={limit}")
+    def _check_quota(self, res, obj: dict, old: dict | None = None) -> None:
+        """The cluster's object counts and bytes (``admitted.check_quota``), on a create or an update."""
+        if res.store in admitted.QUOTA_RESOURCES:
+            held = len(self.pods if res.store == "pods" else self.nodes if res.store == "nodes"
+                       else self.extra[res.store])
+        else:
+            held = 0
+        with admission.refusals(res, obj["metadata"]["name"]):
+            admitted.check_quota(self.quota, res.store, held, self.bytes, obj, old)
 
     def _new_object(self, res, namespace: str, body: dict) -> dict:
         if not isinstance(body, dict):
@@ -468,22 +452,21 @@ class ApiCluster(SimulatedCluster):
             meta.pop("namespace", None)
         if not meta.get("name") and meta.get("generateName"):
             meta["name"] = meta["generateName"] + "".join(random.choice(GENERATE_NAME_CHARS) for _ in range(5))
-        admission.validate(res, dict(body, metadata=meta))
-        now = self.clock.now()
-        meta["uid"] = str(uuid.uuid4())
-        meta["creationTimestamp"] = rfc3339(now)
-        for field in ("resourceVersion", "deletionTimestamp", "deletionGracePeriodSeconds", "selfLink"):
-            meta.pop(field, None)
+        created = rfc3339(self.clock.now())
         obj = dict(body, apiVersion=res.group_version, kind=res.kind, metadata=meta)
+        with admission.refusals(res, meta.get("name") or ""):
+            if res.kind == "Pod":
+                return admitted.admit_pod(obj, self.extra["PriorityClass"], created).raw
+            if res.kind == "Node":
+                return admitted.admit_node(obj, created).raw
+            admitted.check_size(obj)
+            admitted.validate(res.kind, obj)
+        obj["metadata"] = admitted.server_metadata(meta, created)
         if res.group == "events.k8s.io":
             admission.admit_events_v1(res, obj)
             obj = admission.event_to_core(obj)
-        if res.kind == "Pod":
-            obj = admission.admit_pod(res, obj, self.extra["PriorityClass"])
-        elif res.kind == "Node":
-            obj = admission.check_node(res, obj)
-        elif res.kind == "Namespace":
-            obj = self._namespace_defaults(obj, rfc3339(now))
+        if res.kind == "Namespace":
+            obj = self._namespace_defaults(obj, created)
         elif res.kind == "PriorityClass":
             admission.admit_priority_class(res, obj)
         elif res.kind == "PersistentVolume":
@@ -520,32 +503,28 @@ class ApiCluster(SimulatedCluster):
                 body = admission.event_to_core(dict(body, metadata=meta))
             if subresource == "status":
                 new = dict(old, status=body.get("status") or {})
-                if res.kind == "Node":
-                    new = admission.check_node(res, new)
             else:
-                for field in ("uid", "creationTimestamp", "namespace", "deletionTimestamp",
-                              "deletionGracePeriodSeconds"):
-                    if field in old_meta:
-                        meta[field] = old_meta[field]
-                    else:
-                        meta.pop(field, None)
                 meta["name"] = name
                 new = dict(body, apiVersion=old.get("apiVersion") or res.group_version,
-                           kind=old.get("kind") or res.kind, metadata=meta)
+                           kind=old.get("kind") or res.kind, metadata=admitted.kept_metadata(old, {"metadata": meta}))
                 if res.status:
                     new.pop("status", None)
                     if "status" in old:
                         new["status"] = old["status"]
-                if res.kind == "Pod":
-                    admission.check_pod_update(res, old, new)
-                elif res.kind == "Node":
-                    new = admission.check_node(res, new)
-                elif res.kind == "Namespace":
+                if res.kind == "Namespace":
                     new = self._namespace_defaults(new, old_meta.get("creationTimestamp", ""))
             new["metadata"] = dict(new.get("metadata") or {}, resourceVersion=old_meta.get("resourceVersion", ""))
-            admission.validate(res, new)
+            with admission.refusals(res, name):
+                if res.kind == "Pod":
+                    new = admitted.admit_pod_update(old, new).raw
+                elif res.kind == "Node":
+                    new = admitted.admit_node_update(old, new).raw
+                else:
+                    admitted.check_size(new)
+                    admitted.validate(res.kind, new)
             if new == old or dry_run:
                 return old if new == old else new
+            self._check_quota(res, new, old)
             return self._put(res, new, old)
 
     def delete(self, res, namespace: str, name: str, preconditions: dict | None = None,

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import time
 
+from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import F
 
 from scheduler_core import versions
 from scheduler_core.config import ConfigError, load_config
 from scheduler_core.framework.profile import FrameworkError
-from scheduler_core.objects.validation import pod_update_errors
 from scheduler_core.plugins.registry import in_tree_registry
 from scheduler_core.scenario import ScenarioError, scenario_from_data
 
@@ -22,8 +22,9 @@ from ..models import Cluster, ClusterState, Node, Pod
 from ..profiles import services as profiles
 from ..profiles.models import AuditLog
 from ..profiles.validate import extender_problems
-from . import control, kubeversions, loops, objectstore
-from .objectstore import ValidationFailed, check_size, checked, insert_pods, node_row, pod_row
+from . import admitted, control, kubeversions, loops, objectstore
+from .admitted import ValidationFailed
+from .objectstore import check_size, insert_pods, node_row, pod_row
 
 
 
@@ -67,6 +68,7 @@ def load_scenario(cluster: Cluster, data, source: str = "upload", user=None) -> 
     # the scenario's kubeVersion becomes the cluster's; its configuration replaces the cluster's profile
     changes = {"kube_version": scen.extra["kubeVersion"]} if "kubeVersion" in scen.extra else {}
     kube = kubeversions.check_change(cluster, **changes, **({"profile": None} if scen.config else {}))
+    check_bytes(scen)
     validate_config(scen.config, user, versions.features(kube["kube_version"], kube["feature_gates"] or None))
     seen = set()
     for pod in scen.bound_pods + scen.pending_pods:
@@ -101,9 +103,20 @@ def load_scenario(cluster: Cluster, data, source: str = "upload", user=None) -> 
     return counts
 
 
+def check_bytes(scen) -> None:
+    """A scenario's objects each within the size limit and together within the cluster's bytes quota (it replaces
+    everything the cluster holds)."""
+    total = sum(admitted.check_size(o.raw) for o in scen.nodes + scen.bound_pods + scen.pending_pods)
+    total += sum(admitted.check_size(raw) for items in (scen.objects or {}).values() for raw in items)
+    limit = settings.SCHEDSCOPE["MAX_STORE_BYTES"]
+    if total > limit:
+        raise ValidationFailed({"scenario": [f"exceeded quota: {admitted.QUOTA_NAME}, requested: storage={total}, "
+                                             f"used: storage=0, limited: storage={limit}"]})
+
+
 def add_node(cluster: Cluster, raw: dict, user=None) -> Node:
     require_simulated(cluster, "adding a node")
-    node = checked("Node", raw)
+    node = admitted.admit_node(admitted.check_kind("Node", raw), objectstore.rfc3339(time.time()))
     check_size(cluster, nodes=1)
     try:
         with objectstore.writing(cluster.pk) as w:
@@ -145,7 +158,7 @@ def update_node(cluster: Cluster, node: Node, raw: dict, user=None) -> Node:
         old = Node.objects.select_for_update().filter(pk=node.pk).first()
         if old is None:
             raise ValidationFailed({"metadata.name": [f'node "{node.name}" no longer exists']})
-        parsed = checked("Node", replacement(old.raw, raw, ()))
+        parsed = admitted.admit_node_update(old.raw, replacement(old.raw, admitted.check_kind("Node", raw), ()))
         row = node_row(cluster, parsed)
         row.pk = old.pk
         objectstore.put_node(w, row, objectstore.MODIFIED)
@@ -156,17 +169,14 @@ def update_node(cluster: Cluster, node: Node, raw: dict, user=None) -> Node:
 
 def update_pod(cluster: Cluster, pod: Pod, raw: dict, user=None) -> Pod:
     """Replace a pod's metadata and spec as a PUT would: its status stays, and the spec changes only where kube's
-    ValidatePodUpdate allows (``pod_update_errors``)."""
+    ValidatePodUpdate allows (``admitted.admit_pod_update``)."""
     require_simulated(cluster, "changing a pod")
     with objectstore.writing(cluster.pk) as w:
         old = Pod.objects.select_for_update().filter(pk=pod.pk).first()
         if old is None:
             raise ValidationFailed({"metadata.name": [f'pod "{pod.key}" no longer exists']})
-        new = replacement(old.raw, raw, ("status",))
-        errs = pod_update_errors(old.raw, new)
-        if errs:
-            raise ValidationFailed({e.path: [e.body()] for e in errs})
-        parsed = checked("Pod", new)
+        new = replacement(old.raw, admitted.check_kind("Pod", raw), ("status",))
+        parsed = admitted.admit_pod_update(old.raw, new)
         row = pod_row(cluster, parsed)
         ungated = old.queue == Pod.GATED and row.queue != Pod.GATED
         row.pk, row.queue = old.pk, row.queue if ungated else old.queue

@@ -27,12 +27,12 @@ from django.db.models import F, Min
 
 from scheduler_core.cluster.simulated import OBJECT_KINDS, SCENARIO_ARRAYS
 from scheduler_core.objects import Node as CoreNode
-from scheduler_core.objects import ParseError
 from scheduler_core.objects import Pod as CorePod
-from scheduler_core.objects.validation import ValidationError, validate_object
 
 from ..models import Cluster, Node, Pod, SchedulingEvent, StoreChange, StoreCounter, StoredObject
 from ..profiles.models import AuditLog
+from . import admitted
+from .admitted import ValidationFailed
 from .groupcommit import GroupCommit, Item
 from .rowlock import lock_cluster
 
@@ -555,15 +555,7 @@ def store_change(w: Write, kind: str, type_: str, raw: dict, rv: int) -> None:
         StoredObject.objects.update_or_create(cluster_id=cid, kind=kind, key=key, defaults={"rv": rv, "raw": raw})
 
 
-# -- the dashboard's validated writes of nodes and pods (pages, REST API, scenarios, workload) ------------
-class ValidationFailed(ValueError):
-    """Bad input: ``errors`` maps a field path to messages (DRF's 400 shape)."""
-
-    def __init__(self, errors: dict):
-        super().__init__("; ".join(f"{k}: {' '.join(v)}" for k, v in errors.items()))
-        self.errors = errors
-
-
+# -- the dashboard's admitted writes of nodes and pods (pages, REST API, scenarios, workload) ------------
 def check_size(cluster, nodes: int = 0, pods: int = 0, replace: bool = False) -> None:
     """Refuse growing a simulated cluster past SCHEDSCOPE MAX_NODES / MAX_PODS (adds ``nodes`` and ``pods``
     to what it holds, or replaces it when ``replace``)."""
@@ -600,37 +592,21 @@ def pod_row(cluster, pod: CorePod, now: float | None = None) -> Pod:
     return Pod(cluster=cluster, queue=queue, raw=raw, **dict(pod_columns(pod), uid=raw["metadata"]["uid"]))
 
 
-def checked(kind: str, raw):
-    """A v1.Node or v1.Pod validated as kube-apiserver does (``scheduler_core.objects.validation``) and parsed;
-    ValidationFailed maps each field path to its messages. An ``apiVersion`` or ``kind`` that is given must be
-    ``v1`` and ``kind``, as kube-apiserver decodes a create's body (its messages)."""
-    if isinstance(raw, dict):
-        version, given = raw.get("apiVersion"), raw.get("kind")
-        if version not in (None, "", "v1"):
-            raise ValidationFailed({"apiVersion": [
-                f"the API version in the data ({version}) does not match the expected API version (v1)"]})
-        if given not in (None, "", kind):
-            raise ValidationFailed({"kind": [f'{given} in version "v1" cannot be handled as a {kind}']})
-    try:
-        validate_object(kind, raw)
-        return (CoreNode if kind == "Node" else CorePod)(raw)
-    except ValidationError as err:
-        errors = {}
-        for cause in err.causes:
-            errors.setdefault(cause.path, []).append(cause.body())
-        raise ValidationFailed(errors) from None
-    except ParseError as err:
-        raise ValidationFailed({err.path or kind.lower(): [err.message]}) from None
+def priority_classes(cluster_id: int) -> dict:
+    """The cluster's PriorityClasses by name, the system ones included (the Priority admission plugin's)."""
+    stored = StoredObject.objects.filter(cluster_id=cluster_id, kind="PriorityClass").values_list("raw", flat=True)
+    return admitted.with_system_priority_classes({raw["metadata"]["name"]: raw for raw in stored})
 
 
 def insert_pods(cluster, raws, writer: str = "", audit=None) -> list:
-    """Create pod rows from v1.Pod dicts (validated first: none is stored unless all are valid); raises
-    ValidationFailed on invalid pods and duplicate names. ``writer``: see ``writing``; ``audit(row)``: an AuditLog
-    entry per pod, stored in the same transaction. Concurrent calls of one process for one cluster share a
+    """Create pod rows from v1.Pod dicts, each admitted (``services.admitted``: none is stored unless all are);
+    raises ValidationFailed on refused pods and duplicate names. ``writer``: see ``writing``; ``audit(row)``: an
+    AuditLog entry per pod, stored in the same transaction. Concurrent calls of one process for one cluster share a
     transaction (``services.groupcommit``), except a loop's (``writer``: one thread) and calls inside a
     transaction of the caller's, which the pods then join. Returns the rows stored (on PostgreSQL without their
     ids: ``_insert_pod_rows``)."""
-    rows = [pod_row(cluster, checked("Pod", raw)) for raw in raws]
+    classes, created = priority_classes(cluster.pk), rfc3339(time.time())
+    rows = [pod_row(cluster, admitted.admit_pod(admitted.check_kind("Pod", raw), classes, created)) for raw in raws]
     entries = [audit(row) for row in rows] if audit is not None else []
     if writer or connection.in_atomic_block:
         item = Item((rows, entries))

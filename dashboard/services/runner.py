@@ -30,10 +30,11 @@ from redis.exceptions import RedisError
 
 from ..models import Cluster, SchedulingCycle, SchedulingEvent
 from . import control, locks, metrics, objectstore, retention
+from .admitted import ValidationFailed
 from .broadcast import Broadcaster
-from .objectstore import ValidationFailed, insert_pods
 from .engine import BindRefused, Engine
 from .kubeengine import ClusterUnavailable, KubeEngine
+from .objectstore import insert_pods
 from .recorder import Recorder
 from .workload import WorkloadGenerator
 

@@ -54,7 +54,9 @@ def pod_manifest(name: str, namespace: str, app: str, cpu: str, memory: str, ext
         container["resources"]["limits"] = {"nvidia.com/gpu": str(extra["gpu"])}
     if extra.get("host_port"):
         container["ports"] = [{"containerPort": extra["host_port"], "hostPort": extra["host_port"], "protocol": "TCP"}]
-    spec = {"containers": [container], "priority": priority}
+    spec = {"containers": [container]}
+    if priority:   # a scenario's pods (the demo's) say their priority; a created pod's comes from its class
+        spec["priority"] = priority
     if extra.get("selector"):
         spec["nodeSelector"] = dict(extra["selector"])
     if extra.get("tolerate_gpu"):
@@ -88,8 +90,7 @@ class WorkloadGenerator:
     def _new_pod(self) -> dict:
         _w, app, cpus, mems, extra = self.rng.choices(SHAPES, weights=self._weights)[0]
         name = f"{app}-{uuid.uuid4().hex[:10]}"
-        priority = 100 if app in ("api", "ingress") else 0
-        return pod_manifest(name, self.namespace, app, self.rng.choice(cpus), self.rng.choice(mems), extra, priority,
+        return pod_manifest(name, self.namespace, app, self.rng.choice(cpus), self.rng.choice(mems), extra,
                             owner=f"{app}-7c9d5")
 
     def tick(self, now: float, engine):

@@ -2,10 +2,10 @@
 
 One validator for every write path (scenarios, the REST API, the simulated Kubernetes API, generated workloads):
 object names by kind (DNS-1123 subdomain, DNS-1123 label or DNS-1035 label, as kube's ``Validate*Name``), the
-namespace, label keys and values, annotation keys and total size (apimachinery's ``ValidateObjectMeta``); for
-pods the node name, node selector, toleration keys and values, and the resources of containers, init
-containers and overhead (kube's resource names, non-negative, integer where kube wants integers, requests not
-above limits); for nodes the taints and the capacity and allocatable quantities. Quantities must also fit the
+namespace, label keys and values, owner references, annotation keys and total size (apimachinery's
+``ValidateObjectMeta``); for pods the node name, node selector, tolerations (``ValidateTolerations``), and the
+resources of containers, init containers and overhead (kube's resource names, non-negative, integer where kube
+wants integers, requests not above limits); for nodes the taints and the capacity and allocatable quantities. Quantities must also fit the
 scheduler's int64 counting (``quantity.py``). Node-affinity terms are not checked here (kube-apiserver accepts
 label syntax there that selectors do not match).
 """
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from ..dra.validation import CLUSTER_SCOPED as DRA_CLUSTER_SCOPED, VALIDATORS as DRA_VALIDATORS
 from .errors import ParseError
-from .field import forbidden, invalid, required, too_long
+from .field import forbidden, invalid, not_supported, required, too_long
 from .identifiers import (is_dns1035_label, is_dns1123_label, is_dns1123_subdomain, is_extended_resource_name,
                           is_qualified_name, is_valid_label_value)
 from .quantity import QuantityError, canonical, parse_quantity, resource_amount
@@ -91,11 +91,30 @@ def validate_object_meta(kind: str, raw, errs: list) -> None:
         else:
             validate_name(namespace, "label", "metadata.namespace", errs)
     validate_labels(meta.get("labels"), "metadata.labels", errs)
+    _validate_owner_references(meta.get("ownerReferences"), errs)
     annotations = _string_map(meta.get("annotations"), "metadata.annotations", errs)
     for k in annotations:
         errs.extend(invalid("metadata.annotations", k, m) for m in is_qualified_name(k.lower()))
     if sum(len(k) + len(v) for k, v in annotations.items()) > TOTAL_ANNOTATION_SIZE_LIMIT:
         errs.append(too_long("metadata.annotations", f"must have at most {TOTAL_ANNOTATION_SIZE_LIMIT} bytes"))
+
+
+def _validate_owner_references(refs, errs: list) -> None:
+    """ValidateOwnerReferences' checks of each reference (the path has no index, as kube's)."""
+    path = "metadata.ownerReferences"
+    for ref in refs if isinstance(refs, list) else ():
+        if not isinstance(ref, dict):
+            continue
+        api_version, kind = ref.get("apiVersion") or "", ref.get("kind") or ""
+        parts = api_version.split("/") if isinstance(api_version, str) else []
+        version = parts[-1] if len(parts) <= 2 else ""   # schema.ParseGroupVersion; more than one "/" is no version
+        if not version:
+            errs.append(invalid(f"{path}.apiVersion", api_version, "version must not be empty"))
+        if not kind:
+            errs.append(invalid(f"{path}.kind", kind, "must not be empty"))
+        for field in ("name", "uid"):
+            if not ref.get(field):
+                errs.append(invalid(f"{path}.{field}", ref.get(field) or "", "must not be empty"))
 
 
 # -- resources --------------------------------------------------------------------------------------
@@ -199,19 +218,47 @@ def _validate_pod(raw: dict, errs: list) -> None:
     if isinstance(node_name, str) and node_name:
         validate_name(node_name, "subdomain", "spec.nodeName", errs)
     validate_labels(spec.get("nodeSelector"), "spec.nodeSelector", errs)
-    tolerations = spec.get("tolerations")
+    validate_tolerations(spec.get("tolerations"), "spec.tolerations", errs)
+
+
+TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+
+
+def _validate_effect(effect, allow_empty: bool, path: str, errs: list) -> None:
+    """validateTaintEffect."""
+    if not effect:
+        if not allow_empty:
+            errs.append(required(path))
+    elif effect not in TAINT_EFFECTS:
+        errs.append(not_supported(path, effect, TAINT_EFFECTS))
+
+
+def validate_tolerations(tolerations, path: str, errs: list) -> None:
+    """ValidateTolerations (the Lt and Gt operators behind their feature gate, off)."""
     for i, t in enumerate(tolerations if isinstance(tolerations, list) else ()):
         if not isinstance(t, dict):
             continue
-        path = f"spec.tolerations[{i}]"
+        at = f"{path}[{i}]"
         key, value, operator = t.get("key") or "", t.get("value") or "", t.get("operator") or ""
+        effect = t.get("effect") or ""
         if key:
-            errs.extend(invalid(f"{path}.key", key, m) for m in is_qualified_name(key))
-        if operator == "Exists" and value:
-            errs.append(invalid(f"{path}.operator", value, "value must be empty when `operator` is "
-                                                                      "'Exists'"))
-        elif operator in ("", "Equal") and is_valid_label_value(value):
-            errs.append(invalid(f"{path}.operator", value, ";".join(is_valid_label_value(value))))
+            errs.extend(invalid(f"{at}.key", key, m) for m in is_qualified_name(key))
+        elif operator != "Exists":
+            errs.append(invalid(f"{at}.operator", operator,
+                                'operator must be Exists when `key` is empty, which means "match all values and all '
+                                'keys"'))
+        if t.get("tolerationSeconds") is not None and effect != "NoExecute":
+            errs.append(invalid(f"{at}.effect", effect, "effect must be 'NoExecute' when `tolerationSeconds` is set"))
+        if operator in ("", "Equal"):
+            if is_valid_label_value(value):
+                errs.append(invalid(f"{at}.operator", value, ";".join(is_valid_label_value(value))))
+        elif operator == "Exists":
+            if value:
+                errs.append(invalid(f"{at}.operator", value, "value must be empty when `operator` is 'Exists'"))
+        else:
+            errs.append(not_supported(f"{at}.operator", operator, ("Equal", "Exists", "Lt", "Gt")
+                                      if operator in ("Lt", "Gt") else ("Equal", "Exists")))
+        _validate_effect(effect, True, f"{at}.effect", errs)
 
 
 def _validate_node(raw: dict, errs: list) -> None:
@@ -221,10 +268,10 @@ def _validate_node(raw: dict, errs: list) -> None:
         if not isinstance(t, dict):
             continue
         key, value = t.get("key") or "", t.get("value") or ""
-        if key:
-            errs.extend(invalid(f"spec.taints[{i}].key", key, m) for m in is_qualified_name(key))
+        errs.extend(invalid(f"spec.taints[{i}].key", key, m) for m in is_qualified_name(key))
         if is_valid_label_value(value):
             errs.append(invalid(f"spec.taints[{i}].value", value, ";".join(is_valid_label_value(value))))
+        _validate_effect(t.get("effect") or "", False, f"spec.taints[{i}].effect", errs)
     status = raw.get("status")
     if isinstance(status, dict):
         for field in ("capacity", "allocatable"):
@@ -239,7 +286,8 @@ POD_GATED_MUTABLE_SPEC = ("nodeSelector", "affinity")
 
 def pod_update_errors(old: dict, new: dict) -> list:
     """ValidatePodUpdate: only images, deadlines, added tolerations and removed gates may change (plus node
-    selection while the pod is still gated); metadata is checked by ``object_errors``."""
+    selection while the pod is still gated), in kube's order (tolerations, gates, the rest of the spec); metadata
+    is checked by ``object_errors``."""
     o, n = dict(old.get("spec") or {}), dict(new.get("spec") or {})
     gated = bool(o.get("schedulingGates"))
     for key in POD_MUTABLE_SPEC + (POD_GATED_MUTABLE_SPEC if gated else ()):
@@ -250,17 +298,32 @@ def pod_update_errors(old: dict, new: dict) -> list:
             o[field] = [{k: v for k, v in c.items() if k != "image"} for c in o[field]]
             n[field] = [{k: v for k, v in c.items() if k != "image"} for c in n[field]]
     errs = []
+    if not _only_added_tolerations((old.get("spec") or {}).get("tolerations"),
+                                   (new.get("spec") or {}).get("tolerations")):
+        errs.append(forbidden("spec.tolerations", "existing toleration can not be modified except its "
+                                                  "tolerationSeconds"))
+    old_gates = {g.get("name") for g in (old.get("spec") or {}).get("schedulingGates") or []}
+    new_gates = {g.get("name") for g in (new.get("spec") or {}).get("schedulingGates") or []}
+    if not new_gates <= old_gates:
+        errs.append(forbidden("spec.schedulingGates", "only deletion is allowed, but found new scheduling gate"))
     if o != n:
         errs.append(forbidden("spec", "pod updates may not change fields other than "
                                       "`spec.containers[*].image`,`spec.initContainers[*].image`,"
                                       "`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to "
                                       "existing tolerations),`spec.terminationGracePeriodSeconds` (allow it "
                                       "to be set to 1 if it was previously negative)"))
-    old_gates = {g.get("name") for g in (old.get("spec") or {}).get("schedulingGates") or []}
-    new_gates = {g.get("name") for g in (new.get("spec") or {}).get("schedulingGates") or []}
-    if not new_gates <= old_gates:
-        errs.append(forbidden("spec.schedulingGates", "only deletion is allowed, but found new scheduling gate"))
     return errs
+
+
+def _toleration_fields(t) -> tuple:
+    t = t if isinstance(t, dict) else {}
+    return tuple(t.get(k) or "" for k in ("key", "operator", "value", "effect"))
+
+
+def _only_added_tolerations(old, new) -> bool:
+    """validateOnlyAddedTolerations: every old toleration is still there (its tolerationSeconds may change)."""
+    kept = {_toleration_fields(t) for t in new or ()} if isinstance(new, list) else set()
+    return all(_toleration_fields(t) in kept for t in (old if isinstance(old, list) else ()))
 
 
 _BY_KIND = {"Pod": _validate_pod, "Node": _validate_node, **DRA_VALIDATORS}

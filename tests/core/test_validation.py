@@ -10,7 +10,7 @@ from scheduler_core.cli import main as cli_main
 from scheduler_core.documents import DepthError, load_json, safe_yaml_load
 from scheduler_core.objects import Node, ParseError, Pod
 from scheduler_core.objects.quantity import QuantityError, canonical, milli_value, parse_quantity, value
-from scheduler_core.objects.validation import ValidationError, object_errors, validate_object
+from scheduler_core.objects.validation import ValidationError, object_errors, pod_update_errors, validate_object
 from scheduler_core.scenario import ScenarioError, load_documents, scenario_from_data
 
 SUBDOMAIN = ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and "
@@ -120,6 +120,43 @@ def test_resources_are_non_negative_bounded_and_named_as_kube_wants():
         "of 50m"]
     assert messages("Pod", dict(pod(), spec={"overhead": {"cpu": "-5m"}})) == \
         ['spec.overhead[cpu]: Invalid value: "-5m": must be greater than or equal to 0']
+
+
+def test_tolerations_taints_and_owner_references_in_kube_words():
+    effects = '"NoSchedule", "PreferNoSchedule", "NoExecute"'
+    raw = pod()
+    raw["spec"]["tolerations"] = [{"key": "gpu", "operator": "Exists", "effect": "NoSchedul"},
+                                  {"operator": "Equal"}, {"key": "b", "operator": "Lt", "tolerationSeconds": 5},
+                                  {"key": "c", "operator": "Sometimes"}]
+    raw["metadata"]["ownerReferences"] = [{"apiVersion": "apps/", "kind": "ReplicaSet", "uid": "u"}]
+    assert messages("Pod", raw) == [
+        'metadata.ownerReferences.apiVersion: Invalid value: "apps/": version must not be empty',
+        'metadata.ownerReferences.name: Invalid value: "": must not be empty',
+        f'spec.tolerations[0].effect: Unsupported value: "NoSchedul": supported values: {effects}',
+        'spec.tolerations[1].operator: Invalid value: "Equal": operator must be Exists when `key` is empty, which '
+        'means "match all values and all keys"',
+        "spec.tolerations[2].effect: Invalid value: \"\": effect must be 'NoExecute' when `tolerationSeconds` is set",
+        'spec.tolerations[2].operator: Unsupported value: "Lt": supported values: "Equal", "Exists", "Lt", "Gt"',
+        'spec.tolerations[3].operator: Unsupported value: "Sometimes": supported values: "Equal", "Exists"']
+    tainted = dict(node(), spec={"taints": [{"key": "a", "effect": "Sometimes"}, {"key": "b"}]})
+    assert messages("Node", tainted) == [
+        f'spec.taints[0].effect: Unsupported value: "Sometimes": supported values: {effects}',
+        "spec.taints[1].effect: Required value"]
+
+
+def test_pod_updates_may_only_add_tolerations():
+    old = pod()
+    old["spec"]["tolerations"] = [{"key": "gpu", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 5}]
+    added = json.loads(json.dumps(old))
+    added["spec"]["tolerations"][0]["tolerationSeconds"] = 60   # tolerationSeconds may change
+    added["spec"]["tolerations"].append({"key": "more", "operator": "Exists"})
+    assert pod_update_errors(old, added) == []
+    changed = json.loads(json.dumps(old))
+    changed["spec"]["tolerations"][0]["effect"] = "NoSchedule"
+    assert [str(e) for e in pod_update_errors(old, changed)] == [
+        "spec.tolerations: Forbidden: existing toleration can not be modified except its tolerationSeconds"]
+    assert [str(e) for e in pod_update_errors(old, pod())] == [
+        "spec.tolerations: Forbidden: existing toleration can not be modified except its tolerationSeconds"]
 
 
 def test_a_valid_object_passes_and_errors_are_parse_errors_with_every_cause():

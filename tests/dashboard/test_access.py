@@ -149,7 +149,7 @@ async def test_websocket_needs_a_signed_in_session():
 NODE = {"metadata": {"name": "extra", "labels": {"topology.kubernetes.io/zone": "a"}},
         "status": {"allocatable": {"cpu": "4", "memory": "16Gi", "pods": "110"}}}
 POD = {"metadata": {"name": "extra", "namespace": "default"},
-       "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "100m"}}}]}}
+       "spec": {"containers": [{"name": "c", "image": "c:1", "resources": {"requests": {"cpu": "100m"}}}]}}
 
 
 def _writes(api, pages):

@@ -15,6 +15,14 @@ from .conftest import small_scenario
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
+# ValidateLabelName of an empty taint key, as kube-apiserver words it
+EMPTY_TAINT_KEY = {"spec.taints[0].key": [
+    'Invalid value: "": name part must be non-empty',
+    "Invalid value: \"\": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end "
+    "with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is "
+    "'([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"]}
+
+
 @pytest.fixture
 def loaded(api):
     assert api.post("/api/clusters/", {"name": "small", "tie_break": "name"}, format="json").status_code == 201
@@ -58,7 +66,7 @@ def test_nodes_and_pods_crud_with_field_errors(api, loaded):
     r = api.post("/api/clusters/small/nodes/", {"manifest": {"metadata": {"name": "x"},
                                                              "spec": {"taints": [{"effect": "NoSchedule"}]}}},
                  format="json")
-    assert r.status_code == 400 and r.json() == {"spec.taints[0].key": ["required value"]}
+    assert r.status_code == 400 and r.json() == EMPTY_TAINT_KEY
     r = api.post("/api/clusters/small/nodes/", {"manifest": {"metadata": {"name": "n-0"}}}, format="json")
     assert r.status_code == 400 and "already exists" in r.json()["metadata.name"][0]
     node = {"metadata": {"name": "n-9", "labels": {"disk": "ssd"}},
@@ -67,11 +75,11 @@ def test_nodes_and_pods_crud_with_field_errors(api, loaded):
     assert api.get("/api/clusters/small/nodes/n-9/").json()["labels"] == {"disk": "ssd"}
     assert api.delete("/api/clusters/small/nodes/n-9/").status_code == 204
     assert api.delete("/api/clusters/small/nodes/n-9/").status_code == 404
-    pod = {"metadata": {"name": "late", "namespace": "ops"}, "spec": {"containers": [{"name": "c"}]}}
+    pod = {"metadata": {"name": "late", "namespace": "ops"}, "spec": {"containers": [{"name": "c", "image": "c:1"}]}}
     assert api.post("/api/clusters/small/pods/", {"manifest": pod}, format="json").status_code == 201
     bad = {"metadata": {"name": "late2"}, "spec": {"priority": "high"}}
     r = api.post("/api/clusters/small/pods/", {"manifest": bad}, format="json")
-    assert r.status_code == 400 and r.json() == {"spec.priority": ["expected integer"]}
+    assert r.status_code == 400 and r.json() == {"spec.priority": ["Invalid value: expected integer"]}
     got = api.get("/api/clusters/small/pods/ops/late/").json()
     assert got["queue"] == "active" and got["node_name"] == ""
     assert api.delete("/api/clusters/small/pods/ops/late/").status_code == 204
@@ -86,13 +94,13 @@ def test_nodes_and_pods_crud_with_field_errors(api, loaded):
 
 def test_creates_take_the_bare_object_or_the_manifest_wrapper_through_one_validator(api, loaded):
     pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "bare", "namespace": "ops"},
-           "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "100m"}}}]}}
+           "spec": {"containers": [{"name": "c", "image": "c:1", "resources": {"requests": {"cpu": "100m"}}}]}}
     r = api.post("/api/clusters/small/pods/", pod, format="json")
     assert r.status_code == 201, r.content
     assert r.json()["name"] == "bare" and r.json()["namespace"] == "ops" and r.json()["queue"] == "active"
     # metadata alone at the top is an object too (kind and apiVersion default as kube-apiserver defaults them)
-    r = api.post("/api/clusters/small/pods/", {"metadata": {"name": "only-meta"}, "spec": {"containers": []}},
-                 format="json")
+    r = api.post("/api/clusters/small/pods/", {"metadata": {"name": "only-meta"},
+                                               "spec": {"containers": [{"name": "c", "image": "c:1"}]}}, format="json")
     assert r.status_code == 201 and r.json()["namespace"] == "default"
     node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n-bare"},
             "status": {"allocatable": {"cpu": "8", "memory": "8Gi", "pods": "10"}}}
@@ -101,13 +109,14 @@ def test_creates_take_the_bare_object_or_the_manifest_wrapper_through_one_valida
     # the same field errors bare and wrapped; a wrong kind or apiVersion is refused in both forms
     wrong_kind = {"kind": ['Node in version "v1" cannot be handled as a Pod']}
     cases = [
-        ("pods", dict(pod, metadata={"name": "p2"}, spec={"priority": "high"}), {"spec.priority": ["expected integer"]}),
+        ("pods", dict(pod, metadata={"name": "p2"}, spec={"priority": "high"}),
+         {"spec.priority": ["Invalid value: expected integer"]}),
         ("pods", dict(node, metadata={"name": "p3"}), wrong_kind),
         ("pods", dict(pod, metadata={"name": "p4"}, apiVersion="apps/v1"),
          {"apiVersion": ["the API version in the data (apps/v1) does not match the expected API version (v1)"]}),
         ("nodes", dict(pod, metadata={"name": "n-p"}), {"kind": ['Pod in version "v1" cannot be handled as a Node']}),
         ("nodes", dict(node, metadata={"name": "n-bad"}, spec={"taints": [{"effect": "NoSchedule"}]}),
-         {"spec.taints[0].key": ["required value"]}),
+         EMPTY_TAINT_KEY),
     ]
     for kind, body, errors in cases:
         for form in (body, {"manifest": body}):

@@ -129,7 +129,8 @@ def test_demo_why_pending_and_live_binding(server, tmp_path):
         expect(page.locator("#live-dot")).to_have_text("live", timeout=15000)
         # a new pod that cannot fit arrives in the (unfiltered, first-page) list live, with its reason
         pod = {"metadata": {"name": "live-huge", "namespace": "default", "uid": "live-huge"},
-               "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "500", "memory": "1Gi"}}}]}}
+               "spec": {"containers": [{"name": "c", "image": "c:1",
+                                        "resources": {"requests": {"cpu": "500", "memory": "1Gi"}}}]}}
         assert _post_json(server, "/api/clusters/demo/pods/", {"manifest": pod}) == 201
         row = page.locator('#pending-table tr[data-pod="default/live-huge"]')
         expect(row).to_contain_text("Insufficient cpu", timeout=30000)
@@ -175,7 +176,8 @@ def test_demo_why_pending_and_live_binding(server, tmp_path):
         # the connection drops; what happens meanwhile arrives through the resync after the reconnect
         page.evaluate("window.schedscopeLive.drop()")
         pod = {"metadata": {"name": "while-away", "namespace": "default", "uid": "while-away"},
-               "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "400", "memory": "1Gi"}}}]}}
+               "spec": {"containers": [{"name": "c", "image": "c:1",
+                                        "resources": {"requests": {"cpu": "400", "memory": "1Gi"}}}]}}
         assert _post_json(server, "/api/clusters/demo/pods/", {"manifest": pod}) == 201
         page.wait_for_function("() => window.schedscopeLive.resyncs() >= 1", timeout=15000)  # no eval under the CSP
         expect(page.locator("#live-dot")).to_have_text("live", timeout=15000)

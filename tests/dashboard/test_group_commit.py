@@ -17,7 +17,7 @@ from rest_framework.test import APIClient
 from dashboard.models import Cluster, Pod, StoreChange
 from dashboard.profiles.models import AuditLog
 from dashboard.services import clusters as svc
-from dashboard.services import objectstore
+from dashboard.services import admitted, objectstore
 from dashboard.services.groupcommit import GroupCommit, Item
 
 from .conftest import make_user
@@ -71,7 +71,7 @@ def test_writes_queued_during_a_commit_are_committed_together_next():
 
 
 def _items(cluster, names, user=None):
-    return [Item(([objectstore.pod_row(cluster, objectstore.checked("Pod", pod_manifest(name)))],
+    return [Item(([objectstore.pod_row(cluster, admitted.parsed("Pod", pod_manifest(name)))],
                   [svc.audit_row(user, "pod.create", cluster, pod=name)])) for name in names]
 
 

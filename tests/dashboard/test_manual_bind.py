@@ -88,7 +88,7 @@ def test_binding_through_the_api_is_made_by_the_loop_which_accounts_for_it(loade
     # The loop's cache counts the 32 cpu on n-1 and its queue no longer holds the pod: a new small pod is not
     # placed on n-1, and also-big is never tried again.
     new_pod = {"metadata": {"name": "late", "namespace": "default", "uid": "late"},
-               "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "100m"}}}]}}
+               "spec": {"containers": [{"name": "c", "image": "c:1", "resources": {"requests": {"cpu": "100m"}}}]}}
     assert api.post("/api/clusters/small/pods/", {"manifest": new_pod}, format="json").status_code == 201
     seq_before = SchedulingCycle.objects.filter(cluster=loaded).order_by("-seq").values_list("seq", flat=True)[0]
     assert api.post("/api/clusters/small/step/", {"n": 5}, format="json").status_code == 202

@@ -161,7 +161,7 @@ def test_pod_edit_allows_what_kube_allows(cluster, editor):
 
 def test_removing_the_last_gate_makes_a_pod_schedulable(cluster, editor):
     gated = ("apiVersion: v1\nkind: Pod\nmetadata: {name: held}\nspec:\n  schedulingGates: [{name: wait}]\n"
-             "  containers: [{name: c}]\n")
+             "  containers: [{name: c, image: 'c:1'}]\n")
     assert editor.post("/clusters/small/new/pod/", {"manifest": gated}).status_code == 302
     assert Pod.objects.get(cluster=cluster, name="held").queue == Pod.GATED
     text = editor.get("/clusters/small/pods/default/held/edit/").context["form"].initial["manifest"]

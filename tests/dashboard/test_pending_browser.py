@@ -25,7 +25,7 @@ READ_PAGE = """() => {
 
 def _pod(i: int) -> dict:
     """Unschedulable on every demo node: half ask for more cpu than any node has, half also for a GPU taint."""
-    spec = {"containers": [{"name": "c", "resources": {"requests": {"cpu": "300" if i % 2 else "200",
+    spec = {"containers": [{"name": "c", "image": "c:1", "resources": {"requests": {"cpu": "300" if i % 2 else "200",
                                                                     "memory": "2Gi"}}}]}
     if i % 2:
         spec["tolerations"] = [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]

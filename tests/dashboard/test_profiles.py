@@ -246,7 +246,7 @@ def test_apply_switches_the_running_worker(worker_factory):
     services.apply(v2, editor)
     wait_for(lambda: cluster.version_spans.filter(version=v2).exists(), 30, what="the worker to reload")
     svc.add_pod(cluster, {"metadata": {"name": "after", "namespace": "default", "uid": "after"}, "spec": {
-        "containers": [{"name": "c", "resources": {"requests": {"cpu": "100m"}}}]}})
+        "containers": [{"name": "c", "image": "c:1", "resources": {"requests": {"cpu": "100m"}}}]}})
     wait_for(lambda: Pod.objects.filter(cluster=cluster, name="after", queue="bound").exists(), 30, what="new pod")
     # LeastAllocated put p1, p2 on the empty node; MostAllocated now packs onto the busier one
     assert Pod.objects.get(cluster=cluster, name="after").node_name == "busy"

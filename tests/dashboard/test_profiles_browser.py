@@ -136,7 +136,7 @@ def test_edit_with_switches_and_weights_save_diff_apply(server, tmp_path):  # no
         expect(page.locator("#active-version")).to_contain_text("Active version: v2")
         expect(page.locator("#flash")).to_contain_text("version 2 applied to demo")
         manifest = {"metadata": {"name": "after-apply", "namespace": "default"},
-                    "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "100m"}}}]}}
+                    "spec": {"containers": [{"name": "c", "image": "c:1", "resources": {"requests": {"cpu": "100m"}}}]}}
         assert _post_json(server, "/api/clusters/demo/pods/", {"manifest": manifest}) == 201
         page.goto(server + "/clusters/demo/pods/default/after-apply/")
         headers = page.locator("#score-matrix thead th")

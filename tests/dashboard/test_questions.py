@@ -24,7 +24,8 @@ from .conftest import api_client, load_cluster, make_user, page_client, small_sc
 pytestmark = pytest.mark.django_db(transaction=True)
 
 WEB = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web", "namespace": "default"},
-       "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "10m", "memory": "16Mi"}}}]}}
+       "spec": {"containers": [{"name": "c", "image": "c:1",
+                               "resources": {"requests": {"cpu": "10m", "memory": "16Mi"}}}]}}
 
 
 def _running(cluster, user, n):

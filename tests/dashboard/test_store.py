@@ -15,7 +15,7 @@ from django.db.migrations.executor import MigrationExecutor
 from django.test import AsyncClient, override_settings
 
 from dashboard.models import Cluster, Pod, SchedulingCycle, StoreChange, StoredObject
-from dashboard.services import control, credentials, objectstore
+from dashboard.services import admitted, control, credentials, objectstore
 from dashboard.services.runner import Runner
 from tests.k8s_api_server import pod
 
@@ -123,7 +123,7 @@ def test_a_write_whose_change_log_cannot_be_stored_fails_and_stores_nothing(smal
     cluster, _token = small
     rv = objectstore.current_rv(cluster.pk)
     StoreChange.objects.create(cluster=cluster, rv=rv + 1, kind="pods", type="ADDED", key="x/y", raw={})
-    row = objectstore.pod_row(cluster, objectstore.checked("Pod", pod("collides")))
+    row = objectstore.pod_row(cluster, admitted.parsed("Pod", pod("collides")))
     with pytest.raises(IntegrityError):
         with objectstore.writing(cluster.pk) as w:
             objectstore.put_pod(w, row)   # takes rv + 1, which the log already holds

@@ -91,7 +91,7 @@ def test_two_web_processes_stream_every_update_to_their_clients(worker_factory, 
         assert redis.Redis.from_url(settings.REDIS_URL).zcard(group_key) == 2   # one member per process, not socket
 
         pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "two-procs", "namespace": "default"},
-               "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "100m"}}}]}}
+               "spec": {"containers": [{"name": "c", "image": "c:1", "resources": {"requests": {"cpu": "100m"}}}]}}
         status, _ = _request(first, "/api/clusters/twoweb/pods/", token, pod)
         assert status == 201
         wait_for(lambda: all(_carrying(c, "default/two-procs") for c in clients), 60, what="the update on both")

@@ -85,7 +85,7 @@ async def test_worker_schedules_records_and_streams(worker_factory):
         assert Cluster.objects.get(pk=cluster.pk).runner  # the worker's heartbeat
         # paused: a new pod waits; a single step schedules it
         svc.set_state(cluster, Cluster.PAUSED)
-        svc.add_pod(cluster, {"metadata": {"name": "late", "uid": "late"}, "spec": {"containers": [{"name": "c"}]}})
+        svc.add_pod(cluster, {"metadata": {"name": "late"}, "spec": {"containers": [{"name": "c", "image": "c:1"}]}})
         time.sleep(1.0)
         assert not SchedulingCycle.objects.filter(cluster=cluster, pod_name="late").exists()
         svc.step(cluster, 1)
@@ -94,7 +94,7 @@ async def test_worker_schedules_records_and_streams(worker_factory):
         svc.set_state(cluster, Cluster.STOPPED)
         wait_for(lambda: not control.is_driven(cluster.id), 20, what="the loop to stop")
         # stopped: a step runs in a short-lived loop that releases the cluster again
-        svc.add_pod(cluster, {"metadata": {"name": "later", "uid": "later"}, "spec": {"containers": [{"name": "c"}]}})
+        svc.add_pod(cluster, {"metadata": {"name": "later"}, "spec": {"containers": [{"name": "c", "image": "c:1"}]}})
         svc.step(cluster, 5)
         wait_for(lambda: Pod.objects.filter(cluster=cluster, name="later", queue="bound").exists(), 20,
                  what="the pod stepped while stopped")

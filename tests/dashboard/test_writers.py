@@ -75,7 +75,8 @@ def test_all_writers_of_one_cluster_never_deadlock():
     def rest(n):
         node = {"metadata": {"name": f"api-{n}", "labels": {"topology.kubernetes.io/zone": "a"}},
                 "status": {"allocatable": {"cpu": "4", "memory": "16Gi", "pods": "110"}}}
-        pod = {"metadata": {"name": f"api-{n}", "namespace": "default"}, "spec": {"containers": [{"name": "c"}]}}
+        pod = {"metadata": {"name": f"api-{n}", "namespace": "default"},
+               "spec": {"containers": [{"name": "c", "image": "c:1"}]}}
         codes = [api.post("/api/clusters/writers/nodes/", {"manifest": node}, format="json").status_code,
                  api.post("/api/clusters/writers/pods/", {"manifest": pod}, format="json").status_code,
                  # a scenario load may have replaced them meanwhile: 404 is an answer, not an error

@@ -164,7 +164,7 @@ def test_redis_outage(request, workers, web, services):
         wait_for(lambda: bound() == PODS, 300, 0.3, "every pod bound")
         # Celery reconnected: a command sent through the broker after the outage is executed
         svc.set_state(cluster, Cluster.PAUSED)
-        svc.add_pod(cluster, {"metadata": {"name": "after", "uid": "after"}, "spec": {"containers": [{"name": "c"}]}})
+        svc.add_pod(cluster, {"metadata": {"name": "after"}, "spec": {"containers": [{"name": "c", "image": "c:1"}]}})
         svc.step(cluster, 1)
         wait_for(lambda: Pod.objects.filter(cluster=cluster, name="after", queue=Pod.BOUND).exists(), 60, 0.2,
                  "a step after the outage")

@@ -1,0 +1,345 @@
+"""One admission path for pods and nodes, whoever writes them: the Kubernetes API (``k8sapi.store``, which adds
+its wire handling), the REST API and the pages (``services.clusters``) and the workload generator
+(``objectstore.insert_pods``) all pass what kube-apiserver does before it stores an object, in its words:
+
+- the size limit: an object above 3 MiB is refused as kube-apiserver refuses such a request (413);
+- on create, the fields the server owns: a new uid and creationTimestamp, no deletionTimestamp or resourceVersion;
+  a pod's status is Pending with its QoS class (PodStrategy.PrepareForCreate), its ``spec.nodeName`` kept as kube
+  keeps it (a pod created bound), later changed only by a binding;
+- SetDefaults_Pod, the Priority admission plugin (``spec.priority`` from the PriorityClass: a caller's value that
+  differs is refused) and DefaultTolerationSeconds;
+- validation (``scheduler_core.objects.validation``: ValidateObjectMeta with owner references, ValidatePod,
+  ValidateNode); on update ValidatePodUpdate (the spec mostly immutable, tolerations only added), with uid,
+  creationTimestamp and the status kept from the stored object unless the write is a status write;
+- the cluster's quota of object counts and bytes, on every write that grows what it holds (create, update, patch,
+  status).
+
+Scenario loads replace a cluster's state whole, uids, bindings and statuses included, as restoring a snapshot of
+etcd does: they pass validation, the size limit and the quota, not the create rules.
+"""
+from __future__ import annotations
+
+import json
+import uuid
+
+import orjson
+
+from scheduler_core.objects import Node, ParseError, Pod
+from scheduler_core.objects.validation import object_errors, pod_update_errors
+
+MAX_OBJECT_BYTES = 3 * 1024 * 1024   # kube-apiserver's request body limit (3 MiB)
+SYSTEM_PRIORITY_CLASSES = (("system-node-critical", 2000001000,
+                            "Used for system critical pods that must not be moved from their current node."),
+                           ("system-cluster-critical", 2000000000,
+                            "Used for system critical pods that must run in the cluster, but can be moved to "
+                            "another node if necessary."))
+DEFAULT_TOLERATIONS = ("node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable")
+NODE_INFO_FIELDS = ("machineID", "systemUUID", "bootID", "kernelVersion", "osImage", "containerRuntimeVersion",
+                    "kubeletVersion", "kubeProxyVersion", "operatingSystem", "architecture")
+QUOTA_NAME = "schedscope-cluster-quota"
+QUOTA_RESOURCES = {"pods": "pods", "nodes": "count/nodes", "Event": "count/events"}   # ResourceQuota's names
+PLURALS = {"Pod": "pods", "Node": "nodes"}
+
+
+class ValidationFailed(ValueError):
+    """Bad input: ``errors`` maps a field path to messages (DRF's 400 shape; "" for the object as a whole)."""
+
+    def __init__(self, errors: dict):
+        super().__init__("; ".join(f"{k}: {' '.join(v)}" if k else " ".join(v) for k, v in errors.items()))
+        self.errors = errors
+
+
+class Refused(ValidationFailed):
+    """A write kube-apiserver refuses, as its Status says: ``code`` and ``reason`` (422 Invalid with ``causes``,
+    [(field, cause reason, message)]; 403 Forbidden; 413 RequestEntityTooLarge), ``why`` in its words."""
+
+    def __init__(self, code: int, reason: str, why: str, name: str = "", plural: str = "", causes=()):
+        self.code, self.reason, self.why, self.name, self.plural = code, reason, why, name, plural
+        self.causes = list(causes)
+        errors = {}
+        for field, _cause, message in self.causes:
+            errors.setdefault(field, []).append(message)
+        super().__init__(errors or {"": [self.message]})
+
+    @property
+    def message(self) -> str:
+        """The Status message (a Forbidden one names the object as kube names it)."""
+        if self.code == 403:
+            return f'{self.plural} "{self.name}" is forbidden: {self.why}'
+        return self.why
+
+
+def _name(obj) -> str:
+    name = ((obj.get("metadata") if isinstance(obj, dict) else None) or {}).get("name")
+    return name if isinstance(name, str) else ""
+
+
+def invalid(kind: str, obj, causes: list) -> Refused:
+    return Refused(422, "Invalid", "", _name(obj), PLURALS.get(kind, ""), causes)
+
+
+def forbidden(kind: str, obj, why: str) -> Refused:
+    return Refused(403, "Forbidden", why, _name(obj), PLURALS.get(kind, kind), ())
+
+
+# -- every kind ----
+def check_kind(kind: str, raw):
+    """A body for a ``kind`` (v1): an ``apiVersion`` or ``kind`` that is given must be ``v1`` and ``kind``, as
+    kube-apiserver decodes a create's body (its messages); the body."""
+    if isinstance(raw, dict):
+        version, given = raw.get("apiVersion"), raw.get("kind")
+        if version not in (None, "", "v1"):
+            raise ValidationFailed({"apiVersion": [
+                f"the API version in the data ({version}) does not match the expected API version (v1)"]})
+        if given not in (None, "", kind):
+            raise ValidationFailed({"kind": [f'{given} in version "v1" cannot be handled as a {kind}']})
+        return raw
+    raise ValidationFailed({kind.lower(): ["expected an object"]})
+
+
+def object_size(obj) -> int:
+    """An object's size as stored (its JSON), for the size limit and the bytes quota."""
+    try:
+        return len(orjson.dumps(obj))
+    except TypeError:   # integers over 64 bits or keys that are not strings: the standard encoder's
+        return len(json.dumps(obj, separators=(",", ":")))
+
+
+def check_size(obj, size: int | None = None) -> int:
+    """413 above MAX_OBJECT_BYTES; the object's size."""
+    size = object_size(obj) if size is None else size
+    if size > MAX_OBJECT_BYTES:
+        raise Refused(413, "RequestEntityTooLarge", f"Request entity too large: limit is {MAX_OBJECT_BYTES}")
+    return size
+
+
+def validate(kind: str, obj) -> None:
+    """kube-apiserver's validation of the kind (``scheduler_core.objects.validation``): 422 with every cause."""
+    errs = object_errors(kind, obj)
+    if errs:
+        raise invalid(kind, obj, [(e.path, e.reason, e.body()) for e in errs])
+
+
+def parsed(kind: str, obj):
+    """The scheduler's reading of a valid pod or node (422 for what it cannot read)."""
+    try:
+        return (Pod if kind == "Pod" else Node)(obj)
+    except ParseError as err:
+        raise invalid(kind, obj, [(err.path, "FieldValueInvalid", f"Invalid value: {err.message}")]) from None
+
+
+def server_metadata(meta: dict, created: str) -> dict:
+    """A created object's metadata with the fields the server owns (FillObjectMetaSystemFields; a deletion cannot
+    be created, a resourceVersion is the store's)."""
+    meta = dict(meta)
+    for field in ("resourceVersion", "deletionTimestamp", "deletionGracePeriodSeconds", "selfLink"):
+        meta.pop(field, None)
+    meta["uid"] = str(uuid.uuid4())
+    meta["creationTimestamp"] = created
+    return meta
+
+
+def kept_metadata(old: dict, new: dict) -> dict:
+    """An update's metadata: uid, creationTimestamp, namespace and deletion fields stay the stored object's."""
+    old_meta, meta = old.get("metadata") or {}, dict(new.get("metadata") or {})
+    for field in ("uid", "creationTimestamp", "namespace", "deletionTimestamp", "deletionGracePeriodSeconds"):
+        if field in old_meta:
+            meta[field] = old_meta[field]
+        else:
+            meta.pop(field, None)
+    return meta
+
+
+def check_quota(limits: dict, store: str, held: int, used_bytes: int, obj: dict, old: dict | None = None) -> int:
+    """403 as kube-apiserver answers an exceeded ResourceQuota: one more object of ``store`` (a create, when
+    ``old`` is None) past its count, or the cluster's objects past their bytes; returns the bytes the write adds."""
+    kind = obj.get("kind") or store
+    name = _name(obj)
+    limit = limits.get(store)
+    if old is None and limit is not None and store in QUOTA_RESOURCES and held + 1 > limit:
+        what = QUOTA_RESOURCES[store]
+        raise forbidden(kind, obj, f"exceeded quota: {QUOTA_NAME}, requested: {what}=1, used: {what}={held}, "
+                                   f"limited: {what}={limit}")
+    size = object_size(obj)
+    grown = size - (object_size(old) if old is not None else 0)
+    limit = limits.get("bytes")
+    if limit is not None and grown > 0 and used_bytes + grown > limit:
+        raise forbidden(kind, obj, f"exceeded quota: {QUOTA_NAME}, requested: storage={grown}, used: "
+                                   f"storage={used_bytes}, limited: storage={limit}")
+    return grown
+
+
+# -- pods -------------------------------------------------------------------------------------------
+def with_system_priority_classes(stored: dict, created: str = "") -> dict:
+    """PriorityClasses by name: ``stored`` and the two system ones kube-apiserver always has."""
+    out = dict(stored)
+    for name, value, desc in SYSTEM_PRIORITY_CLASSES:
+        out.setdefault(name, {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+                              "metadata": {"name": name, "uid": str(uuid.uuid4()), "creationTimestamp": created},
+                              "value": value, "description": desc, "preemptionPolicy": "PreemptLowerPriority"})
+    return out
+
+
+def _image_pull_policy(image: str) -> str:
+    ref = image.rsplit("/", 1)[-1]
+    if "@" in ref:
+        return "IfNotPresent"
+    return "Always" if ":" not in ref or ref.endswith(":latest") else "IfNotPresent"
+
+
+def _default_container(c: dict) -> dict:
+    c = dict(c)
+    res = dict(c.get("resources") or {})
+    limits = res.get("limits") or {}
+    if limits:
+        res["requests"] = {**limits, **(res.get("requests") or {})}   # requests default to limits
+    if res:
+        c["resources"] = res
+    else:
+        c.setdefault("resources", {})
+    c.setdefault("terminationMessagePath", "/dev/termination-log")
+    c.setdefault("terminationMessagePolicy", "File")
+    if c.get("image"):
+        c.setdefault("imagePullPolicy", _image_pull_policy(c["image"]))
+    return c
+
+
+def _qos_class(spec: dict) -> str:
+    containers = list(spec.get("containers") or []) + list(spec.get("initContainers") or [])
+    requests, limits = {}, {}
+    guaranteed = True
+    for c in containers:
+        res = c.get("resources") or {}
+        req = {k: v for k, v in (res.get("requests") or {}).items() if k in ("cpu", "memory")}
+        lim = {k: v for k, v in (res.get("limits") or {}).items() if k in ("cpu", "memory")}
+        requests.update(req)
+        limits.update(lim)
+        if set(lim) != {"cpu", "memory"} or any(req.get(k, lim[k]) != lim[k] for k in lim):
+            guaranteed = False
+    if not requests and not limits:
+        return "BestEffort"
+    return "Guaranteed" if guaranteed else "Burstable"
+
+
+def _require_containers(pod: dict) -> None:
+    spec = pod.get("spec") if isinstance(pod.get("spec"), dict) else {}
+    containers = spec.get("containers")
+    if not containers or not isinstance(containers, list):
+        raise invalid("Pod", pod, [("spec.containers", "FieldValueRequired", "Required value")])
+    causes = []
+    for i, c in enumerate(containers):
+        if not isinstance(c, dict):
+            raise invalid("Pod", pod, [(f"spec.containers[{i}]", "FieldValueInvalid", "Invalid value")])
+        if not c.get("name"):
+            causes.append((f"spec.containers[{i}].name", "FieldValueRequired", "Required value"))
+        if not c.get("image"):
+            causes.append((f"spec.containers[{i}].image", "FieldValueRequired", "Required value"))
+    if causes:
+        raise invalid("Pod", pod, causes)
+
+
+def admit_pod(pod: dict, priority_classes: dict, created: str) -> Pod:
+    """A pod to create as kube-apiserver stores it (parsed; its ``raw`` is stored): the size limit, validation,
+    the server's metadata and status, SetDefaults_Pod, the Priority and DefaultTolerationSeconds admission plugins
+    (``priority_classes``: by name, ``with_system_priority_classes``); ``created``: the RFC 3339 time of the
+    create."""
+    check_size(pod)
+    validate("Pod", pod)
+    parsed("Pod", pod)   # a field the scheduler cannot read (a priority that is not an integer) before admission
+    _require_containers(pod)
+    spec = dict(pod["spec"])
+    spec["containers"] = [_default_container(c) for c in spec["containers"]]
+    if spec.get("initContainers"):
+        spec["initContainers"] = [_default_container(c) for c in spec["initContainers"]]
+    spec.setdefault("restartPolicy", "Always")
+    spec.setdefault("terminationGracePeriodSeconds", 30)
+    spec.setdefault("dnsPolicy", "ClusterFirst")
+    spec.setdefault("securityContext", {})
+    spec.setdefault("schedulerName", "default-scheduler")
+    spec.setdefault("enableServiceLinks", True)
+    _admit_priority(pod, spec, priority_classes)
+    spec.setdefault("preemptionPolicy", "PreemptLowerPriority")
+    tolerations = list(spec.get("tolerations") or [])
+    for key in DEFAULT_TOLERATIONS:
+        if not any(t.get("key") == key and t.get("effect", "") in ("", "NoExecute") for t in tolerations
+                   if isinstance(t, dict)):
+            tolerations.append({"key": key, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300})
+    spec["tolerations"] = tolerations
+    status = {"phase": "Pending", "qosClass": _qos_class(spec)}
+    if spec.get("schedulingGates"):   # applySchedulingGatedCondition
+        status["conditions"] = [{"type": "PodScheduled", "status": "False", "lastProbeTime": None,
+                                 "lastTransitionTime": None, "reason": "SchedulingGated",
+                                 "message": "Scheduling is blocked due to non-empty scheduling gates"}]
+    meta = server_metadata(pod.get("metadata") or {}, created)
+    meta.setdefault("namespace", "default")
+    out = dict(pod, apiVersion="v1", kind="Pod", metadata=meta, spec=spec, status=status)
+    check_size(out)
+    return parsed("Pod", out)
+
+
+def _admit_priority(pod: dict, spec: dict, priority_classes: dict) -> None:
+    """The Priority admission plugin: the pod's priority (and preemption policy) from its PriorityClass, or the
+    global default one; 403 for a class that does not exist or a caller's value that differs."""
+    pc_name = spec.get("priorityClassName") or ""
+    if pc_name:
+        pc = priority_classes.get(pc_name)
+        if pc is None:
+            raise forbidden("Pod", pod, f"no PriorityClass with name {pc_name} was found")
+    else:
+        defaults = sorted((p for p in priority_classes.values() if p.get("globalDefault")),
+                          key=lambda p: p.get("value", 0))
+        pc = defaults[0] if defaults else None
+        if pc is not None:
+            spec["priorityClassName"] = pc["metadata"]["name"]
+    priority = pc.get("value", 0) if pc is not None else 0
+    if spec.get("priority") is not None and spec["priority"] != priority:
+        raise forbidden("Pod", pod, f"the integer value of priority ({spec['priority']}) must not be provided in pod "
+                                    f"spec; priority admission controller computed {priority} from the given "
+                                    f"PriorityClass name")
+    spec["priority"] = priority
+    policy = pc.get("preemptionPolicy") if pc is not None else None
+    if policy:
+        if spec.get("preemptionPolicy") and spec["preemptionPolicy"] != policy:
+            raise forbidden("Pod", pod, f"the string value of PreemptionPolicy ({spec['preemptionPolicy']}) must not "
+                                        f"be provided in pod spec; priority admission controller computed {policy} "
+                                        f"from the given PriorityClass name")
+        spec["preemptionPolicy"] = policy
+
+
+def admit_pod_update(old: dict, new: dict) -> Pod:
+    """A pod update as kube-apiserver stores it (``new`` with the status the write may set: the stored one unless
+    it is a status write): the stored uid and creation time, the size limit, validation and ValidatePodUpdate (its
+    first error, as the API answers)."""
+    out = dict(new, metadata=kept_metadata(old, new))
+    check_size(out)
+    validate("Pod", out)
+    errs = pod_update_errors(old, out)
+    if errs:
+        raise invalid("Pod", out, [(errs[0].path, errs[0].reason, errs[0].body())])
+    return parsed("Pod", out)
+
+
+# -- nodes ------------------------------------------------------------------------------------------
+def node_defaults(node: dict) -> dict:
+    """status.nodeInfo always has every field (a Go struct without omitempty; typed clients require them)."""
+    status = dict(node.get("status") or {})
+    status["nodeInfo"] = {**{f: "" for f in NODE_INFO_FIELDS}, **(status.get("nodeInfo") or {})}
+    return dict(node, status=status)
+
+
+def admit_node(node: dict, created: str) -> Node:
+    """A node to create as kube-apiserver stores it (a node's status may be given: its kubelet registers it so)."""
+    check_size(node)
+    validate("Node", node)
+    out = node_defaults(dict(node, apiVersion="v1", kind="Node",
+                             metadata=server_metadata(node.get("metadata") or {}, created)))
+    return parsed("Node", out)
+
+
+def admit_node_update(old: dict, new: dict) -> Node:
+    """A node update (``new`` with the status the write may set): the stored uid and creation time, defaults, the
+    size limit and validation."""
+    out = node_defaults(dict(new, metadata=kept_metadata(old, new)))
+    check_size(out)
+    validate("Node", out)
+    return parsed("Node", out)

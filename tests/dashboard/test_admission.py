@@ -1,0 +1,159 @@
+"""One admission path for every writer (``services.admitted``): the REST API, the pages, the workload generator and
+the Kubernetes API refuse what kube-apiserver refuses, in its words, and own the fields it owns. Each test replays a
+write that one of them used to let through: objects grown past the bytes quota by PUT, PATCH and status writes; a
+20 MB pod; a caller's uid, timestamps, status and priority; tolerations kube refuses."""
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+from django.conf import settings
+from django.test import AsyncClient, override_settings
+
+from dashboard.models import Pod, StoredObject
+from dashboard.services import credentials
+
+from .conftest import load_cluster, make_user, page_client, small_scenario
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+LEASES = "/apis/coordination.k8s.io/v1/namespaces/default/leases"
+PODS = "/api/v1/namespaces/default/pods"
+MERGE = "application/merge-patch+json"
+TOO_LARGE = "Request entity too large: limit is 3145728"
+
+
+def k8s(cluster, token, method: str, path: str, body=None, content_type: str = "application/json"):
+    """(status, JSON) of a request to the cluster's Kubernetes API."""
+    kw = {"headers": {"Authorization": f"Bearer {token}"}}
+    if body is not None:
+        kw.update(data=json.dumps(body), content_type=content_type)
+    resp = asyncio.run(getattr(AsyncClient(), method.lower())(f"/clusters/{cluster.name}/k8s{path}", **kw))
+    return resp.status_code, json.loads(resp.content or b"{}")
+
+
+def pod(name: str, **spec) -> dict:
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default"},
+            "spec": {"containers": [{"name": "c", "image": "registry.example/c:1"}], **spec}}
+
+
+@pytest.fixture
+def small(api):
+    cluster = load_cluster(api, small_scenario(pending_web=2))
+    return cluster, credentials.create_token(cluster, "tests", None)[1]
+
+
+def test_updates_patches_and_status_writes_cannot_grow_past_the_bytes_quota(small):
+    cluster, token = small
+    big = "x" * 1_200_000
+    with override_settings(SCHEDSCOPE={**settings.SCHEDSCOPE, "MAX_STORE_BYTES": 1024 * 1024}):
+        lease = {"metadata": {"name": "grown"}, "spec": {"holderIdentity": "a"}}
+        status, made = k8s(cluster, token, "POST", LEASES, lease)
+        assert status == 201
+        grown = dict(made, spec={"holderIdentity": big})
+        for method, body, ctype in (("PUT", grown, "application/json"),
+                                    ("PATCH", {"spec": {"holderIdentity": big}}, MERGE)):
+            status, answer = k8s(cluster, token, method, f"{LEASES}/grown", body, ctype)
+            assert (status, answer["reason"]) == (403, "Forbidden"), (method, answer)
+            assert answer["message"].startswith('leases.coordination.k8s.io "grown" is forbidden: exceeded quota: '
+                                                'schedscope-cluster-quota, requested: storage=119999')
+        assert k8s(cluster, token, "PATCH", f"{LEASES}/grown", {"spec": {"holderIdentity": "b"}}, MERGE)[0] == 200
+        status, answer = k8s(cluster, token, "PATCH", f"{PODS}/web-0/status",
+                             {"status": {"conditions": [{"type": "Big", "status": "True", "message": big}]}},
+                             "application/strategic-merge-patch+json")
+        assert status == 403 and "exceeded quota" in answer["message"]
+    stored = StoredObject.objects.get(cluster=cluster, kind="Lease", key="default/grown")
+    assert stored.raw["spec"] == {"holderIdentity": "b"}
+    assert "Big" not in json.dumps(Pod.objects.get(cluster=cluster, name="web-0").raw)
+
+
+def test_no_writer_stores_an_object_above_3_mib(small, api):
+    cluster, token = small
+    huge = pod("huge")
+    huge["spec"]["containers"][0]["env"] = [{"name": "BLOB", "value": "x" * 20_000_000}]
+    r = api.post(f"/api/clusters/{cluster.name}/pods/", huge, format="json")
+    assert (r.status_code, r.json()) == (413, {"detail": TOO_LARGE})
+    assert not Pod.objects.filter(cluster=cluster, name="huge").exists()
+    editor = page_client(make_user("editor", "editor"))
+    huge["spec"]["containers"][0]["env"][0]["value"] = "x" * 4_000_000
+    resp = editor.post(f"/clusters/{cluster.name}/new/pod/", {"manifest": json.dumps(huge)})
+    assert resp.status_code == 200 and resp.context["form"].errors["manifest"] == [TOO_LARGE]
+    # a PATCH under the request limit that makes the object larger than it
+    lease = {"metadata": {"name": "big"}, "spec": {"holderIdentity": "y" * 2_000_000}}
+    assert k8s(cluster, token, "POST", LEASES, lease)[0] == 201
+    status, answer = k8s(cluster, token, "PATCH", f"{LEASES}/big", {"spec": {"preferredHolder": "z" * 1_500_000}},
+                         MERGE)
+    assert (status, answer["reason"], answer["message"]) == (413, "RequestEntityTooLarge", TOO_LARGE)
+
+
+def test_the_server_owns_uid_timestamps_status_and_priority(small, api):
+    cluster, token = small
+    other_uid = "5f0c3a2e-8a1b-4c7d-9e6f-0a1b2c3d4e5f"
+    sneaky = pod("sneaky")
+    sneaky["metadata"].update(uid=other_uid, creationTimestamp="2001-01-01T00:00:00Z",
+                              deletionTimestamp="2001-01-02T00:00:00Z", deletionGracePeriodSeconds=0,
+                              resourceVersion="7")
+    sneaky["status"] = {"phase": "Running", "podIP": "10.0.0.1"}
+    url = f"/api/clusters/{cluster.name}/pods/"
+    r = api.post(url, sneaky, format="json")
+    assert r.status_code == 201, r.content
+    status, served = k8s(cluster, token, "POST", PODS, dict(sneaky, metadata=dict(sneaky["metadata"], name="sly")))
+    assert status == 201
+    for name in ("sneaky", "sly"):
+        row = Pod.objects.get(cluster=cluster, name=name)
+        meta = row.raw["metadata"]
+        assert row.uid == meta["uid"] != other_uid and meta["creationTimestamp"] != "2001-01-01T00:00:00Z"
+        assert "deletionTimestamp" not in meta and "deletionGracePeriodSeconds" not in meta
+        assert row.raw["status"] == {"phase": "Pending", "qosClass": "BestEffort"} and row.queue == Pod.ACTIVE
+    # spec.priority comes from the PriorityClass; a caller's value that differs is refused
+    r = api.post(url, pod("vip", priority=2000000000), format="json")
+    assert r.status_code == 403
+    assert r.json() == {"detail": 'pods "vip" is forbidden: the integer value of priority (2000000000) must not be '
+                                  'provided in pod spec; priority admission controller computed 0 from the given '
+                                  'PriorityClass name'}
+    r = api.post(url, pod("vip", priorityClassName="system-cluster-critical"), format="json")
+    assert r.status_code == 201 and r.json()["priority"] == 2000000000
+    r = api.post(url, pod("lost", priorityClassName="gold"), format="json")
+    assert r.status_code == 403 and r.json()["detail"].endswith("no PriorityClass with name gold was found")
+    owned = pod("owned")
+    owned["metadata"]["ownerReferences"] = [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "rs"}]
+    r = api.post(url, owned, format="json")
+    assert r.status_code == 400
+    assert r.json() == {"metadata.ownerReferences.uid": ['Invalid value: "": must not be empty']}
+    # a pod's node changes only through a binding: an edit that moves it is refused
+    editor = page_client(make_user("editor", "editor"))
+    text = editor.get(f"/clusters/{cluster.name}/pods/default/sneaky/edit/").context["form"].initial["manifest"]
+    moved = text.replace("spec:\n", "spec:\n  nodeName: n-1\n", 1)
+    resp = editor.post(f"/clusters/{cluster.name}/pods/default/sneaky/edit/", {"manifest": moved})
+    assert "spec: Forbidden: pod updates may not change fields" in resp.context["form"].errors["manifest"][0]
+    assert Pod.objects.get(cluster=cluster, name="sneaky").node_name == ""
+
+
+def test_tolerations_kube_refuses_are_refused_by_every_editor(small):
+    cluster, token = small
+    editor = page_client(make_user("editor", "editor"))
+    bad = pod("tolerant", tolerations=[{"key": "gpu", "operator": "Exists", "effect": "NoSchedul"}])
+    resp = editor.post(f"/clusters/{cluster.name}/new/pod/", {"manifest": json.dumps(bad, indent=1)})
+    [error] = resp.context["form"].errors["manifest"]
+    assert error.endswith('spec.tolerations[0].effect: Unsupported value: "NoSchedul": supported values: '
+                          '"NoSchedule", "PreferNoSchedule", "NoExecute"')
+    bad["spec"]["tolerations"][0]["effect"] = "Bogus"
+    status, answer = k8s(cluster, token, "POST", PODS, bad)
+    assert (status, answer["message"]) == (422, 'Pod "tolerant" is invalid: spec.tolerations[0].effect: Unsupported '
+                                                'value: "Bogus": supported values: "NoSchedule", '
+                                                '"PreferNoSchedule", "NoExecute"')
+    bad["spec"]["tolerations"][0]["effect"] = "NoSchedule"
+    assert k8s(cluster, token, "POST", PODS, bad)[0] == 201
+    changed = [{"key": "gpu", "operator": "Exists", "effect": "NoExecute"}]
+    status, answer = k8s(cluster, token, "PATCH", f"{PODS}/tolerant", {"spec": {"tolerations": changed}}, MERGE)
+    assert (status, answer["message"]) == (422, 'Pod "tolerant" is invalid: spec.tolerations: Forbidden: existing '
+                                                'toleration can not be modified except its tolerationSeconds')
+    _s, current = k8s(cluster, token, "GET", f"{PODS}/tolerant")
+    added = current["spec"]["tolerations"] + changed
+    assert k8s(cluster, token, "PATCH", f"{PODS}/tolerant", {"spec": {"tolerations": added}}, MERGE)[0] == 200
+    text = editor.get(f"/clusters/{cluster.name}/pods/default/tolerant/edit/").context["form"].initial["manifest"]
+    resp = editor.post(f"/clusters/{cluster.name}/pods/default/tolerant/edit/",
+                       {"manifest": text.replace("effect: NoSchedule", "effect: PreferNoSchedule")})
+    assert "spec.tolerations: Forbidden: existing toleration can not be modified" in \
+        resp.context["form"].errors["manifest"][0]
