@@ -83,7 +83,7 @@ def test_a_pod_no_profile_serves_says_so_wherever_it_appears(server, tmp_path):
     from playwright.sync_api import expect, sync_playwright
     manifest = {"metadata": {"name": "nobodys", "namespace": "ops"},
                 "spec": {"schedulerName": "nobody-scheduler",
-                         "containers": [{"name": "c", "resources": {"requests": {"cpu": "100m"}}}]}}
+                         "containers": [{"name": "c", "image": "c:1", "resources": {"requests": {"cpu": "100m"}}}]}}
     assert _post_json(server, "/api/clusters/demo/pods/", {"manifest": manifest}) == 201
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)

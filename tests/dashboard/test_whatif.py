@@ -22,7 +22,8 @@ from .test_browser import ARGS, CHROMIUM, _shot, server  # noqa: F401  (server i
 pytestmark = pytest.mark.django_db(transaction=True)
 
 WEB = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web", "namespace": "default"},
-       "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "1", "memory": "256Mi"}}}]}}
+       "spec": {"containers": [{"name": "c", "image": "c:1",
+                               "resources": {"requests": {"cpu": "1", "memory": "256Mi"}}}]}}
 
 
 @pytest.fixture
@@ -74,7 +75,7 @@ def test_capacity_on_the_demo_equals_the_loop(api):
     from dashboard.services.demo import demo_scenario
     demo = load_cluster(api, demo_scenario(), steps=80)
     template = dict(WEB, metadata={"name": "batch", "namespace": "shop"}, spec={"containers": [
-        {"name": "c", "resources": {"requests": {"cpu": "3", "memory": "6Gi"}}}]})
+        {"name": "c", "image": "c:1", "resources": {"requests": {"cpu": "3", "memory": "6Gi"}}}]})
     r = ask(demo, "capacity", manifest=template).result
     assert 10 < r["fit"] < 100 and not r["limited"]
     assert _copies_in_the_loop(api, demo, template, r["fit"] + 1) == (sorted(p["node"] for p in r["placements"]),

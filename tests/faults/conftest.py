@@ -119,7 +119,7 @@ def scenario(n_nodes: int, n_pods: int, cpu_every: int = 10) -> dict:
                                                                "kubernetes.io/hostname": f"node-{i:04d}"}},
               "status": {"capacity": alloc, "allocatable": alloc}} for i in range(n_nodes)]
     pending = [{"metadata": {"name": f"p-{i:05d}", "namespace": "load", "uid": f"load-{i}"},
-                "spec": {"containers": [{"name": "c", "resources": {"requests": {
+                "spec": {"containers": [{"name": "c", "image": "c:1", "resources": {"requests": {
                     "cpu": "1" if i % cpu_every == 0 else "100m", "memory": "256Mi"}}}]}} for i in range(n_pods)]
     return {"name": "faults", "nodes": nodes, "pods": [], "pending": pending}
 
