@@ -191,11 +191,12 @@ def main(argv=None) -> int:
     try:
         if args.shadow:
             shadow = ShadowScheduler(cluster, config, registry, scheduler_names=args.shadow_of or ["default-scheduler"],
-                                     tie_break=args.tie_break, seed=args.seed, trace_sink=sink)
+                                     tie_break=args.tie_break, seed=args.seed, trace_sink=sink, order_window=1.0)
             end = time.monotonic() + args.duration if args.duration else None
             while not stop.is_set() and (end is None or time.monotonic() < end):
-                if (cluster.pump(0.5) + len(shadow.observe_pending())) and args.shadow_report:
+                if (cluster.pump(0.5) + shadow.judge_due() + len(shadow.observe_pending())) and args.shadow_report:
                     _write_report(shadow, args.shadow_report)
+            shadow.judge_bindings()
             if args.shadow_report:
                 _write_report(shadow, args.shadow_report)
             log.info("shadow: %s", shadow.stats())

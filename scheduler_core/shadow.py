@@ -134,14 +134,24 @@ class ShadowScheduler:
     trace)``, if given, is called with every Observation of a pending pod (``observe_pending``);
     ``reobserve_seconds``: the least time between two observations of a waiting pod that kube did not report
     again; ``clock``: the monotonic clock that time is read from.
+
+    ``order_window``: kube binds asynchronously, so bindings may land in another order than kube decided them
+    (p17's before p15's, though kube placed p15 first and counted it when it placed p17). With a window > 0
+    bindings wait until none has arrived for that long (``judge_due``), or until another change of the cluster
+    comes, and are then judged in kube's queue order (priority, then the order the pods arrived), each on the
+    state with the bindings before it and nothing after. 0: each is judged as it lands.
     """
 
     def __init__(self, cluster, config=None, registry=None, profile: str | None = None,
                  scheduler_names=("default-scheduler",), tie_break: str = "name", seed=None,
                  trace_sink: TraceSink | None = None, max_records: int = 10000, on_record=None,
                  trace_all_filters: bool = False, *, kube_version=None, feature_gates=None, on_observe=None,
-                 reobserve_seconds: float = 5.0, clock=time.monotonic):
+                 reobserve_seconds: float = 5.0, clock=time.monotonic, order_window: float = 0.0):
         self.cluster = cluster
+        self.order_window = order_window
+        self._arrival = {}        # uid -> the order a pending pod was first seen in (kube's queue order)
+        self._bindings = []       # (old, new) bindings not judged yet (order_window)
+        self._last_binding = 0.0
         self.on_record = on_record
         self.on_observe = on_observe
         self.reobserve_seconds = reobserve_seconds
@@ -173,33 +183,40 @@ class ShadowScheduler:
 
     # -- cluster events -----------------------------------------------------------------------------
     def on_node_add(self, node) -> None:
-        self.changes += 1
+        self._changed()
         self.cache.add_node(node)
 
     def on_node_update(self, old, new) -> None:
-        self.changes += 1
+        self._changed()
         self.cache.update_node(old, new)
 
     def on_node_delete(self, node) -> None:
-        self.changes += 1
+        self._changed()
         self._try(self.cache.remove_node, node)
 
     def on_pod_add(self, pod) -> None:
         if pod.node_name:
-            self.changes += 1
+            self._changed()
             self._try(self.cache.add_pod, pod)
         else:
+            self._arrival.setdefault(pod.uid, len(self._arrival))
             self._note_condition(pod)
 
     def on_pod_update(self, old, new) -> None:
         if new.node_name and not old.node_name:
             self.changes += 1
             self.waiting.pop(new.key, None)
-            if new.scheduler_name in self.scheduler_names:
-                self._compare(old, new.node_name)
-            self._try(self.cache.add_pod, new)
+            if self.order_window > 0:
+                self._bindings.append((old, new))
+                self._last_binding = self.clock()
+            else:
+                self._bind(old, new)
         elif new.node_name:
-            self.changes += 1
+            pending = next((i for i, (_, b) in enumerate(self._bindings) if b.uid == new.uid), None)
+            if pending is not None:   # a pod not judged yet changes (its status): judged as it is now
+                self._bindings[pending] = (self._bindings[pending][0], new)
+                return
+            self._changed()
             self._try(self.cache.update_pod, old, new)
         else:
             self._note_condition(new, old)
@@ -207,14 +224,41 @@ class ShadowScheduler:
     def on_pod_delete(self, pod) -> None:
         self.waiting.pop(pod.key, None)
         if pod.node_name:
-            self.changes += 1
+            self._changed()
             self._try(self.cache.remove_pod, pod)
+        self._arrival.pop(pod.uid, None)
+
+    def _changed(self) -> None:
+        """Another change than a binding: the bindings before it are judged first, on the state before it."""
+        self.changes += 1
+        if self._bindings:
+            self.judge_bindings()
+
+    def _bind(self, old, new) -> None:
+        self._arrival.pop(new.uid, None)
+        if new.scheduler_name in self.scheduler_names:
+            self._compare(old, new.node_name)
+        self._try(self.cache.add_pod, new)
+
+    def judge_due(self) -> int:
+        """Judge the waiting bindings once none has arrived for ``order_window`` seconds; how many."""
+        if self._bindings and self.clock() - self._last_binding >= self.order_window:
+            return self.judge_bindings()
+        return 0
+
+    def judge_bindings(self) -> int:
+        """Judge every waiting binding now, in kube's queue order; how many."""
+        batch, self._bindings = self._bindings, []
+        batch.sort(key=lambda b: (-b[0].priority, self._arrival.get(b[0].uid, len(self._arrival))))
+        for old, new in batch:
+            self._bind(old, new)
+        return len(batch)
 
     def on_object_event(self, kind: str, action: str, old, new) -> None:
         """Objects are read live from the source's ``objects``; a change makes the waiting pods due. A
         FailedScheduling Event of a watched scheduler is a report (see the module doc)."""
         if kind != "Event":
-            self.changes += 1
+            self._changed()
         elif new is not None:
             report = failed_scheduling_report(new)
             if report is not None and report[4] in self.scheduler_names:

@@ -55,6 +55,7 @@ log = logging.getLogger("dashboard.kubeengine")
 NODE_FIELDS = ["zone", "labels", "taints", "unschedulable", "allocatable", "raw"]
 POD_SPEC_FIELDS = ["labels", "priority", "scheduler_name", "cpu_m", "memory", "raw"]
 DB_ERRORS = (DatabaseError, InterfaceError)
+JUDGE_WINDOW_SECONDS = 1.0   # kube's bindings judged in its decision order once none came for this long
 
 
 class ClusterUnavailable(Exception):
@@ -285,7 +286,8 @@ class KubeEngine(RecordingEngine):
                 self.shadow = ShadowScheduler(kube, config, registry, tie_break=cluster.tie_break,
                                               seed=cluster.seed, trace_all_filters=True,
                                               on_record=lambda rec, tr: self._compared.append((rec, tr)),
-                                              on_observe=lambda obs, tr: self._observed.append((obs, tr)))
+                                              on_observe=lambda obs, tr: self._observed.append((obs, tr)),
+                                              order_window=JUDGE_WINDOW_SECONDS)
             self.sync_queue_states()
             gcpolicy.configure()
             gcpolicy.settle()
@@ -338,6 +340,7 @@ class KubeEngine(RecordingEngine):
         """
         self.pump()
         if self.shadow is not None:
+            self.shadow.judge_due()
             tr = self._observed[-1][1] if self.shadow.observe_pending(limit=1) else None
             self._flush()
             return tr
