@@ -179,6 +179,7 @@ def _candidates(route: str, stored: dict) -> dict:
     pods = values.pop("pods")
     if route.startswith("profiles:"):   # by name; an old numeric address redirects
         values["name"] = values["profile_name"] + values["profile_pk"]
+        values["kube_version"] = list(SUPPORTED_VERSIONS) + ["0.1"]
     if route.startswith("whatif"):
         values["run_id"] = values["pk"] = values["whatif_run"] + ["99999999999999999999"]
     if route.startswith("k8s-api"):
