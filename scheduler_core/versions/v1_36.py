@@ -401,6 +401,8 @@ CHANGES = {
                                 "\"node(s) had volume node affinity conflict\") and VolumeRestrictions' \"node(s) "
                                 "unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode already "
                                 "in-use by another pod\"",
+    "image-locality-image-volumes": "ImageLocality also sums the images of the pod's image volumes "
+                                    "(volumes[].image.reference, ImageVolume GA), still dividing by the containers",
     "untolerated-taints-message": "TaintToleration's Filter rejects with \"node(s) had untolerated taint(s)\", "
                                   "without the taint's {key: value}",
     "fit-unresolvable-over-allocatable": "NodeResourcesFit: a request larger than the node's allocatable (or for "

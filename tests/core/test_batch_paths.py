@@ -391,7 +391,8 @@ def test_plugins_batch_equal_per_node(seed):
     fit_136 = Fit(None, unresolvable_over_allocatable=True, summed_nonzero=True)
     filters = [NodeUnschedulable(), NodeName(), TaintToleration(), TaintToleration(generic_message=True),
                NodeAffinity(), fits[0], fit_136]
-    scorers = fits + [fit_136] + balanced + [TaintToleration(), NodeAffinity(), ImageLocality(Handle(snap))]
+    scorers = fits + [fit_136] + balanced + [TaintToleration(), NodeAffinity(), ImageLocality(Handle(snap)),
+                                             ImageLocality(Handle(snap), image_volumes=True)]
     for i in range(20):
         pod = Pod(rand_pod(rng, f"p{i}", [ni.name for ni in snap.node_infos]))
         for pl in filters:

@@ -177,3 +177,12 @@ def test_volume_conflict_messages():
         "0/1 nodes are available: 1 node(s) had volume node affinity conflict.")
     assert _decision("1.36", [_node("a")], _pod("p", volumes=uses), **extra)["message"].startswith(
         "0/1 nodes are available: 1 node(s) didn't match PersistentVolume's node affinity.")
+
+
+def test_image_volumes_count_for_image_locality():
+    mb = 1024 * 1024
+    nodes = [_node("a", images=[("registry/model:1", 900 * mb)]), _node("b")]
+    pending = _pod("p", {"cpu": "100m"}, volumes=[{"name": "m", "image": {"reference": "registry/model:1"}}])
+    assert _score(_decision("1.30", nodes, pending), "a", "ImageLocality") == 0
+    # 900Mi scaled by 1 of 2 nodes, over one container: 100 * (450Mi - 23Mi) / (1000Mi - 23Mi)
+    assert _score(_decision("1.36", nodes, pending), "a", "ImageLocality") == 100 * (450 - 23) // (1000 - 23)

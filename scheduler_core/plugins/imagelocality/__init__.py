@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...framework.handle import features_of
 from ...framework.interface import MAX_NODE_SCORE, ScorePlugin
 from .. import names
 
@@ -35,24 +36,34 @@ class ImageLocality(ScorePlugin):
 
     name = names.IMAGE_LOCALITY
 
-    def __init__(self, handle):
+    def __init__(self, handle, image_volumes: bool = False):
         self.handle = handle
+        # 1.36 (versions: image-locality-image-volumes): image volumes' references count too
+        self.image_volumes = image_volumes
 
     @classmethod
     def new(cls, args, handle):
-        return cls(handle)
+        return cls(handle, features_of(handle).has("image-locality-image-volumes"))
 
     def _images(self, state, pod):
         images = state.get(STATE_KEY)
-        if images is None:  # once per cycle: normalized names of init containers, then containers
-            images = tuple(normalized_image_name(c.image) for c in pod.init_containers + pod.containers)
+        if images is None:  # once per cycle: normalized names of init containers, containers, image volumes
+            images = [normalized_image_name(c.image) for c in pod.init_containers + pod.containers]
+            if self.image_volumes:
+                images += [normalized_image_name((v.get("image") or {}).get("reference") or "")
+                           for v in pod.volumes if isinstance(v, dict) and v.get("image") is not None]
+            images = tuple(images)
             state.write(STATE_KEY, images)
         return images
 
+    @staticmethod
+    def _num_containers(pod) -> int:
+        return len(pod.init_containers) + len(pod.containers)
+
     def score_batch(self, state, pod, table, rows):
         """Score over NodeTable rows: nodes without images all get the score of no image present."""
-        images = self._images(state, pod)
-        out = np.full(len(rows), calculate_priority(0, len(images)), np.int64)
+        self._images(state, pod)
+        out = np.full(len(rows), calculate_priority(0, self._num_containers(pod)), np.int64)
         infos = table.infos
         for j in np.flatnonzero(table.has_images[rows]):
             out[j] = self.score(state, pod, infos[rows[j]])[0]
@@ -68,7 +79,7 @@ class ImageLocality(ScorePlugin):
             if st is not None:
                 size, num_nodes = st
                 total += int(size * (num_nodes / total_nodes))
-        return calculate_priority(total, len(images)), None
+        return calculate_priority(total, self._num_containers(pod)), None
 
     def score_extensions(self):
         return None
