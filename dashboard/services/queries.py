@@ -306,13 +306,20 @@ def event_histogram(qs, start, end, width: int) -> dict:
             "bucket_seconds": width}
 
 
+def default_window(cluster: Cluster, now: datetime) -> timedelta:
+    """The events page's and timeline's window when none is asked: one that fits a young cluster's history."""
+    oldest = SchedulingEvent.objects.filter(cluster=cluster).order_by("time").values_list("time", flat=True).first()
+    return timewindow.default_window(oldest, now)
+
+
 def events_page(cluster: Cluster, params, per_page: int = 100) -> dict:
     """Stored events in a time window, filtered by pod, node, namespace and reason, newest first, paged; with the
     histogram by reason (services.timewindow chooses the bucket width). ``params``: checked values
-    (dashboard.queryforms.EventsQuery): window (a timedelta), until (an aware datetime; default now), pod, node,
-    namespace, reason, page."""
-    window = params.get("window") or timewindow.DEFAULT
-    start, end = timewindow.bounds(window, params.get("until"), timezone.now())
+    (dashboard.queryforms.EventsQuery): window (a timedelta; default ``default_window``), until (an aware
+    datetime; default now), pod, node, namespace, reason, page."""
+    now = timezone.now()
+    window = params.get("window") or default_window(cluster, now)
+    start, end = timewindow.bounds(window, params.get("until"), now)
     qs = filter_events(cluster, params, start, end)
     page = Paginator(qs.order_by("-time", "-id"), per_page).get_page(params.get("page", 1))
     return {"page": page, "start": start, "end": end, "window": timewindow.format_window(window),

@@ -302,7 +302,7 @@ def timeline(cluster, params, now: datetime | None = None) -> dict:
     """What the events page's swimlanes and histogram draw for a window: ``params`` are checked values (window
     as a timedelta, until, pod, namespace, node, reason, lanes)."""
     now = now or timezone.now()
-    window = params.get("window") or timewindow.DEFAULT
+    window = params.get("window") or queries.default_window(cluster, now)
     start, end = timewindow.bounds(window, params.get("until"), now)
     width = timewindow.bucket_seconds(window)
     out = {"start": _iso(start), "end": _iso(end), "window": timewindow.format_window(window),

@@ -17,6 +17,18 @@ MAX_BUCKETS = 120
 # The page's menu: (value, label)
 CHOICES = (("15m", "15 min"), ("1h", "1 h"), ("6h", "6 h"), ("1d", "1 day"), ("7d", "7 days"))
 DEFAULT = timedelta(hours=1)
+# A young cluster's default: the first of these that holds its history, so its events do not sit at the right edge
+YOUNG = (timedelta(minutes=5), timedelta(minutes=15))
+
+
+def default_window(oldest: datetime | None, now: datetime) -> timedelta:
+    """The window a page opens with: DEFAULT, or the first of YOUNG that holds everything since ``oldest`` (the
+    cluster's first event)."""
+    if oldest is not None:
+        for window in YOUNG:
+            if now - oldest <= window * 0.9:
+                return window
+    return DEFAULT
 
 
 def parse_window(text: str) -> timedelta:

@@ -242,3 +242,20 @@ def test_api_and_page_take_the_window(history, api, client):
     custom = client.get("/clusters/tl/events/?window=150s").content.decode()
     assert '<option value="150s" selected>last 150s</option>' in custom
     assert client.get("/clusters/tl/events/?window=15x").status_code == 400
+
+
+def test_a_young_clusters_default_window_holds_its_history(db):
+    """With no window asked, a cluster whose first event is two minutes old opens on 5 minutes, one of ten minutes
+    on 15, an older one (or one without events) on the hour."""
+    from dashboard.services import queries
+    cluster = Cluster.objects.create(name="young")
+    now = datetime.now(timezone.utc)
+    assert timeline.timeline(cluster, {}, now=now)["window"] == "1h"
+    _event(cluster, "Scheduled", "web-a", now - timedelta(minutes=2), node="n1")
+    assert timeline.timeline(cluster, {}, now=now)["window"] == "5m"
+    assert queries.events_page(cluster, {})["window"] == "5m"
+    _event(cluster, "Scheduled", "web-b", now - timedelta(minutes=10), node="n1")
+    assert timeline.timeline(cluster, {}, now=now)["window"] == "15m"
+    _event(cluster, "Scheduled", "web-c", now - timedelta(minutes=50), node="n1")
+    assert timeline.timeline(cluster, {}, now=now)["window"] == "1h"
+    assert timeline.timeline(cluster, {"window": timedelta(minutes=15)}, now=now)["window"] == "15m"
