@@ -26,6 +26,7 @@ def test_short_reasons():
     assert short_reason("node(s) had untolerated taint {node-role.kubernetes.io/control-plane: }") == \
         "node-role.kubernetes.io/control-plane"
     assert short_reason(GPU_TAINT) == "gpu=true"
+    assert short_reason("node(s) had untolerated taint(s)") == "had untolerated taint(s)"
     assert short_reason(SELECTOR) == "didn't match Pod's node affinity/selector"
     assert short_reason("Too many pods") == "Too many pods"
 
@@ -68,9 +69,10 @@ def test_a_group_parameter_that_is_not_pairs_is_refused(text):
 
 def zoned_scenario() -> dict:
     """small_scenario plus two pods that no node fits, each pinned to a zone: the same (plugin, reason) pairs
-    (the gpu taint, the zone selector, cpu) on different numbers of nodes."""
+    (the gpu taint, the zone selector, cpu) on different numbers of nodes; at 1.30, whose taint reason names the
+    taint (1.36's says "untolerated taint(s)")."""
     s = small_scenario(pending_web=0)
-    s["name"] = "zoned"
+    s["name"], s["kubeVersion"] = "zoned", "1.30"
     big = next(p for p in s["pending"] if p["metadata"]["name"] == "too-big")
     for zone in ("a", "b"):
         spec = dict(big["spec"], nodeSelector={"topology.kubernetes.io/zone": zone})
