@@ -51,10 +51,12 @@ def assets() -> Path | None:
 
 def require_assets() -> Path:
     """The binaries' directory, or skip the test (one line) when neither $KUBEBUILDER_ASSETS nor
-    ../shared/envtest exists."""
+    ../shared/envtest exists, or when the script that starts them (../shared/envtest/control-plane) is missing."""
     found = assets()
     if found is None:
         pytest.skip("no Kubernetes control plane: set KUBEBUILDER_ASSETS or provide ../shared/envtest")
+    if envtest_source() is None:
+        pytest.skip("no control-plane script: provide ../shared/envtest or set SCHEDSCOPE_ENVTEST_SRC")
     return found
 
 

@@ -253,6 +253,14 @@ def api(admin_user):
     return api_client(admin_user)
 
 
+@pytest.fixture
+def small(api):
+    """A small simulated cluster (small_scenario, two pending web pods) and a token of its Kubernetes API."""
+    from dashboard.services import credentials
+    cluster = load_cluster(api, small_scenario(pending_web=2))
+    return cluster, credentials.create_token(cluster, "tests", None)[1]
+
+
 def session_cookie(user) -> bytes:
     """A ``Cookie`` header value with a fresh signed-in session of ``user`` (websockets, browsers)."""
     return f"{settings.SESSION_COOKIE_NAME}={session_key(user)}".encode()

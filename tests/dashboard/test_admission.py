@@ -12,9 +12,8 @@ from django.conf import settings
 from django.test import AsyncClient, override_settings
 
 from dashboard.models import Pod, StoredObject
-from dashboard.services import credentials
 
-from .conftest import load_cluster, make_user, page_client, small_scenario
+from .conftest import make_user, page_client
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -36,12 +35,6 @@ def k8s(cluster, token, method: str, path: str, body=None, content_type: str = "
 def pod(name: str, **spec) -> dict:
     return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default"},
             "spec": {"containers": [{"name": "c", "image": "registry.example/c:1"}], **spec}}
-
-
-@pytest.fixture
-def small(api):
-    cluster = load_cluster(api, small_scenario(pending_web=2))
-    return cluster, credentials.create_token(cluster, "tests", None)[1]
 
 
 def test_updates_patches_and_status_writes_cannot_grow_past_the_bytes_quota(small):

@@ -44,6 +44,7 @@ from dashboard.services import credentials, whatif
 from dashboard.services.runner import Runner
 
 from .conftest import make_user, run_on_sqlite
+from .test_k8sapi_protobuf import field
 
 SEED = 20261203
 ROUTES_PER_PATTERN = 3
@@ -366,20 +367,6 @@ def test_crawl_on_sqlite(tmp_path):
 
 
 # -- inputs that once answered 500 (each now a 4xx), and the log every 500 leaves --------------------------
-def _varint(n: int) -> bytes:
-    out = bytearray()
-    while True:
-        b, n = n & 0x7F, n >> 7
-        out.append(b | (0x80 if n else 0))
-        if not n:
-            return bytes(out)
-
-
-def _field(number: int, data: bytes | str) -> bytes:
-    data = data.encode() if isinstance(data, str) else data
-    return _varint(number << 3 | 2) + _varint(len(data)) + data
-
-
 @pytest.mark.django_db
 def test_inputs_that_were_server_errors(world, settings):
     import asyncio
@@ -411,8 +398,8 @@ def test_inputs_that_were_server_errors(world, settings):
     # a protobuf Pod whose managedFields[0].fieldsV1 nests 5,000 deep: refused as every body nested over 100
     # (the API answers a ProtobufError 400)
     nested = ('{"f:a":' * 5000 + "{}" + "}" * 5000).encode()
-    meta = _field(1, "deep") + _field(3, "default") + _field(17, _field(7, _field(1, nested)))
-    body = b"k8s\x00" + _field(1, _field(1, "v1") + _field(2, "Pod")) + _field(2, _field(1, meta))
+    meta = field(1, "deep") + field(3, "default") + field(17, field(7, field(1, nested)))
+    body = b"k8s\x00" + field(1, field(1, "v1") + field(2, "Pod")) + field(2, field(1, meta))
     with pytest.raises(ProtobufError, match="exceeded max depth of 100"):
         protobuf.decode(body)
     # a Host outside ALLOWED_HOSTS on the Kubernetes API

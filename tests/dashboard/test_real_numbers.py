@@ -8,7 +8,8 @@ from kubernetes import config as kconfig
 
 from dashboard.models import Pod, WhatIfRun
 from dashboard.services import queries, whatif
-from tests.envtest import ControlPlane, add_ready_node, ensure_namespace, require_assets
+from tests.envtest import add_ready_node, ensure_namespace
+from tests.real.conftest import control_plane  # noqa: F401 (the fixture)
 
 from .conftest import wait_for
 from .test_real_cluster import LoopThread, real_cluster
@@ -20,14 +21,6 @@ def _pod(name: str, cpu: str, scheduler: str = "default-scheduler") -> dict:
     return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default"},
             "spec": {"schedulerName": scheduler, "containers": [
                 {"name": "c", "image": "registry.k8s.io/pause:3.10", "resources": {"requests": {"cpu": cpu}}}]}}
-
-
-@pytest.fixture
-def control_plane(tmp_path):
-    require_assets()
-    cp = ControlPlane(tmp_path / "cp").start()
-    yield cp
-    cp.stop()
 
 
 def _bind_elsewhere(core, name: str, cpu: str) -> None:

@@ -15,11 +15,11 @@ from django.db.migrations.executor import MigrationExecutor
 from django.test import AsyncClient, override_settings
 
 from dashboard.models import Cluster, Pod, SchedulingCycle, StoreChange, StoredObject
-from dashboard.services import admitted, control, credentials, objectstore
+from dashboard.services import admitted, control, objectstore
 from dashboard.services.runner import Runner
 from tests.k8s_api_server import pod
 
-from .conftest import load_cluster, small_scenario, wait_for
+from .conftest import wait_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -33,12 +33,6 @@ def k8s(cluster, token, method: str, path: str, body=None):
         kw.update(data=json.dumps(body), content_type="application/json")
     resp = asyncio.run(call(f"/clusters/{cluster.name}/k8s{path}", **kw))
     return resp.status_code, json.loads(resp.content or b"{}")
-
-
-@pytest.fixture
-def small(api):
-    cluster = load_cluster(api, small_scenario(pending_web=2))
-    return cluster, credentials.create_token(cluster, "tests", None)[1]
 
 
 def test_an_exceeded_quota_is_a_403_naming_it(small):
