@@ -590,14 +590,8 @@ class _Run:
                                           f"but resource pool {pool.pool_id} is currently invalid")
                 for _slice, devices in pool.devices:
                     for dev in devices:
-                        if not self._selectable(key, rd, dev):
-                            continue
-                        try:
-                            if not self._capacity_fits(request, dev):
-                                continue
-                        except ValueError:
-                            continue
-                        rd.all_devices.append(dev)
+                        if self._selectable(key, rd, dev) and self._capacity_fits(request, dev):
+                            rd.all_devices.append(dev)
             rd.num = len(rd.all_devices)
         else:
             raise AllocationError(f"claim {claim_key(claim)}, request {request.name}: unsupported count mode "
@@ -634,8 +628,12 @@ class _Run:
         return True
 
     def _capacity_fits(self, request: Request, dev: Device) -> bool:
-        return capacity_fits(self.a.allocated.capacity.get(dev.id, {}), request.capacity, dev.raw,
-                             self.allocating_capacity.get(dev.id, {}))
+        """The device's capacity can still give the request what it asks (False where the quantities do not parse)."""
+        try:
+            return capacity_fits(self.a.allocated.capacity.get(dev.id, {}), request.capacity, dev.raw,
+                                 self.allocating_capacity.get(dev.id, {}))
+        except ValueError:
+            return False
 
     def _in_use(self, did) -> bool:
         return did in self.a.allocated.devices or bool(self.allocating.get(did))
@@ -727,12 +725,7 @@ class _Run:
                         continue
                     if not request.admin_access and self._in_use(dev.id):
                         continue
-                    if not self._selectable(key, rd, dev):
-                        continue
-                    try:
-                        if not self._capacity_fits(request, dev):
-                            continue
-                    except ValueError:
+                    if not (self._selectable(key, rd, dev) and self._capacity_fits(request, dev)):
                         continue
                     undo = self._allocate_device(ci, rd, dev, must=False)
                     if undo is None:
@@ -781,11 +774,7 @@ class _Run:
             self.allocating.setdefault(dev.id, set()).add(ci)
         consumed = {}
         share_id = None
-        try:
-            fits = self._capacity_fits(request, dev)
-        except ValueError:
-            fits = False
-        if not fits:
+        if not self._capacity_fits(request, dev):
             for c in constraints:
                 c.remove(base, sub, dev)
             if not multi:
