@@ -1,5 +1,5 @@
 """Everything the pod page shows: attempts on a timeline, one cycle's decision trace (paged matrices),
-what would fix it, and the diff between two attempts."""
+what would fix it, the diff between two attempts, and its DRA claims (claimsview)."""
 from __future__ import annotations
 
 from datetime import datetime
@@ -7,7 +7,7 @@ from datetime import datetime
 from django.core.paginator import Paginator
 
 from ..models import Pod, SchedulingCycle, SchedulingEvent, ShadowDecision
-from . import fullmatrix, queries, traceview
+from . import claimsview, fullmatrix, queries, traceview
 
 ATTEMPT_GROUPS_PER_PAGE = 20
 EVENTS_PER_PAGE = 20
@@ -51,7 +51,8 @@ def pod_context(cluster, namespace: str, name: str, params) -> dict | None:
            "latest_uid": cycles[0].pod_uid if cycles else "",
            "events": Paginator(events.order_by("-time", "-id"), EVENTS_PER_PAGE).get_page(params.get("epage", 1)),
            "shadow": ShadowDecision.objects.filter(cluster=cluster, pod_namespace=namespace,
-                                                   pod_name=name).order_by("-time", "-id").first()}
+                                                   pod_name=name).order_by("-time", "-id").first(),
+           "claims": claimsview.pod_claims(cluster, pod_row) if pod_row is not None else None}
     if chosen is None:
         return ctx
     m = chosen.matrix

@@ -203,7 +203,8 @@ def _node_outcome(allocator, node, doc_claims, pairs, to_allocate) -> dict:
         for c, res in zip(to_allocate, results)]}
 
 
-def _reason_text(r: dict) -> str:
+def reason_text(r: dict) -> str:
+    """One rejected device's (or pool's) reason in words."""
     reason = r["reason"]
     if reason == "allocated":
         held = ", ".join(f'{h["claim"]} ({", ".join(h["reserved_for"]) or "no pod"})' for h in r.get("holders") or ())
@@ -234,7 +235,7 @@ def summary_lines(doc: dict) -> list:
                              f"not exist")
                 continue
             for node, per in req["nodes"].items():
-                rejected = "; ".join(f"{r.get('device', r.get('pool'))}: {_reason_text(r)}" for r in per["rejected"])
+                rejected = "; ".join(f"{r.get('device', r.get('pool'))}: {reason_text(r)}" for r in per["rejected"])
                 fits = ", ".join(per["fits"]) or "no device fits"
                 lines.append(f"claim {claim['claim']} request {req['request']} on {node}: {fits}"
                              + (f"; {rejected}" if rejected else ""))
