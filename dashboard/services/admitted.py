@@ -70,7 +70,8 @@ class Refused(ValidationFailed):
 
 
 def _name(obj) -> str:
-    name = ((obj.get("metadata") if isinstance(obj, dict) else None) or {}).get("name")
+    meta = obj.get("metadata") if isinstance(obj, dict) else None
+    name = meta.get("name") if isinstance(meta, dict) else None
     return name if isinstance(name, str) else ""
 
 

@@ -150,3 +150,10 @@ def test_tolerations_kube_refuses_are_refused_by_every_editor(small):
                        {"manifest": text.replace("effect: NoSchedule", "effect: PreferNoSchedule")})
     assert "spec.tolerations: Forbidden: existing toleration can not be modified" in \
         resp.context["form"].errors["manifest"][0]
+
+
+def test_a_metadata_that_is_not_an_object_is_a_field_error(api, small):
+    cluster, _token = small
+    r = api.post(f"/api/clusters/{cluster.name}/pods/", {"metadata": True, "spec": {"containers": [
+        {"name": "c", "image": "registry.example/c:1"}]}}, format="json")
+    assert r.status_code in (400, 422) and "metadata" in r.content.decode()
