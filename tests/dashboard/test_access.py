@@ -26,7 +26,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 EXEMPT = {"profiles:login", "admin:login", "metrics", "k8s-api", "k8s-api-token"}
 SAMPLE = {"name": "acl", "cluster_name": "acl", "op": "start", "namespace": "default", "pod_name": "web-0",
           "node_name": "n-0", "key": "default/web-0", "format": "json", "app_label": "auth", "path": "api/v1/pods",
-          "token": "ab"}
+          "token": "ab", "kube_version": "1.36"}
 
 
 def _names(patterns=None, prefix="", groups=()):
