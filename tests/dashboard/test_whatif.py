@@ -60,7 +60,7 @@ def test_capacity_equals_what_the_loop_does_when_the_copies_exist(small, api):
     fit = r["fit"]
     assert fit == 16 and not r["limited"]   # 5 nodes x 4 cpu, 2 cpu taken by the web pods; the gpu node is tainted
     assert r["headline"] == "16 copies fit; the next one does not:"
-    assert r["stop"]["message"].startswith("0/6 nodes are available: 1 node(s) had untolerated taint {gpu: true}, "
+    assert r["stop"]["message"].startswith("0/6 nodes are available: 1 node(s) had untolerated taint(s), "
                                            "5 Insufficient cpu.")
     stop = run.traces.get(number=r["stop"]["trace"])
     assert (stop.pod_key, stop.result, stop.message) == (r["stop"]["pod"], "unschedulable", r["stop"]["message"])
