@@ -1,4 +1,5 @@
-"""The bundled demo scenario: 50 nodes in three zones, GPU nodes with taints, and a starting set of pods."""
+"""The bundled demo scenario: 53 nodes in three zones, GPU nodes with taints (six with nvidia.com/gpu as an extended
+resource, three whose GPUs are DRA devices of the DeviceClass gpu.example.com), and a starting set of pods."""
 from __future__ import annotations
 
 import random
@@ -8,6 +9,9 @@ from scheduler_core.versions import LATEST_VERSION
 from .workload import pod_manifest
 
 ZONES = ("zone-a", "zone-b", "zone-c")
+DRA_DRIVER = "gpu.example.com"
+DRA_TAINT = {"key": "gpu.example.com/dra", "value": "true", "effect": "NoSchedule"}
+DRA_GPUS = (("a100", "40Gi", 4), ("a100", "80Gi", 4), ("h100", "80Gi", 2))   # model, memory, devices per node
 
 
 def _node(name, zone, cpu, memory, pods="110", labels=None, taints=None, extra=None):
@@ -67,7 +71,52 @@ def demo_scenario(seed: int = 7) -> dict:
     for i in range(4):
         pending.append(pod_manifest(f"ingress-{i}", "edge", "ingress", "250m", "256Mi", {"host_port": 443},
                                     owner="ingress-84c2f"))
-    return {"name": "demo", "kubeVersion": LATEST_VERSION, "nodes": nodes, "pods": bound, "pending": pending}
+    dra = _dra_objects()
+    nodes += dra.pop("nodes")
+    pending += dra.pop("pending")
+    return {"name": "demo", "kubeVersion": LATEST_VERSION, "nodes": nodes, "pods": bound, "pending": pending, **dra}
+
+
+def _dra_claim_template(name: str, count: int = 1, model: str = "") -> dict:
+    request = {"deviceClassName": DRA_DRIVER, "count": count}
+    if model:
+        request["selectors"] = [{"cel": {"expression": f'device.attributes["{DRA_DRIVER}"].model == "{model}"'}}]
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+            "metadata": {"name": name, "namespace": "ml"},
+            "spec": {"spec": {"devices": {"requests": [{"name": "gpu", "exactly": request}]}}}}
+
+
+def _dra_pod(name: str, template: str) -> dict:
+    pod = pod_manifest(name, "ml", "dra-" + template, "2", "8Gi", {})
+    pod["spec"]["tolerations"] = [{"key": DRA_TAINT["key"], "operator": "Exists", "effect": "NoSchedule"}]
+    pod["spec"]["resourceClaims"] = [{"name": "gpu", "resourceClaimTemplateName": template}]
+    pod["spec"]["containers"][0]["resources"]["claims"] = [{"name": "gpu"}]
+    return pod
+
+
+def _dra_objects() -> dict:
+    """Three tainted nodes whose GPUs are DRA devices (one ResourceSlice each), their DeviceClass, claim templates,
+    and pods asking GPUs through them: some the devices can serve, and two they cannot (a model no device has,
+    more GPUs than any node holds)."""
+    nodes, slices = [], []
+    for i, (model, memory, count) in enumerate(DRA_GPUS):
+        name = f"dra-gpu-{i + 1}"
+        nodes.append(_node(name, ZONES[i % 3], "16", "64Gi", labels={"node-type": "gpu-dra"}, taints=[DRA_TAINT]))
+        devices = [{"name": f"gpu-{d}", "attributes": {"model": {"string": model}},
+                    "capacity": {"memory": {"value": memory}}} for d in range(count)]
+        slices.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+                       "metadata": {"name": f"{name}-{DRA_DRIVER}"},
+                       "spec": {"driver": DRA_DRIVER, "nodeName": name,
+                                "pool": {"name": name, "generation": 1, "resourceSliceCount": 1},
+                                "devices": devices}})
+    device_class = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": DRA_DRIVER},
+                    "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{DRA_DRIVER}"'}}]}}
+    templates = [_dra_claim_template("gpu"), _dra_claim_template("h100", model="h100"),
+                 _dra_claim_template("b200", model="b200"), _dra_claim_template("eight-gpus", count=8)]
+    pending = [_dra_pod("dra-infer-0", "gpu"), _dra_pod("dra-infer-1", "gpu"), _dra_pod("dra-h100", "h100"),
+               _dra_pod("dra-b200", "b200"), _dra_pod("dra-eight-gpus", "eight-gpus")]
+    return {"nodes": nodes, "pending": pending, "deviceclasses": [device_class], "resourceslices": slices,
+            "resourceclaimtemplates": templates}
 
 
 DEMO_WORKLOAD = {"rate": 3.0, "max_pods": 450, "max_pending": 40, "lifetime": 45.0, "namespace": "demo"}

@@ -139,10 +139,11 @@ def test_demo_why_pending_and_live_binding(server, tmp_path):
         page.press('input[name="q"]', "Enter")
         expect(page.locator("#pending-table")).to_contain_text("ml/inference-no-toleration")
         page.click("text=ml/inference-no-toleration")
-        expect(page.locator("#verdict")).to_contain_text("0/50 nodes are available:")
-        expect(page.locator("#verdict")).to_contain_text("9 node(s) had untolerated taint(s)")
+        expect(page.locator("#verdict")).to_contain_text("0/53 nodes are available:")
+        expect(page.locator("#verdict")).to_contain_text("12 node(s) had untolerated taint(s)")
         stopped = page.locator("#filter-matrix td.cell.stopped")
-        # v1.36's reason names no taint: the gpu nodes' row and the control-plane nodes' row say the same
+        # v1.36's reason names no taint: the gpu nodes' row and the row of the control-plane and DRA nodes (which
+        # fail NodeResourcesFit too) say the same
         expect(stopped.filter(has_text="untolerated taint(s)")).to_have_count(2)
         expect(stopped.filter(has_text="Insufficient nvidia.com/gpu")).to_have_count(1)
         headers = page.locator("#filter-matrix thead th").all_inner_texts()

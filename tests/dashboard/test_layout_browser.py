@@ -1,5 +1,5 @@
 """Pages at a 1,280 px window in headless Chromium (the embedded demo cluster): no page wider than the window
-(nodes, a pod with its 50-node Filter matrix, profiles, pending), the Filter matrix's rotated headers whole and
+(nodes, a pod with its 53-node Filter matrix, profiles, pending), the Filter matrix's rotated headers whole and
 sticky, and the nodes pager keeping the filters."""
 from __future__ import annotations
 
@@ -31,10 +31,10 @@ def page(server):
 def test_no_page_is_wider_than_the_window(server, page, tmp_path):
     from playwright.sync_api import expect
     page.goto(server + MATRIX_POD)
-    expect(page.locator("#filter-matrix tbody tr")).to_have_count(50, timeout=30000)
+    expect(page.locator("#filter-matrix tbody tr")).to_have_count(53, timeout=30000)
     _fits(page)
     page.goto(server + "/clusters/demo/pods/ml/inference-no-toleration/?binding=1#bind")
-    expect(page.locator("#bind-nodes li")).to_have_count(50)
+    expect(page.locator("#bind-nodes li")).to_have_count(53)
     _fits(page)
     for path, ready in (("/clusters/demo/nodes/", "#node-table"), ("/profiles/", "main"),
                         ("/clusters/demo/pending/", "#pending-table")):
@@ -49,7 +49,7 @@ def test_no_page_is_wider_than_the_window(server, page, tmp_path):
 def test_filter_matrix_headers_are_whole_and_sticky(server, page, tmp_path):
     from playwright.sync_api import expect
     page.goto(server + MATRIX_POD)
-    expect(page.locator("#filter-matrix tbody tr")).to_have_count(50, timeout=30000)
+    expect(page.locator("#filter-matrix tbody tr")).to_have_count(53, timeout=30000)
     # each rotated plugin name lies inside its header cell
     clipped = page.evaluate("""() => [...document.querySelectorAll('#filter-matrix th.rot')].filter(th => {
         const s = th.querySelector('span').getBoundingClientRect(), c = th.getBoundingClientRect();
@@ -75,7 +75,7 @@ def test_nodes_are_paged_with_the_filters_kept(server, page, tmp_path):
     page.goto(server + "/clusters/demo/nodes/")
     rows = page.locator("#node-table tbody tr")
     expect(rows).to_have_count(25)
-    expect(page.locator("#nodes-pager")).to_contain_text("nodes 1–25 of 50 · page 1 of 2")
+    expect(page.locator("#nodes-pager")).to_contain_text("nodes 1–25 of 53 · page 1 of 3")
     height = page.evaluate("document.documentElement.scrollHeight")
     assert height < 1400, height
     _shot(page, tmp_path, "nodes")

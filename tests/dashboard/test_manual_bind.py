@@ -247,7 +247,7 @@ def test_bind_form_in_a_browser(server, tmp_path):
         expect(page.locator("#verdict")).to_contain_text("untolerated taint", timeout=30000)
         page.click("#bind-open")
         nodes = page.locator("#bind-nodes li")
-        expect(nodes).to_have_count(50)
+        expect(nodes).to_have_count(53)
         gpu = nodes.filter(has=page.locator('input[value="gpu-1"]'))
         expect(gpu).to_have_class("fails")
         expect(gpu).to_contain_text("✗")
@@ -257,7 +257,7 @@ def test_bind_form_in_a_browser(server, tmp_path):
         assert page.evaluate("document.documentElement.scrollWidth") <= 1280
         page.fill('.bind-search input[name="bq"]', "gpu")
         page.click(".bind-search button")
-        expect(nodes).to_have_count(6)
+        expect(nodes).to_have_count(9)   # gpu-1..6 and dra-gpu-1..3
         page.check('#bind-nodes input[value="gpu-1"]')
         page.click("#bind-form button[name=check]")
         expect(page.locator("#flash .flash-warning")).to_contain_text(

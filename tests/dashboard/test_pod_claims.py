@@ -94,3 +94,17 @@ def test_a_selector_no_device_meets_and_an_allocated_claim(dra, client):
     assert f'Allocated: <span class="chip pass mono">gpu → {DRIVER}/gpu-0/held</span>' in page
     assert "on its node" in page and "more node" not in page
     assert 'id="claims"' not in client.get("/clusters/dra/pods/default/plain/").content.decode()
+
+
+def test_the_demos_dra_pods_and_the_page_of_one_no_device_can_serve(api, client):
+    from dashboard.services.demo import demo_scenario
+    from scheduler_core.scenario import scenario_from_data
+    from scheduler_core.simulate import Simulation
+    sim = Simulation(scenario_from_data(demo_scenario()), tie_break="name")
+    placed = {tr.pod.name: tr.chosen for tr in sim.run() if tr.pod.name.startswith("dra-")}
+    assert placed == {"dra-infer-0": "dra-gpu-1", "dra-infer-1": "dra-gpu-2", "dra-h100": "dra-gpu-3",
+                      "dra-b200": None, "dra-eight-gpus": None}
+    load_cluster(api, demo_scenario())
+    page = client.get("/clusters/demo/pods/ml/dra-b200/").content.decode()
+    assert f'{DRIVER}/dra-gpu-3/gpu-1</span>: claim selector #0 false ({DRIVER}/model=h100)' in page
+    assert f"{claimsview.SHOWN} of 53 nodes" in page and "45 more nodes not shown." in page

@@ -78,7 +78,7 @@ def connection_kept():
 
 @pytest.fixture(scope="module")
 def seeded(django_db_setup, django_db_blocker):
-    """The demo cluster (50 nodes, 109 pods) with 20 recorded cycles and their events, a spare cluster, a profile
+    """The demo cluster (53 nodes, 114 pods) with 20 recorded cycles and their events, a spare cluster, a profile
     and an admin's API token (``manage.py apitoken``), committed for the module; every test's own writes are
     rolled back."""
     from django.contrib.auth.models import User

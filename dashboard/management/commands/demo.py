@@ -1,4 +1,4 @@
-"""manage.py demo: the demo cluster (50 nodes, three zones, tainted GPU nodes) with a live workload, created once;
+"""manage.py demo: the demo cluster (53 nodes, three zones, tainted GPU nodes, DRA GPUs) with a live workload, created once;
 ``--reset`` replaces whatever it holds by the bundled scenario again."""
 from django.core.management.base import BaseCommand
 
