@@ -10,7 +10,7 @@ from .workload import pod_manifest
 
 ZONES = ("zone-a", "zone-b", "zone-c")
 DRA_DRIVER = "gpu.example.com"
-DRA_TAINT = {"key": "gpu.example.com/dra", "value": "true", "effect": "NoSchedule"}
+DRA_TAINT = {"key": "example.com/gpu", "value": "true", "effect": "NoSchedule"}
 DRA_GPUS = (("a100", "40Gi", 4), ("a100", "80Gi", 4), ("h100", "80Gi", 2))   # model, memory, devices per node
 
 
