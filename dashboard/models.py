@@ -151,6 +151,9 @@ class StoreCounter(models.Model):
     pods = models.BigIntegerField(default=0, db_default=0, help_text=(
         "how many pod rows the cluster has: kept by the database itself, with triggers on the pods table "
         "(migration 0012), so that the size limit needs no count of them under the cluster's lock"))
+    bytes = models.BigIntegerField(default=0, db_default=0, help_text=(
+        "the size of the cluster's pods, nodes and other objects (their JSON as the database renders it): "
+        "kept by the database itself, with triggers on those tables (migration 0017), for the bytes quota"))
 
 
 class StoreChange(models.Model):

@@ -121,6 +121,7 @@ def add_node(cluster: Cluster, raw: dict, user=None) -> Node:
     try:
         with objectstore.writing(cluster.pk) as w:
             row = node_row(cluster, node)
+            objectstore.within_quota(w, row.raw)
             objectstore.put_node(w, row)
             row.save()
     except IntegrityError:
@@ -161,6 +162,7 @@ def update_node(cluster: Cluster, node: Node, raw: dict, user=None) -> Node:
         parsed = admitted.admit_node_update(old.raw, replacement(old.raw, admitted.check_kind("Node", raw), ()))
         row = node_row(cluster, parsed)
         row.pk = old.pk
+        objectstore.within_quota(w, row.raw, old.raw)
         objectstore.put_node(w, row, objectstore.MODIFIED)
         Node.objects.filter(pk=old.pk).update(raw=row.raw, rv=row.rv, **objectstore.node_columns(parsed))
     audit(user, "node.update", cluster, node=row.name)
@@ -178,6 +180,7 @@ def update_pod(cluster: Cluster, pod: Pod, raw: dict, user=None) -> Pod:
         new = replacement(old.raw, admitted.check_kind("Pod", raw), ("status",))
         parsed = admitted.admit_pod_update(old.raw, new)
         row = pod_row(cluster, parsed)
+        objectstore.within_quota(w, row.raw, old.raw)
         ungated = old.queue == Pod.GATED and row.queue != Pod.GATED
         row.pk, row.queue = old.pk, row.queue if ungated else old.queue
         objectstore.put_pod(w, row, objectstore.MODIFIED)

@@ -225,12 +225,13 @@ def _count_attempts(cluster_id: int, fields: dict, attempts: int) -> None:
 class Write:
     """The changes of one transaction of a cluster's store (see the module doc); made by ``writing``."""
 
-    def __init__(self, cluster_id: int, runner: str, rv: int, writer: str = "", pods: int = 0):
+    def __init__(self, cluster_id: int, runner: str, rv: int, writer: str = "", pods: int = 0, used: int = 0):
         self.cluster_id = cluster_id
         self.runner = runner
         self.writer = writer
         self.start_rv = self.rv = rv
         self.pods = pods   # the cluster's pod rows when the transaction took the lock
+        self.used = used   # the bytes of its pods, nodes and other objects then (StoreCounter.bytes)
         self.changes = []   # (rv, kind, type, key, raw) of the changes logged
 
     def next_rv(self) -> int:
@@ -411,8 +412,8 @@ class _Writing:
         except BaseException as err:
             self._atomic.__exit__(type(err), err, err.__traceback__)
             raise
-        runner, rv, pods = (None, 0, 0) if row is None else row
-        self.write = Write(self.cluster_id, runner, rv, self.writer, pods)
+        runner, rv, pods, used = (None, 0, 0, 0) if row is None else row
+        self.write = Write(self.cluster_id, runner, rv, self.writer, pods, used)
         return self.write
 
     def __exit__(self, exc_type, exc, tb):
@@ -572,6 +573,13 @@ def check_size(cluster, nodes: int = 0, pods: int = 0, replace: bool = False) ->
         raise ValidationFailed(errors)
 
 
+def within_quota(w: Write, raw: dict, old: dict | None = None) -> None:
+    """The cluster's bytes quota (``admitted.check_quota``, kube's 403 and words) on a write of ``raw`` (replacing
+    ``old``) in ``w``, against the bytes its objects held when it took the cluster's lock and those its earlier
+    writes added."""
+    w.used += admitted.check_quota({"bytes": settings.SCHEDSCOPE["MAX_STORE_BYTES"]}, "", 0, w.used, raw, old)
+
+
 def _too_many(field: str, limit: int, total: int) -> str:
     return f"a simulated cluster holds at most {limit} {field}; this would make {total}"
 
@@ -638,6 +646,12 @@ def _commit_pod_creates(cluster_id: int, writer: str, batch: list) -> None:
                 adding = len(item.payload[0])
                 item.error = None if total + adding <= limit else ValidationFailed(
                     {"pods": [_too_many("pods", limit, total + adding)]})
+                used = w.used
+                try:
+                    for row in item.payload[0] if item.error is None else ():
+                        within_quota(w, row.raw)
+                except admitted.Refused as err:
+                    item.error, w.used = err, used
                 if item.error is None:
                     total += adding
                     stored.append(item)

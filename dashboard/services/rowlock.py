@@ -21,9 +21,8 @@ from ..models import Cluster, StoreCounter
 
 def lock_cluster(cluster_id: int) -> tuple | None:
     """Lock the cluster's row until the current transaction ends; returns its ``runner`` ("" when no loop has
-    claimed it), its store's newest resourceVersion and how many pods it holds (StoreCounter), or None when the
-    cluster is gone. Must run inside
-    ``transaction.atomic()``, before any other write of the cluster's rows. Its own SQL: the ORM's compiling
+    claimed it), its store's newest resourceVersion, how many pods it holds and the bytes of its objects
+    (StoreCounter), or None when the cluster is gone. Must run inside ``transaction.atomic()``, before any other write of the cluster's rows. Its own SQL: the ORM's compiling
     costs more than the query, and the store takes this lock once per write."""
     lock = " FOR NO KEY UPDATE" if connection.vendor == "postgresql" else ""
     with connection.cursor() as cur:
@@ -33,10 +32,10 @@ def lock_cluster(cluster_id: int) -> tuple | None:
             return None
         # read after the lock is held, in a statement of its own: a statement that waited for the lock still
         # sees the other tables as they were when it began (the counter before the previous writer's commit)
-        cur.execute(f'SELECT "resource_version", "pods" FROM "{StoreCounter._meta.db_table}" '
+        cur.execute(f'SELECT "resource_version", "pods", "bytes" FROM "{StoreCounter._meta.db_table}" '
                     f'WHERE "cluster_id" = %s', [cluster_id])
-        counter = cur.fetchone() or (0, 0)
-        return row[0], counter[0], counter[1]
+        counter = cur.fetchone() or (0, 0, 0)
+        return row[0], *counter
 
 
 @contextmanager

@@ -12,6 +12,7 @@ from django.conf import settings
 from django.test import AsyncClient, override_settings
 
 from dashboard.models import Pod, StoredObject
+from dashboard.services.admitted import ValidationFailed
 
 from .conftest import make_user, page_client
 
@@ -157,3 +158,63 @@ def test_a_metadata_that_is_not_an_object_is_a_field_error(api, small):
     r = api.post(f"/api/clusters/{cluster.name}/pods/", {"metadata": True, "spec": {"containers": [
         {"name": "c", "image": "registry.example/c:1"}]}}, format="json")
     assert r.status_code in (400, 422) and "metadata" in r.content.decode()
+
+
+def _used_bytes(cluster) -> int:
+    """What the cluster's objects weigh, summed from their rows (what StoreCounter.bytes must equal)."""
+    from django.db import connection
+    size = "octet_length(raw::text)" if connection.vendor == "postgresql" else "length(CAST(raw AS BLOB))"
+    with connection.cursor() as cur:
+        cur.execute(" UNION ALL ".join(f"SELECT coalesce(sum({size}), 0) FROM {t} WHERE cluster_id = %s"
+                                       for t in ("dashboard_pod", "dashboard_node", "dashboard_storedobject")),
+                    [cluster.pk] * 3)
+        return sum(n for (n,) in cur.fetchall())
+
+
+def test_the_rest_api_pages_and_generator_keep_the_bytes_quota_as_the_kubernetes_api_does(small, api):
+    """The writers on the dashboard's side check the same bytes quota, in the same words, as the Kubernetes API:
+    a REST create, a page's new node and pod edit, the workload generator's inserts."""
+    from dashboard.models import StoreCounter
+    from dashboard.services import objectstore
+
+    cluster, token = small
+    big = "x" * 200_000   # annotations hold at most 256 KiB
+    used = StoreCounter.objects.get(cluster=cluster).bytes
+    assert used == _used_bytes(cluster) > 0
+    quota = "exceeded quota: schedscope-cluster-quota, requested: storage="
+    editor = page_client(make_user("editor", "editor"))
+    with override_settings(SCHEDSCOPE={**settings.SCHEDSCOPE, "MAX_STORE_BYTES": used + 150_000}):
+        heavy = pod("heavy")
+        heavy["metadata"]["annotations"] = {"blob": big}
+        r = api.post(f"/api/clusters/{cluster.name}/pods/", heavy, format="json")
+        assert r.status_code == 403, r.content
+        assert r.json()["detail"].startswith(f'pods "heavy" is forbidden: {quota}200')
+        status, answer = k8s(cluster, token, "POST", PODS, heavy)   # the same refusal, the same words
+        assert (status, answer["message"].split(", used")[0]) == (403, r.json()["detail"].split(", used")[0])
+        node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "heavy", "annotations": {"blob": big}}}
+        resp = editor.post(f"/clusters/{cluster.name}/new/node/", {"manifest": json.dumps(node)})
+        assert resp.context["form"].errors["manifest"][0].startswith(f'nodes "heavy" is forbidden: {quota}')
+        url = f"/clusters/{cluster.name}/pods/default/web-0/edit/"
+        text = editor.get(url).context["form"].initial["manifest"]
+        grown = text.replace("metadata:\n", f"metadata:\n  annotations:\n    blob: {big}\n", 1)
+        resp = editor.post(url, {"manifest": grown})
+        assert resp.context["form"].errors["manifest"][0].startswith(f'pods "web-0" is forbidden: {quota}')
+        small_one = text.replace("metadata:\n", "metadata:\n  annotations:\n    note: fine\n", 1)
+        assert editor.post(url, {"manifest": small_one}).status_code == 302   # growing within the quota is fine
+        # the workload generator's inserts (a loop's, ``writer``): the ones that fit, then a refusal
+        made = [dict(heavy, metadata={"name": f"gen-{i}", "namespace": "default", "annotations": {"b": "y" * 40_000}})
+                for i in range(4)]
+        stored = 0
+        with pytest.raises(ValidationFailed, match="exceeded quota"):
+            for raw in made:
+                objectstore.insert_pods(cluster, [raw], writer="generator")
+                stored += 1
+        assert stored == 3
+    assert not Pod.objects.filter(cluster=cluster, name="heavy").exists()
+    assert not Pod.objects.filter(cluster=cluster, name="gen-3").exists()
+    assert "blob" not in json.dumps(Pod.objects.get(cluster=cluster, name="web-0").raw)
+    assert Pod.objects.get(cluster=cluster, name="web-0").raw["metadata"]["annotations"] == {"note": "fine"}
+    assert StoreCounter.objects.get(cluster=cluster).bytes == _used_bytes(cluster)
+    # deletes and a scenario load keep the counter with the rows
+    Pod.objects.filter(cluster=cluster, name__startswith="gen-").delete()
+    assert StoreCounter.objects.get(cluster=cluster).bytes == _used_bytes(cluster)
