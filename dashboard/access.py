@@ -62,6 +62,16 @@ def at_least(role: str | None, needed: str) -> bool:
     return ROLE_ORDER.index(role) >= ROLE_ORDER.index(needed)
 
 
+def event_messages(events, role: str | None) -> list:
+    """SchedulingEvents with the message a user of ``role`` on their cluster reads (``message_for``): a remote
+    API server's error text and a kubeconfig file's problem only for its editors and admins."""
+    events = list(events)
+    editor = at_least(role, EDITOR)
+    for ev in events:
+        ev.message = ev.message_for(editor)
+    return events
+
+
 def cluster_role(user, cluster: Cluster) -> str | None:
     """The user's role on ``cluster``: admins are admin everywhere; on an unrestricted cluster the global role,
     raised by a membership; on a restricted one only the membership's role (None: the cluster is hidden)."""

@@ -324,6 +324,9 @@ class SchedulingEvent(models.Model):
     pod_name = models.CharField(max_length=253, blank=True)
     node = models.CharField(max_length=253, blank=True)
     message = models.TextField(blank=True)
+    detail = models.TextField(blank=True, default="", db_default="", help_text=(
+        "what editors of the cluster and admins read in place of the message (a remote API server's own error "
+        "text, what is wrong with a kubeconfig file); blank: the message is all there is"))
     cycle_seq = models.BigIntegerField(null=True, blank=True)
     rv = models.BigIntegerField(default=0, help_text="resourceVersion (0: recorded before the store)")
     raw = models.JSONField(null=True, blank=True, help_text="the v1 Event as the Kubernetes API serves it")
@@ -333,6 +336,11 @@ class SchedulingEvent(models.Model):
                    models.Index(fields=["cluster", "pod_uid", "-time"], name="event_pod_idx"),
                    models.Index(fields=["cluster", "reason", "-time"], name="event_reason_idx")]
         ordering = ["-time", "-id"]
+
+    def message_for(self, editor: bool) -> str:
+        """The message a user reads: the detail for an ``editor`` of the cluster (or an admin), the neutral
+        message for the others (``access.event_messages``; the v1 Event in ``raw`` has the neutral one)."""
+        return self.detail if self.detail and editor else self.message
 
     @property
     def series_count(self) -> int:

@@ -19,7 +19,7 @@ from django.views.decorators.http import require_POST
 from scheduler_core.scenario import ScenarioError
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
-from .access import EDITOR, at_least, cluster_view, visible_clusters
+from .access import EDITOR, at_least, cluster_view, event_messages, visible_clusters
 from .forms import FORMS, NODE_EXAMPLE, POD_EXAMPLE, KubeVersionForm, ManifestForm, ScenarioUploadForm
 from .models import Cluster, Node, Pod, SchedulingEvent, WhatIfRun
 from .queryforms import EventsQuery, NodesQuery, PendingQuery, PodQuery, ShadowQuery, query_form
@@ -43,7 +43,8 @@ def overview(request, cluster):
         "kube": kubeversions.describe(cluster), "kube_form": KubeVersionForm(cluster),
         "plugins": queries.blocking_plugins(cluster), "groups": rejections.pending_groups(cluster),
         "nodes": queries.node_usage(cluster, limit=15),
-        "events": SchedulingEvent.objects.filter(cluster=cluster).order_by("-time", "-id")[:15],
+        "events": event_messages(SchedulingEvent.objects.filter(cluster=cluster).order_by("-time", "-id")[:15],
+                                 request.cluster_role),
         "snapshot_data": queries.queue_history(cluster),
     })
 
@@ -288,6 +289,7 @@ def node(request, cluster, node_name):
 def events(request, cluster, query):
     """The event timeline: swimlanes of pods (drawn from the timeline API) over the histogram and the events."""
     data = queries.events_page(cluster, query)
+    data["page"].object_list = event_messages(data["page"].object_list, request.cluster_role)
     params = request.GET.copy()
     params.pop("page", None)
     filtered = bool(set(query) & {"pod", "node", "namespace", "reason", "until"})

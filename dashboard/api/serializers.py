@@ -401,6 +401,13 @@ class EventFilterSerializer(serializers.Serializer):
 
 
 class EventSerializer(ModelSerializer):
+    """An event; ``message`` as the user may read it (``SchedulingEvent.message_for``: the context's ``editor``)."""
+
+    message = serializers.SerializerMethodField()
+
+    def get_message(self, obj) -> str:
+        return obj.message_for(self.context.get("editor", False))
+
     class Meta:
         model = SchedulingEvent
         fields = ["id", "time", "type", "reason", "pod_uid", "pod_namespace", "pod_name", "node", "message",

@@ -460,6 +460,11 @@ class EventViewSet(ClusterChildMixin, viewsets.ReadOnlyModelViewSet):
     def list(self, request, *args, **kwargs):
         return super().list(request, *args, **kwargs)
 
+    def get_serializer_context(self):
+        if getattr(self, "swagger_fake_view", False):   # the schema's generation: no cluster
+            return super().get_serializer_context()
+        return dict(super().get_serializer_context(), editor=at_least(self.cluster_role(), EDITOR))
+
     def get_queryset(self):
         qs = SchedulingEvent.objects.filter(cluster=self.cluster()).order_by("-time", "-id")
         f = dict(self.filters(s.EventFilterSerializer))

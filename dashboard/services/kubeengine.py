@@ -63,11 +63,14 @@ class ClusterUnavailable(Exception):
     or lack permissions its mode needs (all of them named), or its API server cannot be reached. The message
     names the cluster and the server's address, never a secret. ``transient``: the API server could not answer
     (unreachable, overloaded, or refusing everything while it starts): the loop is tried again later, the
-    cluster stays running."""
+    cluster stays running. ``public``: what every viewer of the cluster may read when the message holds more (the
+    remote API server's own words, what is wrong with a kubeconfig file, which tells whether a path exists): the
+    message itself is for the cluster's editors and admins."""
 
-    def __init__(self, message: str, transient: bool = False):
+    def __init__(self, message: str, transient: bool = False, public: str = ""):
         super().__init__(message)
         self.transient = transient
+        self.public = public or message
 
 
 class JournaledKubeCluster(JournaledBindings, KubeCluster):
@@ -195,20 +198,25 @@ def _unavailable(cluster: Cluster, err: Exception) -> ClusterUnavailable:
     where = credentials.kubeconfig_status(cluster)
     transient = False
     if isinstance(err, permissions.CredentialsRejected):
-        why = f"the API server does not accept the credentials ({err})"
+        neutral = "the API server does not accept the credentials"
+        why = f"{neutral} ({err})"
     elif isinstance(err, ApiException):
         if err.status == 401:
-            why = f"the API server does not accept the credentials (401 {api_message(err)})"
+            neutral = "the API server does not accept the credentials"
+            why = f"{neutral} (401 {api_message(err)})"
         elif err.status == 403:   # every permission was granted a moment ago: RBAC reloading; try again
-            why, transient = f"the API server refused a request (403 {api_message(err)})", True
+            neutral = "the API server refused a request"
+            why, transient = f"{neutral} (403 {api_message(err)})", True
         else:
-            why, transient = f"the API server answered {err.status}: {api_message(err)}", err.status in (429, 500,
-                                                                                                         503, 504)
+            neutral = f"the API server answered {err.status}"
+            why, transient = f"{neutral}: {api_message(err)}", err.status in (429, 500, 503, 504)
     else:   # the URL of a connection error may hold a token (plain-HTTP simulated clusters): never quoted
         reason = err.reason if isinstance(err, MaxRetryError) and err.reason is not None else err
         text = str(reason).split(": ", 1)[-1] if isinstance(reason, HTTPError) else type(reason).__name__
-        why, transient = f"the API server cannot be reached ({text})", True
-    return ClusterUnavailable(f"cluster {cluster.name}: {why}; kubeconfig {where}", transient=transient)
+        neutral = "the API server cannot be reached"
+        why, transient = f"{neutral} ({text})", True
+    return ClusterUnavailable(f"cluster {cluster.name}: {why}; kubeconfig {where}", transient=transient,
+                              public=f"cluster {cluster.name}: {neutral} (editors of the cluster see why)")
 
 
 def _lacking(cluster: Cluster, kube: KubeCluster, shadow: bool, le: dict) -> str:
@@ -247,7 +255,9 @@ class KubeEngine(RecordingEngine):
                                                 qps=cc.get("qps", 50.0), burst=cc.get("burst", 100),
                                                 read_only=shadow, watch_failed_scheduling=shadow)
         except (credentials.KubeconfigInvalid, credentials.KubeconfigUnreadable, ConfigException) as err:
-            raise ClusterUnavailable(f"cluster {cluster.name}: unusable kubeconfig: {err}") from None
+            raise ClusterUnavailable(f"cluster {cluster.name}: unusable kubeconfig: {err}",
+                                     public=f"cluster {cluster.name}: unusable kubeconfig (editors of the cluster "
+                                            f"see why)") from None
         try:
             server_version = (kube.get_json("/version") or {}).get("gitVersion") or ""
             lacking = _lacking(cluster, kube, shadow, le)

@@ -344,7 +344,8 @@ def _insert_audit_rows(entries: list) -> None:
                                       for e in entries])])
 
 
-EVENT_COLUMNS = ("time", "type", "reason", "pod_uid", "pod_namespace", "pod_name", "node", "message", "cycle_seq")
+EVENT_COLUMNS = ("time", "type", "reason", "pod_uid", "pod_namespace", "pod_name", "node", "message", "detail",
+                 "cycle_seq")
 
 
 def insert_events(w, events: list) -> None:
@@ -364,7 +365,8 @@ def insert_events(w, events: list) -> None:
     columns = ", ".join(EVENT_COLUMNS)
     with connection.cursor() as cur:
         cur.execute("CREATE TEMP TABLE IF NOT EXISTS _event_load (time timestamptz, type text, reason text, "
-                    "pod_uid text, pod_namespace text, pod_name text, node text, message text, cycle_seq bigint, "
+                    "pod_uid text, pod_namespace text, pod_name text, node text, message text, detail text, "
+                    "cycle_seq bigint, "
                     "rv bigint, key text, raw jsonb) ON COMMIT DELETE ROWS")
         with cur.cursor.copy(f"COPY _event_load ({columns}, rv, key, raw) FROM STDIN") as copy:
             for fields, rv, raw in rows:
@@ -390,7 +392,7 @@ def update_event_series(w, events: list) -> None:
         updated = SchedulingEvent.objects.filter(
             cluster_id=w.cluster_id, pod_uid=fields["pod_uid"], time__gte=first - datetime.timedelta(seconds=1),
             raw__metadata__namespace=meta["namespace"], raw__metadata__name=meta["name"],
-        ).update(rv=rv, raw=raw, time=fields["time"], cycle_seq=fields["cycle_seq"])
+        ).update(rv=rv, raw=raw, time=fields["time"], cycle_seq=fields["cycle_seq"], detail=fields["detail"])
         if updated:
             w.log("Event", MODIFIED, raw, rv)
         else:

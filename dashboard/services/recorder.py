@@ -199,8 +199,9 @@ class Recorder(TraceSink):
         return seq
 
     def record_event(self, reason: str, message: str, pod=None, node: str = "", type_: str = "Normal",
-                     cycle_seq=None) -> None:
-        ev = {"time": _now(), "type": type_, "reason": reason, "message": message, "node": node,
+                     cycle_seq=None, detail: str = "") -> None:
+        """An event; ``detail``: what only editors of the cluster and admins read in place of ``message``."""
+        ev = {"time": _now(), "type": type_, "reason": reason, "message": message, "detail": detail, "node": node,
               "cycle_seq": cycle_seq, "pod_uid": "", "pod_namespace": "", "pod_name": ""}
         if pod is not None:
             ev.update(pod_uid=pod.uid, pod_namespace=pod.namespace, pod_name=pod.name)

@@ -231,16 +231,17 @@ class Runner:
 
     def _stop_unavailable(self, err: ClusterUnavailable) -> None:
         """A real cluster that cannot be driven: one error (log, and a Warning event unless the latest one says
-        the same). Its desired state is stopped, unless the API server could not answer (``transient``): then
+        the same; its neutral text for every viewer, the whole error for the cluster's editors). Its desired state is stopped, unless the API server could not answer (``transient``): then
         the loop ends and the watchdog starts another one later, so the cluster resumes by itself."""
         if err.transient:
             log.warning("%s; trying again later", err)
         else:
             log.error("%s; the scheduler loop stops", err)
         latest = (SchedulingEvent.objects.filter(cluster_id=self.cluster_id, reason="ClusterUnavailable")
-                  .order_by("-id").values_list("message", flat=True).first())
-        if latest != str(err):
-            self.recorder.record_event("ClusterUnavailable", str(err), type_="Warning")
+                  .order_by("-id").values_list("message", "detail").first())
+        detail = str(err) if str(err) != err.public else ""
+        if latest != (err.public, detail):   # the detail for the cluster's editors only (SchedulingEvent.detail)
+            self.recorder.record_event("ClusterUnavailable", err.public, type_="Warning", detail=detail)
         if not err.transient:
             Cluster.objects.filter(pk=self.cluster_id).update(desired_state=Cluster.STOPPED)
         self.recorder.close()

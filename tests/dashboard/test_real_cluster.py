@@ -3,8 +3,10 @@ simulated one served by the Django app's Kubernetes-compatible API (the web proc
 database), reached with a stored, encrypted kubeconfig document and the official ``kubernetes`` client."""
 from __future__ import annotations
 
+import json
 import logging
 import threading
+from html import escape
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
@@ -207,10 +209,12 @@ def test_refused_cluster_stops_and_unreachable_one_waits_with_a_clear_error(serv
     assert Runner(cluster.pk).run() is True   # returns: no exception reaches the worker
     ev = SchedulingEvent.objects.get(cluster=cluster, reason="ClusterUnavailable")
     assert ev.type == "Warning"
-    assert ev.message.startswith("cluster prod-wrong: the API server does not accept the credentials "
-                                 "(401 Unauthorized")
-    assert f"kubeconfig set: server http://127.0.0.1:{server.port}" in ev.message
-    assert wrong not in ev.message and wrong not in caplog.text
+    assert ev.message == ("cluster prod-wrong: the API server does not accept the credentials (editors of the "
+                          "cluster see why)")
+    assert ev.detail.startswith("cluster prod-wrong: the API server does not accept the credentials "
+                                "(401 Unauthorized")
+    assert f"kubeconfig set: server http://127.0.0.1:{server.port}" in ev.detail
+    assert wrong not in ev.detail and wrong not in caplog.text
     assert "the scheduler loop stops" in caplog.text
     assert Cluster.objects.get(pk=cluster.pk).desired_state == Cluster.STOPPED
 
@@ -219,22 +223,24 @@ def test_refused_cluster_stops_and_unreachable_one_waits_with_a_clear_error(serv
     gone = real_cluster(api, "prod-gone", yaml.safe_dump(doc))
     assert Runner(gone.pk).run() is True
     ev = SchedulingEvent.objects.get(cluster=gone, reason="ClusterUnavailable")
-    assert ev.message.startswith("cluster prod-gone: the API server cannot be reached (Failed to establish a new "
-                                 "connection: [Errno 111] Connection refused)")
-    assert "e" * 48 not in ev.message and "e" * 48 not in caplog.text
+    assert ev.message == "cluster prod-gone: the API server cannot be reached (editors of the cluster see why)"
+    assert ev.detail.startswith("cluster prod-gone: the API server cannot be reached (Failed to establish a new "
+                                "connection: [Errno 111] Connection refused)")
+    assert "e" * 48 not in ev.detail and "e" * 48 not in caplog.text
     # the server may come back: the cluster stays running, and the watchdog starts its loop again later
     assert Cluster.objects.get(pk=gone.pk).desired_state == Cluster.RUNNING
 
 
 def _stops_unavailable(cluster: Cluster) -> str:
     """Run the cluster's loop: it returns (no traceback reaches the worker), the cluster is stopped with one
-    ClusterUnavailable warning; its message."""
+    ClusterUnavailable warning, whose message for every viewer says the kubeconfig cannot be used; its detail."""
     Cluster.objects.filter(pk=cluster.pk).update(desired_state=Cluster.RUNNING)
     assert Runner(cluster.pk).run() is True
     assert Cluster.objects.get(pk=cluster.pk).desired_state == Cluster.STOPPED
     ev = SchedulingEvent.objects.get(cluster=cluster, reason="ClusterUnavailable")
     assert ev.type == "Warning"
-    return ev.message
+    assert ev.message == f"cluster {cluster.name}: unusable kubeconfig (editors of the cluster see why)"
+    return ev.detail
 
 
 def test_a_kubeconfig_file_that_is_no_kubeconfig_stops_the_cluster_cleanly(tmp_path, caplog):
@@ -358,3 +364,39 @@ def test_a_real_cluster_with_no_version_set_follows_its_api_servers(server, api,
     page = client.get("/clusters/follower/").content.decode()
     assert "Kubernetes 1.30 (kube-scheduler v1.30.0&#x27;s rules)" in page
     assert "API server v1.30.0+schedscope (the scheduler follows it" in page
+
+
+def test_why_a_cluster_is_unavailable_is_told_to_its_editors_only(tmp_path, monkeypatch):
+    """A kubeconfig path that names no file (whether a file exists is the workers' business) and a remote API
+    server's own words: every surface that shows events gives a viewer the neutral message, the cluster's editors
+    and admins the detail: the cluster's page, the events page, the REST API, the live stream (neutral for all)."""
+    from dashboard.models import ClusterMembership
+    from dashboard.services import broadcast
+
+    from .conftest import api_client, make_user, page_client
+
+    sent = []
+    monkeypatch.setattr(broadcast, "publish", lambda group, message: sent.append(message))
+    missing = tmp_path / "nothing"
+    cluster = Cluster.objects.create(name="hidden-file", kind=Cluster.REAL, kubeconfig=str(missing))
+    detail = _stops_unavailable(cluster)
+    assert detail == f"cluster hidden-file: unusable kubeconfig: file {missing} cannot be read: No such file or " \
+                     "directory"
+    neutral = "cluster hidden-file: unusable kubeconfig (editors of the cluster see why)"
+    viewer, editor, other = make_user("viewer"), make_user("member"), make_user("other-editor")
+    ClusterMembership.objects.create(user=editor, cluster=cluster, role=ClusterMembership.EDITOR)
+    other_cluster = Cluster.objects.create(name="elsewhere")
+    ClusterMembership.objects.create(user=other, cluster=other_cluster, role=ClusterMembership.EDITOR)
+    admin = make_user("boss")
+    admin.is_staff = admin.is_superuser = True
+    admin.save()
+    for user, sees in ((viewer, neutral), (other, neutral), (editor, detail), (admin, detail)):
+        hidden = detail if sees == neutral else neutral
+        client = page_client(user)
+        for url in (f"/clusters/{cluster.name}/", f"/clusters/{cluster.name}/events/"):
+            page = client.get(url).content.decode()
+            assert escape(sees) in page and escape(hidden) not in page, (user.username, url)
+        [ev] = api_client(user).get(f"/api/clusters/{cluster.name}/events/").json()["results"]
+        assert ev["message"] == sees, user.username
+    assert "No such file" not in json.dumps(sent)
+    assert [e["message"] for m in sent for e in m.get("events", ())] == [neutral]
