@@ -11,6 +11,7 @@ PreFilter and Filter plugins on a modified copy:
   clone;
 * an added node: a snapshot copy with an empty copy of an existing node appended (only that node is
   filtered: an empty node adds no pods, so it cannot make another node feasible);
+* a created or bound PersistentVolumeClaim: a snapshot copy whose claims and volumes have it;
 * freed resources: NodeInfo clones with more allocatable, filtered with the original cycle state (no
   PreFilter reads allocatable, so the rest of the cycle stands).
 
@@ -23,26 +24,32 @@ change that makes more nodes feasible, then to the order the analyses ran in:
 
  0. diagnoses: what blocks the pod, with no change (e.g. "no node has label disk=nvme"), and what preemption
     did or cannot do; diagnoses keep the analyses' order, whatever they fit;
- 1. adding tolerations (size: taints tolerated);
+ 1. adding tolerations, or giving a toleration the exact key of a taint it nearly names (size: taints
+    tolerated);
  2. raising a topology spread maxSkew (size: how much);
  3. lowering requests (size: the largest relative cut, 0.75 for 32 to 8 cpu);
  4. dropping a hostPort;
- 5. dropping a nodeSelector entry or a node affinity requirement;
+ 5. dropping a nodeSelector entry or a node affinity requirement, or asking for a label key the nodes have
+    in place of one no node has (``disk`` for ``disktype``: a near miss);
  6. dropping a pod affinity or anti-affinity term;
- 7. uncordoning nodes;
- 8. labelling nodes (size: nodes labelled);
+ 7. uncordoning nodes; creating a missing PersistentVolumeClaim (of the default StorageClass, or bound to an
+    Available PersistentVolume) or binding an unbound one to a PersistentVolume that matches it;
+ 8. labelling a node (the smallest change: one node that then fits; the others labelled so would fit too);
  9. freeing resources or a pod slot on nodes (size: the shortfall as a share of the node's allocatable);
 10. evicting pods (size: pods evicted);
 11. adding a node;
 12. changes that alone would fit no node (they name what still blocks), in the analyses' order.
 
-Changes to the pod come before changes to the cluster: the pod's owner can make them alone. The framework's
+Changes to the pod come before changes to the cluster: the pod's owner can make them alone. A change that only
+lets the pod onto control-plane nodes (a toleration of their taint, labelling them) is left out when another
+change fits. The framework's
 handle points at the snapshot being evaluated while explaining and is restored afterwards, so do not
 explain concurrently with a scheduling cycle of the same profile.
 """
 from __future__ import annotations
 
 import copy
+import difflib
 from contextlib import contextmanager
 
 from .framework.cycle_state import CycleState
@@ -51,11 +58,17 @@ from .framework.status import Code
 from .objects import Node, Pod, tolerates_taint
 from .objects.selectors import requirement_matches
 from .plugins import names
+from .plugins.helper.volume import (ANN_BIND_COMPLETED, NOT_SUPPORTED_PROVISIONER, access_modes_satisfied,
+                                    annotations, claim_name_of, is_delay_binding_mode, is_pvc_fully_bound,
+                                    pv_capacity, pv_class, pvc_class, requested_storage, spec, volume_mode_mismatch)
 
 HOSTNAME_LABEL = "kubernetes.io/hostname"
 UNSCHEDULABLE_TAINT_KEY = "node.kubernetes.io/unschedulable"
 PREFILTER_RESULT = "PreFilterResult"
 TOO_MANY_PODS = "Too many pods"
+CONTROL_PLANE_KEYS = ("node-role.kubernetes.io/control-plane", "node-role.kubernetes.io/master")
+DEFAULT_CLASS_ANNOTATION = "storageclass.kubernetes.io/is-default-class"
+NEAR_MISS_RATIO = 0.75   # how alike two label or taint keys' names must be (difflib) to be a near miss
 INSUFFICIENT = "Insufficient "
 TEXT_NAMES = 5
 _BINARY = (("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10))
@@ -65,10 +78,11 @@ DIAGNOSIS, NOT_ENOUGH = 0, 12
 # Ranks of the changes that fit (module docstring): pod changes by the key of change["pod"], then cluster
 # changes by the first key of the change that is present ("free" before "add_node_like": freeing a node's
 # suggestion also offers adding one like it).
-_POD_CHANGE_RANKS = {"add_tolerations": 1, "topology_spread_constraint": 2, "requests": 3, "remove_host_port": 4,
-                     "remove_node_selector": 5, "remove_node_affinity_requirement": 5,
+_POD_CHANGE_RANKS = {"add_tolerations": 1, "toleration_key": 1, "topology_spread_constraint": 2, "requests": 3,
+                     "remove_host_port": 4, "remove_node_selector": 5, "remove_node_affinity_requirement": 5,
+                     "node_selector_key": 5, "node_affinity_key": 5,
                      "remove_pod_affinity_term": 6, "remove_pod_anti_affinity_term": 6}
-_CLUSTER_CHANGE_RANKS = (("uncordon", 7), ("label_nodes", 8), ("free", 9), ("evict", 10), ("add_node_like", 11))
+_CLUSTER_CHANGE_RANKS = (("uncordon", 7), ("create_pvc", 7), ("bind_pvc", 7), ("label_nodes", 8), ("free", 9), ("evict", 10), ("add_node_like", 11))
 
 
 class Suggestion:
@@ -144,6 +158,7 @@ def explain(fwk, snapshot, pod, trace=None, max_per_kind: int = 5, preemption: b
     ex = _Explainer(fwk, snapshot, pod, trace, max_per_kind)
     with _pointing(fwk, snapshot):
         ex.run(preemption)
+    ex.quiet_control_plane()
     return sorted(ex.out, key=Suggestion.order_key)
 
 
@@ -364,6 +379,23 @@ def _node_requirements_match(pod, node) -> bool:
     return required is None or required.matches(labels, node.name)
 
 
+def near_miss(wanted: str, key: str) -> bool:
+    """Whether ``key`` is nearly ``wanted`` (a label or taint key): the same name under another prefix
+    (``gpu``, ``nvidia.com/gpu``), one name inside the other (``disk``, ``disktype``), or names alike."""
+    if key == wanted:
+        return False
+    a, b = wanted.rsplit("/", 1)[-1].lower(), key.rsplit("/", 1)[-1].lower()
+    if a == b or (min(len(a), len(b)) >= 3 and (a in b or b in a)):
+        return True
+    return difflib.SequenceMatcher(None, a, b).ratio() >= NEAR_MISS_RATIO
+
+
+def is_control_plane(node) -> bool:
+    """A control-plane node: kube's role label or taint."""
+    return any(k in node.labels for k in CONTROL_PLANE_KEYS) or any(t.key in CONTROL_PLANE_KEYS
+                                                                       for t in node.taints)
+
+
 class _Req:
     """One node requirement of the pod: a nodeSelector entry, or one requirement of a node affinity term,
     with the spec edit that drops it."""
@@ -401,6 +433,24 @@ class _Req:
                    f"dropping {label} from node affinity term {j}", edit,
                    {"remove_node_affinity_requirement": {"term": j, field_name: k}})
 
+    def with_key(self, key: str):
+        """(phrase, spec edit, change) asking for label ``key`` in place of this requirement's."""
+        old = self.key
+        if self.kind == "node-selector":
+            def edit(spec):
+                selector = spec["nodeSelector"]
+                selector[key] = selector.pop(old)
+            return (f"nodeSelector {key}={self.values[0]} in place of {old}={self.values[0]}", edit,
+                    {"node_selector_key": {"from": old, "to": key}})
+        j, k = self.change["remove_node_affinity_requirement"]["term"], \
+            self.change["remove_node_affinity_requirement"]["matchExpressions"]
+
+        def edit(spec):
+            term = spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+            term["nodeSelectorTerms"][j]["matchExpressions"][k]["key"] = key
+        return (f"the key {key} in place of {old} in node affinity term {j}", edit,
+                {"node_affinity_key": {"term": j, "matchExpressions": k, "from": old, "to": key}})
+
     def match(self, node) -> bool:
         if self.field:
             return (node.name in self.values) == (self.op == "In")
@@ -426,6 +476,18 @@ class _Explainer:
     def add(self, *args, **kwargs):
         self.out.append(Suggestion(*args, **kwargs))
 
+    def quiet_control_plane(self):
+        """Leave out the changes that only let the pod onto control-plane nodes (tolerating their taint,
+        labelling them) when another change fits: workloads are not meant to go there."""
+        control_plane = {ni.name for ni in self.node_infos if is_control_plane(ni.node)}
+        if not control_plane:
+            return
+
+        def only_there(s):
+            return bool(s.change and s.fits and not s.adds_node and set(s.fits) <= control_plane)
+        if any(s.change and s.num_fits and not only_there(s) for s in self.out):
+            self.out = [s for s in self.out if not only_there(s)]
+
     # -- baseline and evaluation ------------------------------------------------------------
     def run(self, preemption: bool = True):
         self.state = CycleState()
@@ -434,6 +496,8 @@ class _Explainer:
             self.add("prefilter", f"PreFilter plugin {st.plugin or '?'} rejects the pod on every node: "
                                   f"{st.message() or st.as_error()}",
                      nodes=[ni.name for ni in self.node_infos])
+            if st.plugin in (names.VOLUME_BINDING, names.VOLUME_RESTRICTIONS):   # both find a claim missing
+                self.volume_claims()
             if preemption:
                 self.preemption()
             return
@@ -475,20 +539,24 @@ class _Explainer:
         rej = self.rejected.get(ni.name, ())
         return next(iter(rej)) if len(rej) == 1 else ""
 
-    def snapshot_with(self, replace=None, add=None):
-        """A shallow copy of the snapshot with some NodeInfos replaced and/or one appended."""
-        if not replace and add is None:
+    def snapshot_with(self, replace=None, add=None, objects=None):
+        """A shallow copy of the snapshot with some NodeInfos replaced and/or one appended, or other
+        ``objects``."""
+        if not replace and add is None and objects is None:
             return self.snapshot
-        return self.snapshot.variant(replace, add)
+        snap = self.snapshot.variant(replace, add)
+        if objects is not None:
+            snap.objects = objects
+        return snap
 
-    def verdicts(self, pod=None, replace=None, add=None, only=None, reuse_state=False) -> dict:
+    def verdicts(self, pod=None, replace=None, add=None, only=None, reuse_state=False, objects=None) -> dict:
         """{node: None if it passes every Filter plugin, else the rejecting plugin} for a counterfactual.
 
         PreFilter runs afresh on ``pod`` (default: the pod) over the snapshot with ``replace`` / ``add``
         applied, unless ``reuse_state``; Filter runs on every node, or on the ``only`` names.
         """
         pod = pod or self.pod
-        snap = self.snapshot_with(replace, add)
+        snap = self.snapshot_with(replace, add, objects)
         node_names = only if only is not None else [ni.name for ni in snap.node_infos]
         fwk = self.fwk
         with _pointing(fwk, snap):
@@ -743,7 +811,9 @@ class _Explainer:
         all_nodes = [ni.node for ni in self.node_infos]
         for req in selector + [r for lst in term_reqs for r in lst]:
             if not any(req.match(n) for n in all_nodes):
-                self.add(req.kind, self._nobody_text(req), nodes=[ni.name for ni in rejected if not req.match(ni.node)])
+                concerned = [ni.name for ni in rejected if not req.match(ni.node)]
+                self.add(req.kind, self._nobody_text(req), nodes=concerned)
+                self.near_label_keys(req, all_nodes, concerned)
         for j, term in enumerate(terms):
             if not term.valid:
                 self.add("node-affinity", f"node affinity term {j} is invalid and matches no node",
@@ -767,6 +837,23 @@ class _Explainer:
             self.try_pod(req.kind, "", req.phrase, pod_variant(pod, req.edit), concerned, req.change,
                          always=False)
         self.label_nodes(rejected, selector)
+
+    def near_label_keys(self, req, all_nodes, concerned):
+        """A requirement no node meets whose key nearly names a label the nodes have with the wanted value
+        (``disktype=ssd`` asked, ``disk=ssd`` there): the pod asking for that key instead, verified."""
+        if req.field or req.op not in ("In", "Exists"):
+            return
+        counts = {}
+        for n in all_nodes:
+            for key in n.labels:
+                if near_miss(req.key, key) and requirement_matches(key, req.op, req.values, n.labels):
+                    counts[key] = counts.get(key, 0) + 1
+        for key, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:self.max]:
+            phrase, edit, change = req.with_key(key)
+            wanted = f"{key}={_and(req.values)}" if req.op == "In" else key
+            self.try_pod(req.kind, f"no node has label {req.label}, but {_plural(n, 'node')} "
+                                   f"{'has' if n == 1 else 'have'} {wanted}",
+                         phrase, pod_variant(self.pod, edit), concerned, change, always=False)
 
     def _nobody_text(self, req) -> str:
         if req.field:
@@ -831,10 +918,20 @@ class _Explainer:
             fits, blocked = self.outcome(self.verdicts(replace=replace), concerned)
             if not fits:
                 continue
-            self.add("node-selector", f"labelling {_names(concerned)} with {_and(f'{k}={v}' for k, v in missing)} "
-                                      f"would fit {_fit_text(fits)}", nodes=concerned,
-                     change={"label_nodes": concerned, "labels": dict(missing)}, fits=fits, still_blocked=blocked,
-                     size=len(concerned))
+            labels = _and(f'{k}={v}' for k, v in missing)
+            one = fits[0]
+            if len(concerned) > 1 and self.verdicts(replace={one: replace[one]}, only=[one])[one] is None:
+                # the smallest change: the one node, verified labelled alone; the others are named
+                others = [n for n in fits if n != one]
+                tail = f"; labelled so, {_plural(len(others), 'other node')} ({_names(others)}) would fit too" \
+                    if others else ""
+                self.add("node-selector", f"labelling {one} with {labels} would fit it{tail}", nodes=[one],
+                         change={"label_nodes": [one], "labels": dict(missing), "also_fit": others}, fits=[one],
+                         size=1)
+                continue
+            self.add("node-selector", f"labelling {_names(concerned)} with {labels} would fit {_fit_text(fits)}",
+                     nodes=concerned, change={"label_nodes": concerned, "labels": dict(missing)}, fits=fits,
+                     still_blocked=blocked, size=len(concerned))
 
     def taints(self):
         nodes = self.rejected_by(names.TAINT_TOLERATION)
@@ -846,13 +943,19 @@ class _Explainer:
             if taints:
                 groups.setdefault(taints, []).append(ni.name)
         not_enough, still = [], {}
+        workers = any(not is_control_plane(ni.node) for ni in self.node_infos)
         for taints, concerned in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))[:self.max]:
+            self.near_toleration_keys(taints, concerned)
             tolerations = [_toleration(*t) for t in taints]
 
             def edit(spec, tolerations=tolerations):
                 spec["tolerations"] = list(spec.get("tolerations") or []) + copy.deepcopy(tolerations)
-            fits, blocked = self.outcome(self.verdicts(pod_variant(self.pod, edit)), concerned)
+            verdicts = self.verdicts(pod_variant(self.pod, edit))
+            fits, blocked = self.outcome(verdicts, concerned)
             if not fits:
+                if workers:   # control-plane nodes are no place for the pod: not named when others are there
+                    concerned = [n for n in concerned if not is_control_plane(self.snapshot.by_name[n].node)]
+                    blocked = self.outcome(verdicts, concerned)[1]
                 not_enough.extend(concerned)
                 for pl, n in blocked.items():
                     still[pl] = still.get(pl, 0) + n
@@ -864,6 +967,123 @@ class _Explainer:
         if not_enough:
             self.add("taints", f"tolerating the taints of {_names(not_enough)} would not be enough (still "
                                f"rejected by {_blocked_text(still)})", nodes=not_enough, still_blocked=still)
+
+    def near_toleration_keys(self, taints, concerned):
+        """A toleration whose key nearly names an untolerated taint's (``gpu`` for ``nvidia.com/gpu``) and that
+        would tolerate it with that key: the exact key, verified."""
+        raw = (self.pod.raw.get("spec") or {}).get("tolerations") or []
+        for i, tol in enumerate(raw):
+            if not isinstance(tol, dict) or not tol.get("key"):
+                continue
+            for key, value, effect in taints:
+                if not near_miss(key, tol["key"]) or tol.get("effect", "") not in ("", effect) or (
+                        tol.get("operator", "Equal") == "Equal" and tol.get("value", "") != value):
+                    continue
+
+                def edit(spec, i=i, key=key):
+                    spec["tolerations"][i]["key"] = key
+                self.try_pod("taints", f"the pod's toleration of {tol['key']} does not tolerate the taint "
+                                       f"{_taint_text(key, value, effect)}: another key",
+                             f"the key {key} in that toleration", pod_variant(self.pod, edit), concerned,
+                             {"toleration_key": {"index": i, "from": tol["key"], "to": key}}, always=False, size=0)
+
+    def volume_claims(self):
+        """The pod's claims VolumeBinding's PreFilter stops at: a missing one created (of the default
+        StorageClass, or bound to an Available PersistentVolume), an unbound one with immediate binding bound
+        to a PersistentVolume that matches it, each verified; a StorageClass that provisions nothing, said."""
+        objects = self.snapshot.objects
+        for vol in self.pod.volumes:
+            claim, ephemeral = claim_name_of(self.pod, vol)
+            if claim is None or ephemeral:
+                continue
+            key = f"{self.pod.namespace}/{claim}"
+            pvc = objects.persistent_volume_claims.get(key)
+            if pvc is None:
+                self._missing_claim(key, claim)
+            elif not is_pvc_fully_bound(pvc) and not is_delay_binding_mode(pvc, objects.storage_classes)[0]:
+                self._unbound_claim(key, pvc)
+
+    def _with_volumes(self, claim_key: str, pvc: dict, pv: dict | None = None):
+        """The snapshot's objects with ``pvc`` (and ``pv``) in them."""
+        objects = copy.copy(self.snapshot.objects)
+        objects.persistent_volume_claims = dict(objects.persistent_volume_claims, **{claim_key: pvc})
+        if pv is not None:
+            objects.persistent_volumes = dict(objects.persistent_volumes, **{pv["metadata"]["name"]: pv})
+        return objects
+
+    def _try_volumes(self, diag: str, phrase: str, objects, change: dict) -> bool:
+        concerned = [ni.name for ni in self.node_infos]
+        fits, blocked = self.outcome(self.verdicts(objects=objects), concerned)
+        if fits:
+            self.add("volume", f"{diag}; {phrase} would fit {_fit_text(fits)}", nodes=concerned, change=change,
+                     fits=fits, still_blocked=blocked, size=1)
+        return bool(fits)
+
+    def _bound_pair(self, pvc: dict, pv: dict) -> tuple[dict, dict]:
+        """(the claim bound to the volume, the volume bound to the claim), as the PV controller binds them."""
+        meta = dict(pvc.get("metadata") or {})
+        meta["annotations"] = dict(meta.get("annotations") or {}, **{ANN_BIND_COMPLETED: "yes"})
+        bound = dict(pvc, metadata=meta, spec=dict(spec(pvc), volumeName=pv["metadata"]["name"]),
+                     status={"phase": "Bound", "accessModes": list(spec(pv).get("accessModes") or ()),
+                             "capacity": dict(spec(pv).get("capacity") or {})})
+        ref = {"kind": "PersistentVolumeClaim", "apiVersion": "v1", "namespace": meta.get("namespace") or "default",
+               "name": meta.get("name", "")}
+        return bound, dict(pv, spec=dict(spec(pv), claimRef=ref), status={"phase": "Bound"})
+
+    def _available_volumes(self, pvc: dict | None = None) -> list:
+        """PersistentVolumes no claim holds, that ``pvc`` (if given) would match: its class, size, modes."""
+        out = []
+        for name, pv in sorted(self.snapshot.objects.persistent_volumes.items()):
+            if spec(pv).get("claimRef") or (pv.get("status") or {}).get("phase", "Available") != "Available":
+                continue
+            if pvc is not None and (pv_class(pv) != pvc_class(pvc) or pv_capacity(pv) < requested_storage(pvc)
+                                    or not access_modes_satisfied(pvc, pv) or volume_mode_mismatch(pvc, pv)):
+                continue
+            out.append(pv)
+        return out
+
+    def _missing_claim(self, key: str, claim: str):
+        diag = f'persistentvolumeclaim "{claim}" not found'
+        ns = self.pod.namespace
+        classes = self.snapshot.objects.storage_classes
+        default = next((sc for _n, sc in sorted(classes.items())
+                        if annotations(sc).get(DEFAULT_CLASS_ANNOTATION) == "true"), None)
+        if default is not None:
+            name = default["metadata"]["name"]
+            new = {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": claim, "namespace": ns},
+                   "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}},
+                            "storageClassName": name}, "status": {"phase": "Pending"}}
+            if self._try_volumes(diag, f"creating PersistentVolumeClaim {key} (StorageClass {name}, 1Gi, "
+                                       "ReadWriteOnce)", self._with_volumes(key, new), {"create_pvc": new}):
+                return
+        for pv in self._available_volumes():
+            capacity = (spec(pv).get("capacity") or {}).get("storage", "")
+            new = {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": claim, "namespace": ns},
+                   "spec": {"accessModes": list(spec(pv).get("accessModes") or ["ReadWriteOnce"])[:1],
+                            "resources": {"requests": {"storage": capacity}}, "storageClassName": pv_class(pv),
+                            "volumeName": pv["metadata"]["name"]}}
+            bound, bound_pv = self._bound_pair(new, pv)
+            if self._try_volumes(diag, f"creating PersistentVolumeClaim {key} bound to PersistentVolume "
+                                       f"{pv['metadata']['name']} ({capacity})",
+                                 self._with_volumes(key, bound, bound_pv), {"create_pvc": new}):
+                return
+
+    def _unbound_claim(self, key: str, pvc: dict):
+        name = pvc_class(pvc)
+        sc = self.snapshot.objects.storage_classes.get(name) if name else None
+        concerned = [ni.name for ni in self.node_infos]
+        if name and sc is None:
+            self.add("volume", f'claim {key} is unbound: its StorageClass "{name}" does not exist', nodes=concerned)
+        elif sc is not None and sc.get("provisioner", "") in ("", NOT_SUPPORTED_PROVISIONER):
+            self.add("volume", f"claim {key} is unbound: the StorageClass {name} has no provisioner (nothing makes "
+                               "a PersistentVolume for it)", nodes=concerned)
+        for pv in self._available_volumes(pvc)[:self.max]:
+            bound, bound_pv = self._bound_pair(pvc, pv)
+            if self._try_volumes(f"claim {key} is unbound", f"binding it to PersistentVolume "
+                                 f"{pv['metadata']['name']} ({(spec(pv).get('capacity') or {}).get('storage', '')})",
+                                 self._with_volumes(key, bound, bound_pv),
+                                 {"bind_pvc": {"claim": key, "volume": pv["metadata"]["name"]}}):
+                return
 
     def cordoned(self):
         nodes = self.rejected_by(names.NODE_UNSCHEDULABLE)

@@ -163,8 +163,11 @@ def test_node_selector_label_missing_everywhere():
     (drop,) = [s for s in got if s.change.get("pod") == {"remove_node_selector": "disk"}]
     assert drop.text == "dropping nodeSelector disk=ssd would fit 3 nodes (n-1, n-2 and n-3)"
     (label,) = [s for s in got if "label_nodes" in s.change]
-    assert label.text == "labelling n-1, n-2 and n-3 with disk=ssd would fit 3 nodes (n-1, n-2 and n-3)"
-    assert label.change["labels"] == {"disk": "ssd"}
+    # the smallest change: one node, verified labelled alone; the others named
+    assert label.text == "labelling n-1 with disk=ssd would fit it; labelled so, 2 other nodes (n-2 and n-3) would " \
+                         "fit too"
+    assert label.change == {"label_nodes": ["n-1"], "labels": {"disk": "ssd"}, "also_fit": ["n-2", "n-3"]}
+    assert label.fits == ["n-1"]
     got = run(nodes, [pod("ml", nodeSelector={"gpu": "a100"})])["ml"]
     assert "no node has label gpu=a100 (no node has a gpu label at all)" in texts(got)
 
@@ -466,7 +469,7 @@ def test_order_toleration_then_request_then_selector_then_cluster_changes():
         "1 node (t-1) would fit with a toleration for gpu=true:NoSchedule",
         "lowering the pod's cpu request from 500m to 200m would fit 1 node (s-1)",
         "dropping nodeSelector disk=ssd would fit 2 nodes (p-1 and p-2)",
-        "labelling p-1 and p-2 with disk=ssd would fit 2 nodes (p-1 and p-2)",
+        "labelling p-1 with disk=ssd would fit it; labelled so, 1 other node (p-2) would fit too",
     ]
 
 
@@ -510,3 +513,98 @@ def test_every_change_explain_makes_has_a_rank():
     assert Suggestion("k", "t", change={"uncordon": ["n"]}, still_blocked={"X": 1}).rank == 12
     assert Suggestion("k", "t", still_blocked={"X": 1}).rank == 12
     assert Suggestion("k", "t", fits=["n"]).rank == 0   # "changed": passes now, nothing to change
+
+
+# -- near misses, control-plane nodes ------------------------------------------------------------------
+def test_a_selector_key_the_nodes_nearly_have_is_named_and_verified():
+    nodes = [node("n-1", labels={"disk": "ssd"}), node("n-2", labels={"disk": "hdd"}), node("n-3")]
+    got = run(nodes, [pod("db", nodeSelector={"disktype": "ssd"})])["db"]
+    (near,) = [s for s in got if "node_selector_key" in s.change.get("pod", {})]
+    assert near.text == ("no node has label disktype=ssd, but 1 node has disk=ssd; nodeSelector disk=ssd in place "
+                         "of disktype=ssd would fit 1 node (n-1)")
+    assert near.change == {"pod": {"node_selector_key": {"from": "disktype", "to": "disk"}}}
+    assert near.fits == ["n-1"] and near.rank == 5
+    # in a node affinity term too; a key the nodes have with other values only is no near miss
+    affinity = {"nodeAffinity": {REQ: {"nodeSelectorTerms": [{"matchExpressions": [
+        {"key": "disktype", "operator": "In", "values": ["ssd"]}]}]}}}
+    got = run(nodes, [pod("db", affinity=affinity)])["db"]
+    (near,) = [s for s in got if "node_affinity_key" in s.change.get("pod", {})]
+    assert near.text.endswith("the key disk in place of disktype in node affinity term 0 would fit 1 node (n-1)")
+    got = run(nodes, [pod("db", nodeSelector={"disktype": "nvme"})])["db"]
+    assert not [s for s in got if "node_selector_key" in s.change.get("pod", {})]
+
+
+def test_a_toleration_key_that_nearly_names_a_taint_gets_the_exact_key():
+    gpu = [{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}]
+    nodes = [node("gpu-1", taints=gpu), node("small", cpu="100m")]
+    tolerations = [{"key": "gpu", "operator": "Exists", "effect": "NoSchedule"}]
+    got = run(nodes, [pod("train", cpu="1", tolerations=tolerations)])["train"]
+    (near,) = [s for s in got if "toleration_key" in s.change.get("pod", {})]
+    assert near.text == ("the pod's toleration of gpu does not tolerate the taint nvidia.com/gpu=present:NoSchedule: "
+                         "another key; the key nvidia.com/gpu in that toleration would fit 1 node (gpu-1)")
+    assert near.change["pod"]["toleration_key"] == {"index": 0, "from": "gpu", "to": "nvidia.com/gpu"}
+    assert near.rank == 1
+    # a toleration of another effect would not tolerate it with the key either: no hint
+    tolerations[0]["effect"] = "NoExecute"
+    got = run(nodes, [pod("train", cpu="1", tolerations=tolerations)])["train"]
+    assert not [s for s in got if "toleration_key" in s.change.get("pod", {})]
+
+
+def test_control_plane_nodes_are_suggested_only_when_nothing_else_fits():
+    cp_taint = [{"key": "node-role.kubernetes.io/control-plane", "effect": "NoSchedule"}]
+    cp = node("cp-1", labels={"node-role.kubernetes.io/control-plane": ""}, taints=cp_taint)
+    busy = node("w-1", cpu="1")
+    got = run([cp, busy], [pod("web", cpu="2")])["web"]
+    assert not [s for s in got if s.change.get("pod", {}).get("add_tolerations")]
+    assert any(s.num_fits for s in got)   # lowering the request, adding a node like w-1, ...
+    # nor named among the nodes whose taints tolerated would not be enough
+    got = run([cp, busy], [pod("huge", cpu="8")])["huge"]
+    assert not [s for s in got if "cp-1" in s.text and "tolerating" in s.text]
+    # only the control plane could take it: then it is said
+    got = run([cp], [pod("web", cpu="2")])["web"]
+    (tol,) = [s for s in got if s.change.get("pod", {}).get("add_tolerations")]
+    assert tol.fits == ["cp-1"]
+
+
+# -- volumes -------------------------------------------------------------------------------------------------
+def _claiming(name="db"):
+    return pod(name, cpu="100m", volumes=[{"name": "data", "persistentVolumeClaim": {"claimName": "data"}}])
+
+
+def _pv(name, size="10Gi", cls="manual"):
+    return {"metadata": {"name": name}, "spec": {"capacity": {"storage": size}, "accessModes": ["ReadWriteOnce"],
+                                                 "storageClassName": cls}, "status": {"phase": "Available"}}
+
+
+def test_a_missing_claim_gets_one_created_verified():
+    standard = {"metadata": {"name": "standard", "annotations": {"storageclass.kubernetes.io/is-default-class":
+                                                                 "true"}},
+                "provisioner": "csi.example.com", "volumeBindingMode": "WaitForFirstConsumer"}
+    got = run([node("n-1"), node("n-2")], [_claiming()], storageclasses=[standard])["db"]
+    (fix,) = by_kind(got, "volume")
+    assert fix.text == ('persistentvolumeclaim "data" not found; creating PersistentVolumeClaim default/data '
+                        "(StorageClass standard, 1Gi, ReadWriteOnce) would fit 2 nodes (n-1 and n-2)")
+    assert fix.change["create_pvc"]["spec"]["storageClassName"] == "standard" and fix.rank == 7
+    # no default class: a claim bound to an Available volume
+    got = run([node("n-1")], [_claiming()], persistentvolumes=[_pv("pv-1")])["db"]
+    (fix,) = by_kind(got, "volume")
+    assert fix.text == ('persistentvolumeclaim "data" not found; creating PersistentVolumeClaim default/data bound '
+                        "to PersistentVolume pv-1 (10Gi) would fit 1 node (n-1)")
+    # nothing to create it with: no suggestion that would not fit
+    got = run([node("n-1")], [_claiming()])["db"]
+    assert by_kind(got, "volume") == []
+
+
+def test_an_unbound_claim_of_a_class_without_provisioner_gets_a_volume_that_matches():
+    manual = {"metadata": {"name": "manual"}, "provisioner": "kubernetes.io/no-provisioner",
+              "volumeBindingMode": "Immediate"}
+    claim = {"metadata": {"name": "data", "namespace": "default"},
+             "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "5Gi"}},
+                      "storageClassName": "manual"}, "status": {"phase": "Pending"}}
+    got = run([node("n-1")], [_claiming()], storageclasses=[manual], persistentvolumeclaims=[claim],
+              persistentvolumes=[_pv("small", "1Gi"), _pv("big", "10Gi")])["db"]
+    assert texts(by_kind(got, "volume")) == [
+        "claim default/data is unbound: the StorageClass manual has no provisioner (nothing makes a "
+        "PersistentVolume for it)",
+        "claim default/data is unbound; binding it to PersistentVolume big (10Gi) would fit 1 node (n-1)"]
+    assert by_kind(got, "volume")[1].change == {"bind_pvc": {"claim": "default/data", "volume": "big"}}
