@@ -29,7 +29,7 @@ import uuid
 from .clock import FakeClock
 from .cluster.simulated import SimulatedCluster
 from .config import config_for
-from .explain import explain
+from .explain import explain, node_rejections
 from .framework.preemption import PDB
 from .objects import Node, ParseError, Pod
 from .plugins.registry import build_registry
@@ -436,8 +436,11 @@ def _run_with_nodes(scenario, template: dict, count: int, config_doc, registry, 
 
 def add_nodes(scenario, template: dict, count: int, config_doc=None, targets=None, max_search: int = 1000,
               registry=None, progress=None, **planner) -> dict:
-    """Add ``count`` copies of ``template``; which pending pods fit now, and where. ``targets`` (pod keys,
-    default every pending pod that a profile serves) is the set whose smallest sufficient count is searched, up to ``max_search``."""
+    """Add ``count`` copies of ``template``; which pending pods fit now, and where. ``targets`` (pod keys) is the
+    set whose smallest sufficient count is searched, up to ``max_search``; by default every pending pod that a
+    profile serves and that an empty copy of the node would take (``left_out``: the others, each with the Filter
+    plugins that reject it there: no number of such nodes fits them). ``at_smallest``: where the targets go with
+    the smallest count of nodes, when it is not ``count``."""
     if count < 0:
         raise WhatIfError("count: must not be negative")
     try:
@@ -450,6 +453,10 @@ def add_nodes(scenario, template: dict, count: int, config_doc=None, targets=Non
     if unknown:
         raise WhatIfError(f"not pending in this cluster: {', '.join(unknown[:5])}")
     fits = {}    # count -> every target bound (each probe a full run; only the answer is kept)
+    placements = {}   # count -> where the targets went, for the counts that fit them all
+    left_out = []
+    if wanted is None:
+        wanted, left_out = _within_reach(scenario, template, config_doc, registry, planner)
 
     def run(n: int) -> Planner:
         nonlocal wanted
@@ -457,9 +464,9 @@ def add_nodes(scenario, template: dict, count: int, config_doc=None, targets=Non
         stage = ((lambda text: progress(len(fits), None, f"now +{n} nodes: {text}"))
                  if progress else None)
         probe = _run_with_nodes(scenario, template, n, config_doc, registry, options, stage)
-        if wanted is None:   # every pending pod a profile serves (no scheduler tries the others)
-            wanted = [p.key for p in scenario.pending_pods if p.scheduler_name in probe.scheduler.profiles]
         fits[n] = all(probe.node_of(k) for k in wanted)
+        if fits[n]:
+            placements[n] = [{"pod": k, "node": probe.node_of(k)} for k in wanted]
         if progress:
             progress(len(fits), None, "")
         return probe
@@ -494,9 +501,36 @@ def add_nodes(scenario, template: dict, count: int, config_doc=None, targets=Non
                 smallest = hi
     existing = {m.name for m in scenario.nodes}
     added = [n.name for n in after.cluster.list_nodes() if n.name not in existing]
+    at_smallest = None
+    if smallest not in (None, 0, count):
+        at_smallest = {"count": smallest, "placed": placements[smallest]}
     return {"count": count, "added": added, "now_fit": now_fit, "still_pending": still,
             "bound_before": sum(1 for k in pending_keys if base.node_of(k)), "targets": len(wanted),
-            "smallest_count": smallest, "max_search": max_search, "probes": sorted(fits)}
+            "left_out": left_out, "smallest_count": smallest, "at_smallest": at_smallest,
+            "max_search": max_search, "probes": sorted(fits)}
+
+
+def _within_reach(scenario, template: dict, config_doc, registry, planner: dict) -> tuple[list, list]:
+    """The default targets of ``add_nodes``: (keys of the pending pods a profile serves that pass every PreFilter
+    and Filter plugin on an empty copy of ``template`` beside the bound pods, [{"pod", "why"} of the others that
+    a profile serves])."""
+    options = {k: planner[k] for k in ("kube_version", "feature_gates") if k in planner}
+    empty = Planner(scenario, config_doc, registry, include_pending=False, **options)
+    [raw] = node_copies(template, 1, {n.name for n in scenario.nodes})
+    empty.cluster.add_node(raw)
+    sched = empty.scheduler
+    sched.cache.update_snapshot(sched.snapshot)
+    within, left_out = [], []
+    for pod in scenario.pending_pods:
+        fwk = sched.profiles.get(pod.scheduler_name)
+        if fwk is None:   # no scheduler tries it
+            continue
+        rejections = node_rejections(fwk, sched.snapshot, pod, raw["metadata"]["name"])
+        if rejections:
+            left_out.append({"pod": pod.key, "why": "; ".join(f"{pl}: {why}" for pl, why in rejections.items())})
+        else:
+            within.append(pod.key)
+    return within, left_out
 
 
 def summary(kind: str, result: dict) -> list:
@@ -527,4 +561,8 @@ def summary(kind: str, result: dict) -> list:
              f"{'none up to ' + str(result['max_search']) if result['smallest_count'] is None else result['smallest_count']})"]
     lines += [f"  {p['pod']} -> {p['node']}" for p in result["now_fit"]]
     lines += [f"  still pending: {p['pod']}: {p['message']}" for p in result["still_pending"]]
+    if result.get("at_smallest"):
+        lines.append(f"with {result['at_smallest']['count']} more nodes:")
+        lines += [f"  {p['pod']} -> {p['node']}" for p in result["at_smallest"]["placed"]]
+    lines += [f"  left out (no such node fits it): {p['pod']}: {p['why']}" for p in result.get("left_out", ())]
     return lines

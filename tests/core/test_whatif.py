@@ -182,6 +182,31 @@ def test_added_nodes_do_not_help_pods_they_cannot_take():
     result = whatif.add_nodes(scenario([node_raw("n0")], pending=pending), node_raw("cpu-node"), 3, max_search=8)
     assert result["now_fit"] == [] and result["smallest_count"] is None
     assert result["still_pending"][0]["plugins"] == ["NodeAffinity"]
+    # as a chosen target, searched for in vain; by default left out, with why
+    chosen = whatif.add_nodes(scenario([node_raw("n0")], pending=pending), node_raw("cpu-node"), 3, max_search=8,
+                              targets=["default/gpu"])
+    assert chosen["targets"] == 1 and chosen["smallest_count"] is None and chosen["left_out"] == []
+    assert result["targets"] == 0 and result["left_out"] == [
+        {"pod": "default/gpu", "why": "NodeAffinity: node(s) didn't match Pod's node affinity/selector"}]
+
+
+def test_a_blank_target_leaves_out_the_pods_no_such_node_can_take_and_the_answer_shows_its_placement():
+    """Pods that an empty copy of the node does not take (too big for it, a selector it lacks) are left out of
+    the default targets, so the smallest count is the one for the others; the answer's placement is shown with
+    that count, every target placed."""
+    pending = ([pod_raw(f"p{i}", cpu="2") for i in range(7)] + [pod_raw("huge", cpu="64")]
+               + [pod_raw("gpu", cpu="1", node_selector={"gpu": "yes"})])
+    result = whatif.add_nodes(scenario([node_raw("n0", cpu="2")], pending=pending), node_raw("big", cpu="4"), 1)
+    assert result["targets"] == 7 and result["smallest_count"] == 3
+    assert [p["pod"] for p in result["left_out"]] == ["default/huge", "default/gpu"]
+    assert result["left_out"][0]["why"] == "NodeResourcesFit: Insufficient cpu"
+    best = result["at_smallest"]
+    assert best["count"] == 3 and len(best["placed"]) == 7 and all(p["node"] for p in best["placed"])
+    assert {p["node"] for p in best["placed"]} == {"n0", "big-whatif-1", "big-whatif-2", "big-whatif-3"}
+    assert len(result["now_fit"]) == 2   # with the one node asked for
+    lines = whatif.summary("add_nodes", result)
+    assert "with 3 more nodes:" in lines
+    assert "  left out (no such node fits it): default/huge: NodeResourcesFit: Insufficient cpu" in lines
 
 
 def test_a_deployment_stands_for_its_pod_template_owned_by_a_replicaset():

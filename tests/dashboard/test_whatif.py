@@ -101,6 +101,25 @@ def test_drain_and_add_nodes_answer_and_their_pages_render(small, client):
     assert b'id="filter-matrix"' in trace_page.content and b"What would fix it" in trace_page.content
 
 
+def test_add_nodes_shows_the_smallest_counts_placement_and_leaves_out_pods_no_copy_takes(small, client, api):
+    """A blank target leaves out the pods an empty copy of the node does not take (too big, a selector it
+    lacks), saying why, so the smallest count is the others'; its placement is shown, every chosen pod placed."""
+    for i in range(8):
+        body = {"metadata": {"name": f"wide-{i}", "namespace": "default"}, "spec": {"containers": [
+            {"name": "c", "image": "c:1", "resources": {"requests": {"cpu": "3"}}}]}}
+        assert api.post(f"/api/clusters/{small.name}/pods/", body, format="json").status_code == 201
+    add = ask(small, "add-nodes", like="n-0", count=1)
+    assert {p["pod"] for p in add.result["left_out"]} == {"default/too-big", "default/also-big", "default/wants-ssd"}
+    assert add.result["targets"] == 8 and add.result["smallest_count"] == 3
+    placed = add.result["at_smallest"]["placed"]
+    assert len(placed) == 8 and all(p["node"] for p in placed)
+    assert {"n-0-whatif-1", "n-0-whatif-2", "n-0-whatif-3"} <= {p["node"] for p in placed}
+    page = client.get(f"/clusters/{small.name}/whatif/{add.pk}/").content.decode()
+    assert 'id="add-smallest-placement"' in page and "With 3 nodes, the smallest count" in page
+    assert 'id="add-left-out"' in page and "NodeResourcesFit: Insufficient cpu" in page
+    assert "8 chosen pods (3 left out)" in page
+
+
 @pytest.mark.parametrize("data, field, message", [
     ({"kind": "capacity", "manifest": "kind: Pod\nspec: {containers: [{name: c, resources: {requests: {cpu: x}}}]}"},
      "manifest", "spec.containers[0].resources.requests.cpu"),
