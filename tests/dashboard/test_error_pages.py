@@ -80,3 +80,21 @@ def test_api_paths_still_answer_json(clusters, viewer_user):
     assert bodies[0] == {"detail": "Not found."} and bodies[1] == bodies[2]
     resp = api.post("/api/clusters/small/step/", {"n": 1}, format="json")
     assert resp.status_code == 403 and resp["Content-Type"] == "application/json"
+
+
+def test_a_server_error_is_the_500_page_in_the_layout(clusters, viewer_user, monkeypatch):
+    """An exception in a view: Django's server_error renders templates/500.html with no request context (nothing
+    that needs the user or the database); styled, with a skip link and the way back."""
+    from dashboard import views
+
+    def fail(*args, **kwargs):
+        raise RuntimeError("a bug in a view")
+    monkeypatch.setattr(views.queries, "live_state", fail)
+    pages = page_client(viewer_user)
+    pages.raise_request_exception = False
+    html = _page(pages.get("/clusters/small/"), 500)
+    assert "<h1>Server error</h1>" in html and "a bug in a view" not in html
+    assert '<link rel="stylesheet" href="/static/dashboard/app.css">' in html
+    assert '<a class="skip-link" href="#content">Skip to content</a>' in html and '<main id="content"' in html
+    assert 'href="/">All clusters</a>' in html and 'href="/profiles/">Profiles</a>' in html
+    assert "viewer" not in html and "sign out" not in html   # rendered without the request's user
