@@ -88,6 +88,12 @@ def _int(label, **kw):
     return forms.IntegerField(required=False, label=label, **kw)
 
 
+def _labelled(field, name):
+    """``field`` with ``name`` as its accessible name (for a control shown without a <label>: in a table cell)."""
+    field.widget.attrs["aria-label"] = name
+    return field
+
+
 def _hidden_int():
     return forms.IntegerField(required=False, widget=forms.HiddenInput)
 
@@ -176,10 +182,11 @@ class PointUnit:
             self._add(f"{self.prefix}.{row.name}.pos", _hidden_int(), k + 1)
             if point.weighted:
                 self._add(f"{self.prefix}.{row.name}.weight",
-                          _int("weight"), row.weight)
+                          _labelled(_int("weight"), f"{row.name} weight"), row.weight)
         self._add(f"{self.prefix}.moved", forms.BooleanField(required=False, widget=forms.HiddenInput), False)
-        self._add(f"{self.prefix}.add", forms.ChoiceField(
-            required=False, label="add", choices=[("", "add a plugin…")] + [(n, n) for n in point.addable]), "")
+        self._add(f"{self.prefix}.add", _labelled(forms.ChoiceField(
+            required=False, label="add", choices=[("", "add a plugin…")] + [(n, n) for n in point.addable]),
+            f"add a plugin at {point.set_name}"), "")
 
     def _add(self, name, field, value):
         self.fields[name], self.start[name] = field, value
@@ -258,7 +265,8 @@ class ExtendersUnit:
                 field = _int(key) if kind == "int" else forms.BooleanField(required=False, label=key) \
                     if kind == "bool" else forms.CharField(required=False, label=key)
                 name = f"ext.{r}.{key}"
-                self.fields[name], self.start[name] = field, _cleaned(field, item.get(key))
+                self.fields[name] = _labelled(field, f"extender {r + 1} {key}")
+                self.start[name] = _cleaned(field, item.get(key))
 
     def write(self, doc, values):
         items = doc.get("extenders") if isinstance(doc.get("extenders"), list) else []
@@ -308,7 +316,8 @@ class ProfileEditorForm(forms.Form):
                                widget=forms.HiddenInput)
     base_version = forms.IntegerField(required=False, widget=forms.HiddenInput)
     base_doc = forms.CharField(required=False, widget=forms.HiddenInput)
-    yaml = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 30, "spellcheck": "false"}))
+    yaml = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 30, "spellcheck": "false",
+                                                                        "aria-label": "the profile as YAML"}))
     comment = forms.CharField(required=False, max_length=500)
 
     def __init__(self, base: dict, *args, base_version=None, read_only=False, features=None, **kw):
