@@ -342,6 +342,16 @@ class SchedulingEvent(models.Model):
         message for the others (``access.event_messages``; the v1 Event in ``raw`` has the neutral one)."""
         return self.detail if self.detail and editor else self.message
 
+    @staticmethod
+    def key_of(raw) -> str:
+        """The namespace/name of a v1 Event ("" without one): what pages and live updates name an event by."""
+        meta = (raw or {}).get("metadata") or {}
+        return f'{meta.get("namespace") or "default"}/{meta["name"]}' if meta.get("name") else ""
+
+    @property
+    def key(self) -> str:
+        return self.key_of(self.raw)
+
     @property
     def series_count(self) -> int:
         """How many times kube's event series counted this Event (0: once, no series)."""

@@ -79,7 +79,7 @@ def cycle_summary(rec: dict) -> dict:
 def event_summary(ev: dict) -> dict:
     return {"time": ev["time"].isoformat(), "type": ev["type"], "reason": ev["reason"],
             "pod": f"{ev['pod_namespace']}/{ev['pod_name']}" if ev.get("pod_name") else "",
-            "node": ev.get("node") or "", "message": ev["message"]}
+            "node": ev.get("node") or "", "message": ev["message"], "key": ev.get("key") or ""}
 
 
 class Broadcaster:

@@ -47,7 +47,7 @@ from scheduler_core.trace import TraceSink
 
 from ..fields import PackedJSONField
 from ..packing import PACK_OPTIONS
-from ..models import Node, NodeList, Pod, QueueSnapshot, SchedulingCycle, ShadowDecision
+from ..models import Node, NodeList, Pod, QueueSnapshot, SchedulingCycle, SchedulingEvent, ShadowDecision
 from . import metrics, objectstore
 from .tracecodec import NodeLists, trace_fields
 
@@ -60,6 +60,12 @@ STATUS, OBJECT = "status", "object"
 ACTIONS = {"Scheduled": "Binding", "FailedScheduling": "Scheduling", "Preempted": "Preempting",
            "ManualBinding": "Binding"}   # the event's action, as kube's scheduler names it
 BOUNDED = (CYCLE, EVENT, SHADOW)
+
+
+def _committed_event(payload) -> dict:
+    """What ``on_commit`` receives of a written event: the recorded event with ``key``, the namespace/name of its
+    v1 Event (a later count of a series has its first Event's key, so a page updates that Event's row)."""
+    return dict(payload[0], key=SchedulingEvent.key_of(payload[1]))
 
 
 def _first_line(err) -> str:
@@ -390,7 +396,7 @@ class Recorder(TraceSink):
                 metrics.RECORDER_LAG.labels(self.cluster_name).set(self.lag())
                 if self.on_commit is not None and batch:
                     try:
-                        self.on_commit([(k, p.summary if k == CYCLE else p[0] if k == EVENT else p)
+                        self.on_commit([(k, p.summary if k == CYCLE else _committed_event(p) if k == EVENT else p)
                                         for k, p, _t in batch])
                     except Exception:  # a broadcast problem must never stop the recorder
                         log.exception("recorder %s: on_commit failed", self.cluster_name)

@@ -232,6 +232,11 @@ def test_bindings_mixed_with_cycles_and_events_land_in_one_batch():
     events = SchedulingEvent.objects.filter(cluster=cluster)
     assert events.count() == 7
     assert sorted((e.raw.get("series") or {}).get("count", 1) for e in events) == [5, 5, 6, 6, 6, 6, 6]
+    # what the broadcast gets of each event names the Event stored for it (a repeat: its series' first Event)
+    committed = [p for kind, p in batches[0] if kind == "event"]
+    assert len(committed) == 40
+    assert {p["key"] for p in committed} == {e.key for e in events} and all(e.key for e in events)
+    assert all(p["key"] == events.get(node=p["node"]).key for p in committed)
     pods = {p.uid: p for p in Pod.objects.filter(cluster=cluster)}
     bound_at = []
     for i, seq in enumerate(seqs):
