@@ -1,7 +1,8 @@
 /* The event timeline page: swimlanes of pods (vis-timeline) and the events histogram (Chart.js) over one window.
-   The window is the URL's (window, until and the filters); wheel zoom and drag pan on the swimlanes, or a click on
-   a histogram bar, narrow or move it: the URL is updated, the timeline API is asked for that window (lanes and
-   finer buckets) and the events list below is refetched. A window ending now follows the live stream
+   The window is the URL's (window, until and the filters); ctrl + wheel or the zoom buttons zoom, a drag on the
+   swimlanes pans (a plain wheel scrolls the page), a click on a histogram bar narrows it to the bar: the URL is
+   updated, the timeline API is asked for that window (lanes and finer buckets) and the events list below is
+   refetched. A window ending now follows the live stream
    (live.js's "schedscope:update" events): its open bars grow to the present and the data is refetched. Every
    time on this page is UTC, as the server's. */
 (function () {
@@ -43,12 +44,22 @@
       encodeURIComponent(parts[1]) + "/";
   }
 
+  /* A mark with a page to open is a link (keyboard: Tab reaches it, Enter opens it), named by its tooltip's text. */
+  function markLink(item) {
+    if (!item.href) return "";
+    var a = document.createElement("a");
+    a.href = item.href; a.className = "mark-link";
+    a.setAttribute("aria-label", item.label);
+    return a;
+  }
+
   var timeline = new window.vis.Timeline(box, items, groups, {
-    stack: false, orientation: "top", showCurrentTime: true, selectable: false, groupOrder: "order",
+    stack: false, orientation: "top", showCurrentTime: true, selectable: false, groupOrder: "order", zoomKey: "ctrlKey",
     zoomMin: MIN_WINDOW_MS, zoomMax: MAX_WINDOW_MS, maxHeight: 560, verticalScroll: true, horizontalScroll: false,
     margin: { item: { horizontal: 0, vertical: 4 }, axis: 4 },
     moment: function (date) { return window.vis.moment(date).utc(); },
-    tooltip: { followMouse: true, overflowMethod: "cap", delay: 100 }
+    tooltip: { followMouse: true, overflowMethod: "cap", delay: 100 },
+    template: markLink
   });
 
   /* -- the histogram ------------------------------------------------------------------------------ */
@@ -83,11 +94,13 @@
       }
     }
   });
+  window.schedscopeCharts.describe(chart);
   function showHistogram(h, windowMs) {
     hist = h;
     chart.data.labels = labels(h, windowMs);
     chart.data.datasets = datasets(h);
     chart.update("none");
+    window.schedscopeCharts.describe(chart);
     var unit = document.getElementById("histogram-unit");
     if (unit) unit.textContent = "per " + formatWindow(h.bucket_seconds * 1000) + ", stacked; click a bar to zoom to it";
   }
@@ -109,35 +122,47 @@
     return el;
   }
   function markItem(lane, m, id) {
-    var t = new Date(m.time), title, cls;
+    var t = new Date(m.time), what, cls, href;
     if (m.kind === "attempt") {
-      cls = "mark r-" + m.result;
-      title = "attempt #" + m.attempt + " · " + m.result + (m.node ? " → " + m.node : "") + " · " + utc(t, false, true) +
-        " · " + (m.ms || 0).toFixed(1) + " ms" + (m.message ? "<br>" + escapeHtml(m.message) : "") + "<br><i>click: its decision trace</i>";
+      cls = "mark r-" + m.result; href = podLink(lane.pod) + "?cycle=" + m.seq;
+      what = "attempt #" + m.attempt + " · " + m.result + (m.node ? " → " + m.node : "") + " · " + utc(t, false, true) +
+        " · " + (m.ms || 0).toFixed(1) + " ms";
     } else {
-      cls = "mark m-" + m.kind;
-      title = (m.kind === "bound" ? "bound to " + escapeHtml(m.node) : "deleted (preempted)") + " · " + utc(t, false, true) +
-        (m.message ? "<br>" + escapeHtml(m.message) : "");
+      cls = "mark m-" + m.kind; href = podLink(lane.pod);
+      what = (m.kind === "bound" ? "bound to " + m.node : "deleted (preempted)") + " · " + utc(t, false, true);
     }
-    return { id: id, group: lane.pod, start: t, type: "point", content: "", className: cls, title: title,
-             href: m.kind === "attempt" ? podLink(lane.pod) + "?cycle=" + m.seq : podLink(lane.pod) };
+    var title = escapeHtml(what) + (m.message ? "<br>" + escapeHtml(m.message) : "") +
+      (m.kind === "attempt" ? "<br><i>click: its decision trace</i>" : "");
+    return { id: id, group: lane.pod, start: t, type: "point", content: "", className: cls, title: title, href: href,
+             label: lane.pod + ": " + what + (m.message ? " · " + m.message : "") };
+  }
+  /* The data set made equal to ``list`` (by id), leaving alone what ``same`` finds unchanged: a refetch keeps their
+     elements, and so the keyboard focus on a mark or a pod's link. */
+  function sync(set, list, same) {
+    var keep = {};
+    list.forEach(function (x) { keep[x.id] = true; });
+    set.remove(set.getIds().filter(function (id) { return !keep[id]; }));
+    set.update(list.filter(function (x) { var old = set.get(x.id); return !old || !same(old, x); }));
   }
   function showLanes(data) {
     var now = Date.now(), list = [];
     data.lanes.forEach(function (lane, i) {
       lane.segments.forEach(function (s, j) {
         var start = new Date(s.start), end = s.open && data.live ? new Date(Math.max(now, Date.parse(s.end))) : new Date(s.end);
-        list.push({ id: "s" + i + "-" + j, group: lane.pod, start: start, end: end, type: "range", content: "",
+        list.push({ id: lane.pod + " s" + j, group: lane.pod, start: start, end: end, type: "range", content: "",
                     className: "seg seg-" + s.kind, open: s.open && data.live,
                     title: QUEUES[s.kind] + " · " + utc(start, false, true) + " → " + (s.open ? "now" : utc(end, false, true)) +
                       " · " + seconds(end - start) });
       });
-      lane.marks.forEach(function (m, j) { list.push(markItem(lane, m, "m" + i + "-" + j)); });
+      lane.marks.forEach(function (m) { list.push(markItem(lane, m, lane.pod + " " + m.kind + " " + (m.seq || m.time))); });
     });
-    groups.clear();
-    groups.add(data.lanes.map(function (lane, i) { return { id: lane.pod, content: groupContent(lane), order: i }; }));
-    items.clear();
-    items.add(list);
+    sync(groups, data.lanes.map(function (lane, i) {
+      return { id: lane.pod, content: groupContent(lane), order: i, shows: lane.state + " " + lane.hidden_attempts };
+    }), function (a, b) { return a.order === b.order && a.shows === b.shows; });
+    sync(items, list, function (a, b) {
+      return a.start.getTime() === b.start.getTime() && (a.end ? a.end.getTime() : 0) === (b.end ? b.end.getTime() : 0) &&
+        a.className === b.className && a.title === b.title;
+    });
     status.textContent = data.lanes.length ? data.lanes.length + " pod" + (data.lanes.length === 1 ? "" : "s") +
       (data.more ? ", the most recently active" : "") + " · " + (data.live ? "live" : "until " + data.end.slice(0, 19).replace("T", " ")) :
       "no pod in this window";
@@ -216,6 +241,16 @@
       go(props.start.getTime(), props.end.getTime(), true);
     }, SETTLE_MS);
   });
+  /* The zoom buttons: half or twice the window around its middle (a live window keeps ending now). */
+  function zoom(factor) {
+    var w = timeline.getWindow(), start = w.start.getTime(), end = w.end.getTime();
+    var width = Math.min(MAX_WINDOW_MS, Math.max(MIN_WINDOW_MS, (end - start) * factor));
+    var to = state.live ? Date.now() : Math.min(Date.now(), (start + end + width) / 2);
+    go(to - width, to, false);
+  }
+  document.getElementById("zoom-in").addEventListener("click", function () { zoom(0.5); });
+  document.getElementById("zoom-out").addEventListener("click", function () { zoom(2); });
+
   timeline.on("click", function (props) {
     if (props.item == null) return;
     var item = items.get(props.item);

@@ -40,6 +40,7 @@
       if (d.data.length > 240) d.data.shift();
     });
     c.update("none");
+    window.schedscopeCharts.describe(c);
   }
 
   /* A time axis: points placed by their time, each tick labelled once, with seconds (tenths when ticks are closer). */
@@ -115,16 +116,23 @@
     return "/clusters/" + cluster + "/pods/" + encodeURIComponent(parts[0]) + "/" + encodeURIComponent(parts[1]) + "/";
   }
 
+  /* New events on top of the list, as the server renders its rows (the node as a chip); an event the list already
+     shows (rendered after it was sent, or a later count of its series) replaces its row. */
   function addEvents(events) {
     var list = document.getElementById("event-list");
     if (!list || !events || !events.length) return;
     events.forEach(function (e) {
+      Array.prototype.slice.call(list.children).forEach(function (old) {
+        if ((e.key && old.dataset.event === e.key) || (!old.dataset.event && old.classList.contains("muted"))) list.removeChild(old);
+      });
       var li = document.createElement("li");
       li.className = "fresh ev-" + (e.type || "normal").toLowerCase();
+      if (e.key) li.dataset.event = e.key;
       var t = document.createElement("span"); t.className = "t"; t.appendChild(window.schedscopeClock.element(e.time));
       var b = document.createElement("b"); b.textContent = e.reason;
       li.appendChild(t); li.appendChild(document.createTextNode(" ")); li.appendChild(b); li.appendChild(document.createTextNode(" "));
       if (e.pod) { var a = document.createElement("a"); a.href = podLink(e.pod); a.textContent = e.pod; li.appendChild(a); li.appendChild(document.createTextNode(" ")); }
+      if (e.node) { var n = document.createElement("span"); n.className = "chip"; n.textContent = e.node; li.appendChild(n); li.appendChild(document.createTextNode(" ")); }
       var m = document.createElement("span"); m.className = "msg"; m.textContent = e.message; li.appendChild(m);
       list.insertBefore(li, list.firstChild);
     });
@@ -163,6 +171,7 @@
                  scales: { x: timeAxis(), y: { beginAtZero: true, title: { display: true, text: "ms" } } },
                  plugins: { legend: { position: "bottom", labels: { boxWidth: 12 } }, tooltip: timeTooltip } }
     });
+    window.schedscopeCharts.describe(latency);
   }
 
   function initChart() {
@@ -189,6 +198,7 @@
         plugins: { legend: { position: "bottom", labels: { boxWidth: 12 } }, tooltip: timeTooltip }
       }
     });
+    window.schedscopeCharts.describe(chart);
   }
 
   function connect() {

@@ -6,7 +6,7 @@
   if (!el || !canvas || !window.Chart) return;
   var d = JSON.parse(el.textContent);
   var fmt = d.unit === "day" ? { month: "short", day: "numeric" } : { hour: "2-digit", minute: "2-digit" };
-  window.schedscopeShadowChart = new window.Chart(canvas, {
+  var chart = window.schedscopeShadowChart = new window.Chart(canvas, {
     data: {
       labels: d.buckets.map(function (b) { return new Date(b).toLocaleString([], fmt); }),
       datasets: [
@@ -25,4 +25,5 @@
       plugins: { legend: { position: "bottom", labels: { boxWidth: 12 } } }
     }
   });
+  window.schedscopeCharts.describe(chart);
 })();
