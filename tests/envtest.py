@@ -148,6 +148,59 @@ class ControlPlane:
                     time.sleep(0.02)
             pidfile.unlink()
 
+    def start_scheduler(self, log: Path, config: Path | None = None, verbosity: int = 10,
+                        timeout: float = 60.0) -> subprocess.Popen:
+        """Run the real kube-scheduler alone against this (running) control plane, with the flags the
+        ``control-plane`` script gives it (``config``: its ``--config``, whose ``clientConnection.kubeconfig`` must
+        name a kubeconfig); its output goes to ``log``. Returns once its /healthz answers ok; raises RuntimeError
+        with the end of its log when it exits first (a configuration it refuses)."""
+        cmd = [str(self.assets / "kube-scheduler"), f"--kubeconfig={self.kubeconfig}",
+               f"--authentication-kubeconfig={self.kubeconfig}", f"--authorization-kubeconfig={self.kubeconfig}",
+               "--bind-address=127.0.0.1", f"--secure-port={self.port + 4000}", "--leader-elect=false",
+               f"-v={verbosity}"]
+        if config:
+            cmd.append(f"--config={config}")
+        if self.feature_gates:
+            cmd.append(f"--feature-gates={self.feature_gates}")
+        with open(log, "wb") as out:
+            proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                    start_new_session=True)
+        (self.dir / "kube-scheduler.pid").write_text(str(proc.pid))
+        import ssl
+        import urllib.request
+        ctx = ssl._create_unverified_context()   # the scheduler's serving certificate is self-signed
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            if proc.poll() is not None:
+                raise RuntimeError(f"kube-scheduler exited ({proc.returncode}): "
+                                   f"{Path(log).read_text(errors='replace').strip()[-2000:]}")
+            try:
+                with urllib.request.urlopen(f"https://127.0.0.1:{self.port + 4000}/healthz", timeout=2,
+                                            context=ctx) as resp:
+                    if resp.read() == b"ok":
+                        return proc
+            except OSError:
+                pass
+            time.sleep(0.05)
+        self.stop_scheduler()
+        raise RuntimeError("kube-scheduler not healthy in time")
+
+    def stop_scheduler(self) -> None:
+        """Kill the kube-scheduler of this control plane (``start_scheduler``'s or the script's), if it runs."""
+        pidfile = self.dir / "kube-scheduler.pid"
+        if not pidfile.exists():
+            return
+        pid = int(pidfile.read_text())
+        if _alive(pid) and _exe_name(pid) == "kube-scheduler":
+            os.kill(pid, signal.SIGKILL)
+            try:
+                os.waitpid(pid, 0)   # our child: reap it
+            except ChildProcessError:
+                end = time.monotonic() + 10
+                while _alive(pid) and time.monotonic() < end:
+                    time.sleep(0.02)
+        pidfile.unlink()
+
     def _write_tokens(self) -> None:
         path = self.dir / "tokens.csv"
         lines = path.read_text().splitlines() if path.exists() else []
