@@ -315,12 +315,77 @@ class _Runner(celpy.InterpretedRunner):
 _ENV = celpy.Environment(runner_class=_Runner)
 
 
+# What cel-go's ANTLR parser expects where an operand is missing (after an operator, at the end).
+_OPERAND_EXPECTED = ("{'[', '{', '(', '.', '-', '!', 'true', 'false', 'null', NUM_FLOAT, NUM_INT, NUM_UINT, STRING, "
+                     "BYTES, IDENTIFIER}")
+_DECLARED = {"device"}                                             # the DRA environment's one variable
+_MACROS = {"all", "exists", "exists_one", "map", "filter"}        # x.m(v, ...): v is bound in the other arguments
+
+
+def _cel_error(expression: str, offset: int, message: str) -> str:
+    """One of cel-go's errors as common.Errors prints it: position, message, the source line and a caret."""
+    line_no = expression.count("\n", 0, offset) + 1
+    start = expression.rfind("\n", 0, offset) + 1
+    end = expression.find("\n", offset)
+    col = offset - start + 1
+    return (f"ERROR: <input>:{line_no}:{col}: {message}\n | {expression[start:end if end >= 0 else None]}"
+            f"\n | {'.' * (col - 1)}^")
+
+
+def _syntax_error(expression: str, err: celpy.CELParseError) -> str:
+    """cel-go's text for a syntax error: an operand missing at the end of the expression gets ANTLR's own words;
+    other errors keep cel-python's description at cel-go's position format."""
+    cause = err.__cause__ or err.__context__
+    token = getattr(cause, "token", None)
+    if token is not None and token.type == "$END" and "IDENT" in (getattr(cause, "expected", None) or ()):
+        return _cel_error(expression, len(expression),
+                          f"Syntax error: mismatched input '<EOF>' expecting {_OPERAND_EXPECTED}")
+    return str(err).splitlines()[0]
+
+
+def _undeclared(expression: str, tree) -> list:
+    """cel-go's checker errors for identifiers the DRA environment does not declare (``device`` only; macro and
+    ``cel.bind`` variables within their scope), in source order."""
+    found = []
+
+    def walk(node, bound):
+        if not hasattr(node, "data"):
+            return
+        if node.data == "ident":
+            token = node.children[0]
+            if token.value not in bound:
+                found.append((token.start_pos, token.value))
+            return
+        if node.data == "member_dot_arg" and len(node.children) == 3:
+            target, method, args = node.children
+            names = [_identifier(a) for a in getattr(args, "children", ())]
+            if method.value in _MACROS and len(names) >= 2 and names[0]:
+                walk(target, bound)
+                for a in args.children[1:]:
+                    walk(a, bound | {names[0]})
+                return
+            if method.value == "bind" and _identifier(target) == "cel" and len(names) == 3 and names[0]:
+                walk(args.children[1], bound)
+                walk(args.children[2], bound | {names[0]})
+                return
+        for child in node.children:
+            walk(child, bound)
+
+    walk(tree, frozenset(_DECLARED))
+    return [_cel_error(expression, pos, f"undeclared reference to '{name}' (in container '')")
+            for pos, name in sorted(found)]
+
+
 @functools.lru_cache(maxsize=1024)
 def compile_selector(expression: str) -> Program:
-    """GetOrCompile: the program for an expression, or one whose ``error`` says why it does not compile."""
+    """GetOrCompile: the program for an expression, or one whose ``error`` says why it does not compile (kube's
+    ``compilation failed: `` and cel-go's errors, for syntax errors and undeclared references)."""
     try:
         ast = _ENV.compile(expression)
     except celpy.CELParseError as err:
-        return Program(expression, error=f"compilation failed: {str(err).splitlines()[0]}")
+        return Program(expression, error=f"compilation failed: {_syntax_error(expression, err)}")
+    undeclared = _undeclared(expression, ast)
+    if undeclared:
+        return Program(expression, error="compilation failed: " + "\n".join(undeclared))
     return Program(expression, _ENV.program(ast, functions=FUNCTIONS))
 

@@ -2,6 +2,7 @@
 messages, and the scenario loader refusing what the apiserver refuses."""
 import pytest
 
+from scheduler_core.dra.cel import compile_selector
 from scheduler_core.objects.validation import object_errors
 from scheduler_core.scenario import ScenarioError, scenario_from_data
 
@@ -53,3 +54,26 @@ def test_scenario_refuses_an_invalid_device_class():
            "deviceclasses": [{"metadata": {"name": "gpu"}, "spec": {"selectors": [{"cel": {}}]}}]}
     with pytest.raises(ScenarioError, match=r"deviceclasses\[0\] \(gpu\): spec.selectors\[0\].cel.expression"):
         scenario_from_data(bad)
+
+
+def test_selector_compile_errors_in_kube_apiserver_words():
+    """The texts kube-apiserver v1.36.2 answered for these objects (tests/golden/v136-dra-own, dra-o43): a syntax
+    error where an operand is missing, and an identifier the DRA environment does not declare."""
+    cls = {"metadata": {"name": "bad.example.com"}, "spec": {"selectors": [
+        {"cel": {"expression": 'device.driver == "gpu.example.com"'}}, {"cel": {"expression": 'device.attributes["x"].y =='}}]}}
+    assert _texts("DeviceClass", cls) == [
+        'spec.selectors[1].cel.expression: Invalid value: "device.attributes[\\"x\\"].y ==": compilation failed: '
+        "ERROR: <input>:1:28: Syntax error: mismatched input '<EOF>' expecting {'[', '{', '(', '.', '-', '!', 'true', "
+        "'false', 'null', NUM_FLOAT, NUM_INT, NUM_UINT, STRING, BYTES, IDENTIFIER}\n"
+        ' | device.attributes["x"].y ==\n | ...........................^']
+    template = {"metadata": {"name": "bad-template", "namespace": "ml"}, "spec": {"spec": {"devices": {"requests": [
+        {"name": "gpu", "exactly": {"deviceClassName": "gpu.example.com",
+                                    "selectors": [{"cel": {"expression": 'gpu.model == "a100"'}}]}}]}}}}
+    assert _texts("ResourceClaimTemplate", template) == [
+        'spec.spec.devices.requests[0].exactly.selectors[0].cel.expression: Invalid value: "gpu.model == \\"a100\\"": '
+        "compilation failed: ERROR: <input>:1:1: undeclared reference to 'gpu' (in container '')\n"
+        ' | gpu.model == "a100"\n | ^']
+    bound = ['cel.bind(m, device.attributes["a"].model, m == "h100")', '["t4"].exists(x, x == device.driver)']
+    assert all(compile_selector(e).error is None for e in bound)
+    assert compile_selector("[1].all(x, x > y)").error.endswith(
+        "undeclared reference to 'y' (in container '')\n | [1].all(x, x > y)\n | ...............^")
