@@ -139,12 +139,15 @@ def extension_points_of(plugin_cls) -> set:
 
 
 class PostFilterResult:
-    """A PostFilter outcome: the node to nominate, plus a JSON-able ``record`` for the trace."""
+    """A PostFilter outcome: the node to nominate, plus a JSON-able ``record`` for the trace; ``alternatives``:
+    [(node, victims)] that a random order could have nominated as well (preemption's ties)."""
 
-    __slots__ = ("nominated_node_name", "mode", "record", "victims")
+    __slots__ = ("nominated_node_name", "mode", "record", "victims", "alternatives")
 
-    def __init__(self, nominated_node_name: str = "", mode: str = "override", record=None, victims=()):
+    def __init__(self, nominated_node_name: str = "", mode: str = "override", record=None, victims=(),
+                 alternatives=()):
         self.nominated_node_name = nominated_node_name
         self.mode = mode
         self.record = record
         self.victims = list(victims)
+        self.alternatives = list(alternatives)

@@ -134,17 +134,40 @@ def _pick_by_default_criteria(nodes_to_victims: dict, candidates: list) -> str:
     priority, the lowest sum of victim priorities (each shifted by MaxInt32 + 1), the fewest victims, then the
     latest start time. The first four compared as one key keep the same nodes as applying them in turn; the start
     times are read only on the nodes they leave, in order, as kube reads them."""
-    keys = []
-    for node in candidates:
-        c = nodes_to_victims[node]
-        key = c.key
-        if key is None:
-            victims = c.victims
-            key = (-c.num_pdb_violations, -victims[0].priority,
-                   -(sum(p.priority for p in victims) + len(victims) * PRIORITY_SHIFT), -len(victims))
-        keys.append(key)
+    keys = [_criteria_key(nodes_to_victims[node]) for node in candidates]
     best = max(keys)
     return _latest_start([nodes_to_victims[node] for node, key in zip(candidates, keys) if key == best]).name
+
+
+def _criteria_key(c: Candidate) -> tuple:
+    """pickOneNodeForPreemption's first four criteria as one key (higher is better)."""
+    if c.key is not None:
+        return c.key
+    victims = c.victims
+    return (-c.num_pdb_violations, -victims[0].priority,
+            -(sum(p.priority for p in victims) + len(victims) * PRIORITY_SHIFT), -len(victims))
+
+
+def tied_for_preemption(candidates: list) -> list:
+    """The candidates pickOneNodeForPreemption's default criteria cannot tell apart, so that kube's choice among
+    them depends on the order it iterates them (a Go map): the best on the first four criteria, then those whose
+    highest-priority victims' earliest start time is the latest (a victim without a start time reads "now", so
+    such candidates win, any of them)."""
+    keys = [_criteria_key(c) for c in candidates]
+    best = max(keys)
+    kept = [c for c, key in zip(candidates, keys) if key == best]
+    starts = [_recorded_earliest_start(c.victims) for c in kept]
+    if None in starts:
+        return [c for c, start in zip(kept, starts) if start is None]
+    return [c for c, start in zip(kept, starts) if start == max(starts)]
+
+
+def _recorded_earliest_start(victims):
+    """The earliest recorded start time of the highest-priority victims, None when none has one (what
+    earliest_pod_start_time reads as "now", without reading the clock)."""
+    top = max(p.priority for p in victims)
+    times = [_parse_time(p.start_time) for p in victims if p.priority == top and p.start_time]
+    return min(times) if times else None
 
 
 def _latest_start(selected: list) -> Candidate:
@@ -204,7 +227,20 @@ class Evaluator:
             st = self.prepare_candidate(best, pod)
             if st is not None:
                 return None, st
-        return PostFilterResult(best.name, victims=best.victims), None
+        return PostFilterResult(best.name, victims=best.victims, alternatives=self.tied(candidates)), None
+
+    def tied(self, candidates) -> list:
+        """[(node, victims)] of the candidates kube could have chosen as well as the one chosen, by node name (the
+        default criteria only; empty when there is no tie)."""
+        if len(candidates) < 2:
+            return []
+        rows = isinstance(candidates, RowCandidates)
+        if self.policy.ordered_score_funcs(candidates.by_name() if rows else {c.name: c for c in candidates}):
+            return []
+        if rows:
+            candidates = [candidates[i] for i in candidates.tied(list(range(len(candidates.names))))]
+        tied = tied_for_preemption(list(candidates))
+        return sorted(((c.name, c.victims) for c in tied), key=lambda t: t[0]) if len(tied) > 1 else []
 
     def find_candidates(self, state, all_nodes, pod, node_statuses):
         """Returns (candidates, {node: status} of the nodes that are not candidates, error text or None). When

@@ -101,6 +101,9 @@ class DefaultPreemption(PostFilterPlugin):
             "nominated_node": result.nominated_node_name or None,
             "victims": [p.key for p in result.victims],
         }
+        if result.alternatives:
+            result.record["possible_nominations"] = [{"node": node, "victims": [p.key for p in victims]}
+                                                     for node, victims in result.alternatives]
         return result, st
 
     # -- the preemption.Interface policy -----------------------------------------------------
