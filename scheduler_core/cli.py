@@ -23,6 +23,8 @@ def format_text(traces, out, suggestions=None, claims=None):
         head = f"{tr.pod.key} (priority {tr.pod.priority}, profile {tr.profile})"
         if tr.chosen:
             out.write(f"{head}: scheduled on {tr.chosen}\n")
+        elif tr.gated is not None:
+            out.write(f"{head}: not queued ({tr.gated.plugin}): {tr.gated.message()}\n")
         elif tr.error:
             out.write(f"{head}: error: {tr.error}\n")
         else:
@@ -53,7 +55,7 @@ def cmd_simulate(args) -> int:
     config_doc = read_config(args.config) if args.config else None
     sim = Simulation(scenario, config_doc=config_doc, tie_break=args.tie_break, seed=args.seed,
                      registry=registry_from_args(args), kube_version=args.kube_version,
-                     feature_gates=args.feature_gates)
+                     feature_gates=args.feature_gates, pre_enqueue=True)
     warn_features(sim.features)
     explaining = args.explain and args.format != "golden"
     traces, suggestions, claims = [], {}, {}

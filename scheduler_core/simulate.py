@@ -10,6 +10,7 @@ from .framework.node_info import NodeInfo
 from .framework.snapshot import ClusterObjects, Snapshot
 from .plugins.registry import build_registry
 from .schedule_one import SchedulerContext, schedule_pod
+from .trace import CycleTrace
 
 KUBERNETES_VERSION = versions.kube_version().release   # the default version's release
 
@@ -43,11 +44,13 @@ def build_snapshot(scenario, features=None) -> Snapshot:
 class Simulation:
     """Frameworks for a scenario's config, and the one-pass run over its pending pods, at ``kube_version`` (None:
     the scenario's ``kubeVersion``, else the default version) with ``feature_gates`` (kube's ``--feature-gates``
-    text or a {gate: bool} mapping)."""
+    text or a {gate: bool} mapping). ``pre_enqueue``: run the PreEnqueue plugins first, as kube's queue does, so
+    that a pod they refuse is never attempted (its trace has ``gated``)."""
 
     def __init__(self, scenario, config_doc=None, tie_break: str = "name", seed=None, registry=None,
-                 trace_all_filters: bool = True, *, kube_version=None, feature_gates=None):
+                 trace_all_filters: bool = True, *, kube_version=None, feature_gates=None, pre_enqueue=False):
         self.scenario = scenario
+        self.pre_enqueue = pre_enqueue
         self.registry = registry or build_registry()
         doc = config_doc if config_doc is not None else scenario.config
         self.config = config_for(doc, self.registry, kube_version=scenario.kube_version(kube_version),
@@ -77,6 +80,13 @@ class Simulation:
             fwk = self.frameworks.get(pod.scheduler_name)
             if fwk is None:
                 continue
+            if self.pre_enqueue:
+                gated = fwk.run_pre_enqueue(pod)
+                if gated is not None:   # kube's queue never lets the pod out: no attempt, no message
+                    trace = CycleTrace(pod, fwk.profile_name)
+                    trace.gated = gated
+                    yield trace
+                    continue
             state = CycleState()
             trace, state = schedule_pod(fwk, self.ctx, pod, self.snapshot, state, score_single_node=True)
             if trace.chosen:

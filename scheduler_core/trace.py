@@ -53,6 +53,7 @@ class CycleTrace:
         self.pending_plugins = []
         self.preemption = None
         self.reserve_status = None
+        self.gated = None                # the PreEnqueue status that kept the pod out of the queue
         self.durations = {}              # extension point or plugin -> seconds
         self.pre_filter_msg = ""
         self.post_filter_msg = ""
@@ -184,6 +185,8 @@ class CycleTrace:
             d["reserve"] = _status_dict(self.reserve_status, with_plugin=True)
         if self.error:
             d["error"] = self.error
+        if self.gated is not None:
+            d["gated"] = {"plugin": self.gated.plugin, "message": self.gated.message()}
         return d
 
     def durations_ms(self) -> dict:

@@ -12,7 +12,9 @@ kube-scheduler v1.36.2 did with the scenario's one pending pod), run
 2. when kube bound the pod: ``top_nodes`` equal as sets, and the implementation's ``bound_node`` among them;
 3. when kube scored: the implementation's feasible nodes are the nodes kube scored and, for each, the same set of
    scored plugins with equal weighted scores and an equal ``_total``; when kube did not score, the implementation's
-   feasible nodes are that one node.
+   feasible nodes are that one node;
+4. when a PreEnqueue plugin kept the pod out of kube's queue (``gated``: the plugin and its message; the pod was
+   never attempted), the implementation's decision has the same ``gated``.
 
     python -m tests.conformance.golden_v136 [--python PY] [--jobs N] [--skip-dra] DIR|FILE...
 
@@ -84,6 +86,10 @@ def compare(exp: dict, got: dict) -> str | None:
     """The first way ``got`` (the implementation's decision) differs from ``exp`` (kube's), or None."""
     if got.get("pod") != exp["pod"]:
         return f"pod: expected {exp['pod']}, got {got.get('pod')}"
+    if exp.get("gated") or got.get("gated"):   # a PreEnqueue plugin kept the pod out of the queue
+        if exp.get("gated") != got.get("gated"):
+            return f"gated: expected {exp.get('gated')}, got {got.get('gated')}"
+        return None
     if bool(exp["unschedulable"]) != bool(got.get("unschedulable")):
         return f"unschedulable: expected {exp['unschedulable']}, got {got.get('unschedulable')} " \
                f"(bound {got.get('bound_node')}, message {got.get('message')!r})"
