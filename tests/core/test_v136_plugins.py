@@ -186,3 +186,34 @@ def test_image_volumes_count_for_image_locality():
     assert _score(_decision("1.30", nodes, pending), "a", "ImageLocality") == 0
     # 900Mi scaled by 1 of 2 nodes, over one container: 100 * (450Mi - 23Mi) / (1000Mi - 23Mi)
     assert _score(_decision("1.36", nodes, pending), "a", "ImageLocality") == 100 * (450 - 23) // (1000 - 23)
+
+
+def test_simulate_leaves_out_pods_a_pre_enqueue_plugin_refuses(tmp_path):
+    """kube's queue runs PreEnqueue first: a pod whose ResourceClaimTemplate does not exist, or that has a
+    scheduling gate, is never attempted (no message); the others are scheduled as usual."""
+    import contextlib
+    import io
+    import json
+
+    from scheduler_core.cli import main
+    node = {"metadata": {"name": "n1", "labels": {"kubernetes.io/hostname": "n1"}},
+            "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}}}
+
+    def pod(name, **spec):
+        return {"metadata": {"name": name, "namespace": "ml"},
+                "spec": {"priority": 0, "containers": [{"name": "c", "image": "x"}], **spec}}
+    scenario = {"nodes": [node], "pods": [], "pending": [
+        pod("no-template", resourceClaims=[{"name": "gpu", "resourceClaimTemplateName": "missing"}]),
+        pod("gated", schedulingGates=[{"name": "example.com/wait"}]), pod("plain")]}
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(scenario))
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["simulate", str(path), "--format", "golden", "--kube-version", "1.36"]) == 0
+    decisions = {d["pod"]: d for d in json.loads(out.getvalue())["decisions"]}
+    assert decisions["ml/no-template"]["gated"] == {
+        "plugin": "DynamicResources", "message": 'pod "ml/no-template": ResourceClaim not created yet'}
+    assert decisions["ml/gated"]["gated"] == {"plugin": "SchedulingGates",
+                                              "message": "waiting for scheduling gates: [example.com/wait]"}
+    assert decisions["ml/plain"]["bound_node"] == "n1" and "gated" not in decisions["ml/plain"]
+    assert not decisions["ml/no-template"]["unschedulable"] and decisions["ml/no-template"]["bound_node"] is None
