@@ -603,3 +603,24 @@ def test_go_sort_tie_order_is_gos():
     data = list(range(6))
     sort_slice(data, lambda x, y: True)
     assert data == [5, 4, 3, 2, 1, 0]
+
+
+def _ties_doc(starts):
+    from scheduler_core.scenario import scenario_from_data
+    from scheduler_core.simulate import Simulation, golden_document
+    pods = [make_pod(f"low-{i}", LOW, cpu="3", node=f"n{i}", start=s).raw for i, s in enumerate(starts)]
+    data = {"nodes": [make_node(f"n{i}").raw for i in range(len(starts))], "pods": pods,
+            "pending": [make_pod("urgent", HIGH, cpu="3").raw]}
+    sim = Simulation(scenario_from_data(data), kube_version="1.36")
+    return golden_document(sim, list(sim.run()))["decisions"][0]["preemption"]
+
+
+def test_preemption_lists_the_candidates_kube_could_pick_as_well():
+    """Two candidates equal on every criterion of pickOneNodeForPreemption (kube breaks the tie by its map order):
+    both are possible nominations; an earlier start time makes the other node the only one."""
+    tied = _ties_doc([T0, T0, ts(5)])
+    assert tied["nominated_node"] == "n2" and "possible_nominations" not in tied
+    tied = _ties_doc([T0, T0])
+    assert tied["nominated_node"] in ("n0", "n1")
+    assert tied["possible_nominations"] == [{"node": "n0", "victims": ["default/low-0"]},
+                                            {"node": "n1", "victims": ["default/low-1"]}]
