@@ -24,8 +24,11 @@ _CHECKED_STAGES = ("preEnqueue", "queueSort", "preFilter", "filter", "postFilter
 _INVALID_DETAIL = f'was invalid in version "{API_VERSION}" (KubeSchedulerConfiguration is version "{API_VERSION}")'
 
 
-def _path_value(name: str) -> GoValue:
-    """``%#v`` of the *field.Path kube passes as the value of a duplicate scheduler name."""
+def _path_value(name: str, features) -> GoValue:
+    """How kube prints the *field.Path it passes as the value of a duplicate scheduler name: ``{}`` at 1.36
+    (versions: duplicate-path-value), else its ``%#v``."""
+    if features.has("duplicate-path-value"):
+        return GoValue("{}")
     return GoValue(f"field.Path{{name:{go_quote(name)}, index:\"\", parent:(*field.Path)(0xADDR)}}")
 
 
@@ -165,7 +168,7 @@ def validate_configuration(cfg: dict, features=None) -> list:
         errs.extend(_percentage(f"{path}.percentageOfNodesToScore", prof["percentageOfNodesToScore"]))
         errs.extend(_plugin_config(path, prof, features))
         if prof["schedulerName"] in existing:
-            errs.append(duplicate(f"{path}.schedulerName", _path_value("schedulerName")))
+            errs.append(duplicate(f"{path}.schedulerName", _path_value("schedulerName", features)))
         existing.add(prof["schedulerName"])
     errs.extend(_common_queue_sort(cfg["profiles"], features))
     errs.extend(_percentage("percentageOfNodesToScore", cfg["percentageOfNodesToScore"]))

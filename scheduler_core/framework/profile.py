@@ -1,6 +1,7 @@
 """Build a Framework for one profile from its plugin sets, weights and args (NewFramework)."""
 from __future__ import annotations
 
+from .handle import features_of
 from .interface import EXTENSION_POINTS, MAX_NODE_SCORE, MAX_TOTAL_SCORE, POINT_INTERFACES, ScorePlugin
 from .runtime import Framework
 
@@ -100,7 +101,8 @@ def new_framework(scheduler_name: str, point_plugins: dict, plugin_args: dict, r
         w = w or 1
         weights[name] = w
         if w * MAX_NODE_SCORE > _wrap_int64(MAX_TOTAL_SCORE - total):
-            raise FrameworkError("total score of Score plugins could overflow")
+            prefix = "score plugins: " if features_of(handle).has("score-weights-error-prefix") else ""
+            raise FrameworkError(prefix + "total score of Score plugins could overflow")
         total = _wrap_int64(total + w * MAX_NODE_SCORE)
     fwk = Framework(scheduler_name, plugins, weights, handle, percentage_of_nodes_to_score, plugin_args)
     if handle is not None and handle.framework is None:

@@ -383,6 +383,10 @@ CHANGES = {
                                             "type and forbidden with the others, its shape is checked at "
                                             "scoringStrategy.requestedToCapacityRatio.shape (\"values must be "
                                             "sorted in increasing order\")",
+    "duplicate-path-value": "a profile's duplicate schedulerName is reported with the value {} (1.30 printed the "
+                            "*field.Path with %#v: field.Path{name:\"schedulerName\", ...})",
+    "score-weights-error-prefix": "score weights that could overflow: \"score plugins: total score of Score plugins "
+                                  "could overflow\" (1.30 without \"score plugins: \")",
     "queue-sort-message": 'profiles[i].plugins.queueSort: "must be the same for all profiles"',
     "storage-capacity-scoring": "VolumeCapacityPriority is renamed StorageCapacityScoring (VolumeBinding's "
                                 "shape), whose default shape scores 10 at 0% and 0 at 100%",
@@ -397,6 +401,10 @@ CHANGES = {
     "affinity-namespace-selector-kept": "InterPodAffinity merges an incoming term's namespaceSelector into its "
                                         "namespaces without resetting the selector, which is then matched against "
                                         "empty labels: NotIn / DoesNotExist selectors match every namespace",
+    "volume-binding-all-nodes": "VolumeBinding's PreFilter no longer narrows the nodes to those of the bound "
+                                "claims' local PVs (GetEligibleNodes is gone): the other nodes fail its Filter "
+                                "with \"node(s) didn't match PersistentVolume's node affinity\" (1.30: outside the "
+                                "PreFilterResult)",
     "volume-conflict-messages": "VolumeBinding's \"node(s) didn't match PersistentVolume's node affinity\" (1.30: "
                                 "\"node(s) had volume node affinity conflict\") and VolumeRestrictions' \"node(s) "
                                 "unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode already "

@@ -179,6 +179,28 @@ def test_volume_conflict_messages():
         "0/1 nodes are available: 1 node(s) didn't match PersistentVolume's node affinity.")
 
 
+def test_volume_binding_all_nodes():
+    """A claim bound to a local PV pinned to node a, where cpu is short: 1.30's PreFilter narrows to a, 1.36's
+    Filter rejects b (as the real kube-scheduler v1.36.2 did on golden-config's v01)."""
+    claim = {"metadata": {"name": "data", "namespace": "default",
+                          "annotations": {"pv.kubernetes.io/bind-completed": "yes"}},
+             "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}},
+                      "volumeName": "local-a", "storageClassName": "local"}, "status": {"phase": "Bound"}}
+    volume = {"metadata": {"name": "local-a"},
+              "spec": {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"], "storageClassName": "local",
+                       "claimRef": {"namespace": "default", "name": "data"}, "local": {"path": "/mnt/disk"},
+                       "nodeAffinity": {"required": {"nodeSelectorTerms": [{"matchExpressions": [
+                           {"key": "kubernetes.io/hostname", "operator": "In", "values": ["a"]}]}]}}},
+              "status": {"phase": "Bound"}}
+    extra = {"persistentvolumeclaims": [claim], "persistentvolumes": [volume]}
+    big = _pod("p", {"cpu": "2"}, volumes=[{"name": "v", "persistentVolumeClaim": {"claimName": "data"}}])
+    nodes = [_node("a", cpu="1"), _node("b")]
+    assert _decision("1.30", nodes, big, **extra)["message"].startswith(
+        "0/2 nodes are available: 1 Insufficient cpu, 1 node is filtered out by the prefilter result.")
+    assert _decision("1.36", nodes, big, **extra)["message"].startswith(
+        "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) didn't match PersistentVolume's node affinity.")
+
+
 def test_image_volumes_count_for_image_locality():
     mb = 1024 * 1024
     nodes = [_node("a", images=[("registry/model:1", 900 * mb)]), _node("b")]
@@ -217,3 +239,24 @@ def test_simulate_leaves_out_pods_a_pre_enqueue_plugin_refuses(tmp_path):
                                               "message": "waiting for scheduling gates: [example.com/wait]"}
     assert decisions["ml/plain"]["bound_node"] == "n1" and "gated" not in decisions["ml/plain"]
     assert not decisions["ml/no-template"]["unschedulable"] and decisions["ml/no-template"]["bound_node"] is None
+
+
+def test_configuration_error_texts():
+    """kube-scheduler v1.36.2's words for golden-config's x01 and x02 (from the live oracle), and v1.30's."""
+    from scheduler_core.config import ConfigError
+
+    def error(version, config):
+        data = {"nodes": [_node("a")], "pods": [], "pending": [_pod("p")]}
+        doc = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration", **config}
+        with pytest.raises((ConfigError, FrameworkError)) as err:
+            Simulation(scenario_from_data(data), config_doc=doc, kube_version=version)
+        return str(err.value)
+
+    twice = {"profiles": [{"schedulerName": "a"}, {"schedulerName": "a"}]}
+    assert error("1.36", twice) == "profiles[1].schedulerName: Duplicate value: {}"
+    assert error("1.30", twice).endswith('Duplicate value: field.Path{name:"schedulerName", index:"", '
+                                         'parent:(*field.Path)(0xADDR)}')
+    heavy = {"profiles": [{"schedulerName": "default-scheduler", "plugins": {"score": {"enabled": [
+        {"name": "ImageLocality", "weight": -1}]}}}]}
+    assert error("1.36", heavy).endswith(": score plugins: total score of Score plugins could overflow")
+    assert error("1.30", heavy).endswith("default-scheduler: total score of Score plugins could overflow")

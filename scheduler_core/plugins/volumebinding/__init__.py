@@ -16,6 +16,7 @@ from ...framework.interface import (
     ReservePlugin,
     ScorePlugin,
 )
+from ...framework.handle import features_of
 from ...framework.status import Code, Status
 from .. import names
 from ..helper.volume import claim_name_of, pvc_not_found, spec, volume_is_for_pod
@@ -51,6 +52,8 @@ class VolumeBinding(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, 
     def __init__(self, handle, bind_timeout_seconds=DEFAULT_BIND_TIMEOUT_SECONDS):
         self.handle = handle
         self.binder = VolumeBinder(handle, bind_timeout_seconds)
+        # 1.30's PreFilter narrows to the nodes of bound local PVs (versions: volume-binding-all-nodes)
+        self.narrows_to_local_pvs = not features_of(handle).has("volume-binding-all-nodes")
 
     @classmethod
     def new(cls, args, handle):
@@ -95,9 +98,8 @@ class VolumeBinding(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, 
             return None, Status.error(err)
         if claims.unbound_immediate:
             return None, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_UNBOUND_IMMEDIATE)
-        eligible = self.binder.get_eligible_nodes(claims)
         state.write(STATE_KEY, _State(claims))
-        return eligible, None
+        return (self.binder.get_eligible_nodes(claims) if self.narrows_to_local_pvs else None), None
 
     def filter(self, state, pod, node_info):
         s = state.get(STATE_KEY)
