@@ -50,6 +50,9 @@ DELETE_PROTECTION = "resource.kubernetes.io/delete-protection"
 SERVER_FIELDS = ("uid", "resourceVersion", "creationTimestamp", "generation", "managedFields", "selfLink",
                  "deletionTimestamp", "deletionGracePeriodSeconds")
 SYSTEM_NAMESPACES = ("kube-system", "kube-public", "kube-node-lease")
+BUILTIN_PRIORITY_CLASSES = {name: {"value": value, "preemptionPolicy": "PreemptLowerPriority"}
+                            for name, value in (("system-cluster-critical", 2000000000),
+                                                ("system-node-critical", 2000001000))}
 
 
 class Kind:
@@ -271,10 +274,11 @@ def queue_order(pending: list) -> list:
 def admission_classes(scenario: dict) -> tuple:
     """(PriorityClasses, RuntimeClasses) the scenario's pods need to pass admission: a PriorityClass for each pod
     whose priority is not 0 or whose preemptionPolicy is Never (the class the pod names, else ``golden-<value>``
-    or ``golden-<value>-never``; ``<class>-<value>`` when pods give one class several values), a RuntimeClass
-    for each pod with an overhead (its ``runtimeClassName``, else ``golden-overhead-<cpu>-<memory>``). Returns
-    the classes and sets the pods' class names in place."""
-    priority, runtime = {}, {}
+    or ``golden-<value>-never``; ``<class>-<value>`` when pods give one class several values; the built-in
+    ``system-`` classes exist already), a RuntimeClass for each pod with an overhead or a runtimeClassName whose
+    overhead is the pod's (its ``runtimeClassName``, else ``golden-overhead-<cpu>-<memory>``; suffixed with the
+    overhead when pods give one class several). Returns the classes and sets the pods' class names in place."""
+    priority, runtime = dict(BUILTIN_PRIORITY_CLASSES), {}
     for pc in scenario.get("priorityclasses") or ():
         priority[pc["metadata"]["name"]] = for_create(pc)
     for pod in list(scenario.get("pods") or ()) + list(scenario.get("pending") or ()):
@@ -296,15 +300,18 @@ def admission_classes(scenario: dict) -> tuple:
             spec["priorityClassName"] = name
         overhead = spec.get("overhead")
         if overhead or spec.get("runtimeClassName"):
-            rc = spec.get("runtimeClassName") or "golden-overhead-" + "-".join(
-                re.sub(r"[^a-z0-9]", "", str(overhead[k]).lower()) for k in sorted(overhead))
+            suffix = "-".join(re.sub(r"[^a-z0-9]", "", str(overhead[k]).lower()) for k in sorted(overhead or {}))
+            base = spec.get("runtimeClassName") or f"golden-overhead-{suffix}"
+            for rc in (base, f"{base}-{suffix or 'none'}"):
+                if rc not in runtime or (runtime[rc].get("overhead") or {}).get("podFixed") == overhead:
+                    break
             spec["runtimeClassName"] = rc
             body = {"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass", "metadata": {"name": rc},
                     "handler": "runc"}
             if overhead:
                 body["overhead"] = {"podFixed": overhead}
             runtime.setdefault(rc, body)
-    return list(priority.values()), list(runtime.values())
+    return [pc for name, pc in priority.items() if name not in BUILTIN_PRIORITY_CLASSES], list(runtime.values())
 
 
 def template_claims(pod: dict, templates: dict, existing: set) -> list:
@@ -342,8 +349,9 @@ def claim_statuses(pod: dict) -> list:
 
 
 def running_status(pod: dict, now: str) -> dict:
-    """The status a kubelet reports for a running pod (the scenario's own status wins where it has one)."""
-    status = {k: v for k, v in (pod.get("status") or {}).items() if k not in ("resourceClaimStatuses",)}
+    """The status a kubelet reports for a running pod (the scenario's own status wins where it has one; the QoS
+    class is the apiserver's, which it does not let change)."""
+    status = {k: v for k, v in (pod.get("status") or {}).items() if k not in ("resourceClaimStatuses", "qosClass")}
     status.setdefault("phase", "Running")
     status.setdefault("startTime", now)
     status.setdefault("conditions", [{"type": t, "status": "True", "lastTransitionTime": now}

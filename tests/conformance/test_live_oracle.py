@@ -80,16 +80,21 @@ def test_admission_classes():
     scen = {"pods": [_pod("low", 100, priorityClassName="batch"), _pod("low2", 101, priorityClassName="batch")],
             "pending": [_pod("plain"), _pod("never", 0, preemptionPolicy="Never"), _pod("high", 1000),
                         _pod("kata", overhead={"cpu": "250m", "memory": "160Mi"}, runtimeClassName="kata"),
-                        _pod("ovh", overhead={"cpu": "100m"})]}
+                        _pod("ovh", overhead={"cpu": "100m"}),
+                        _pod("kata2", overhead={"cpu": "500m"}, runtimeClassName="kata"),
+                        _pod("critical", 2000000000, priorityClassName="system-cluster-critical")]}
     priority, runtime = admission_classes(scen)
     assert {(pc["metadata"]["name"], pc["value"], pc["preemptionPolicy"]) for pc in priority} == {
         ("batch", 100, "PreemptLowerPriority"), ("batch-101", 101, "PreemptLowerPriority"),
         ("golden-0-never", 0, "Never"), ("golden-1000", 1000, "PreemptLowerPriority")}
     names = [p["spec"].get("priorityClassName") for p in scen["pods"] + scen["pending"]]
-    assert names == ["batch", "batch-101", None, "golden-0-never", "golden-1000", None, None]
+    assert names == ["batch", "batch-101", None, "golden-0-never", "golden-1000", None, None, None,
+                     "system-cluster-critical"]
     assert {rc["metadata"]["name"]: rc.get("overhead") for rc in runtime} == {
-        "kata": {"podFixed": {"cpu": "250m", "memory": "160Mi"}}, "golden-overhead-100m": {"podFixed": {"cpu": "100m"}}}
-    assert scen["pending"][4]["spec"]["runtimeClassName"] == "golden-overhead-100m"
+        "kata": {"podFixed": {"cpu": "250m", "memory": "160Mi"}}, "golden-overhead-100m": {"podFixed": {"cpu": "100m"}},
+        "kata-500m": {"podFixed": {"cpu": "500m"}}}
+    assert [p["spec"].get("runtimeClassName") for p in scen["pending"][3:6]] == [
+        "kata", "golden-overhead-100m", "kata-500m"]
 
 
 def test_template_claims_as_the_controller_makes_them():
@@ -119,8 +124,9 @@ def test_objects_for_create_and_as_stored():
     assert stored(obj) == {"metadata": {"name": "n", "uid": "u", "creationTimestamp": "t"}, "spec": {},
                            "status": {"phase": "Running"}}
     assert obj == original
-    status = running_status({"status": {"startTime": "s", "resourceClaimStatuses": [{}]}}, "now")
-    assert status["phase"] == "Running" and status["startTime"] == "s" and "resourceClaimStatuses" not in status
+    status = running_status({"status": {"startTime": "s", "resourceClaimStatuses": [{}], "qosClass": "X"}}, "now")
+    assert status["phase"] == "Running" and status["startTime"] == "s"
+    assert "resourceClaimStatuses" not in status and "qosClass" not in status
 
 
 def test_live_run_against_the_real_scheduler(tmp_path):
