@@ -26,7 +26,6 @@ import ast
 import copy
 import json
 import lzma
-import os
 import re
 import sys
 import tempfile
@@ -37,6 +36,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from kubernetes import config as kconfig  # noqa: E402
+from kubernetes.client.rest import ApiException  # noqa: E402
+
+from scheduler_core.objects.validation import object_errors  # noqa: E402
+from scheduler_core.scenario import ARRAY_TO_KIND  # noqa: E402
 from tests.conformance.golden_v136 import check_scenario, simulate  # noqa: E402
 from tests.envtest import ControlPlane  # noqa: E402
 
@@ -194,6 +198,8 @@ def scored_decision(attempt: dict) -> dict:
 # -- the API ------------------------------------------------------------------------------------------------------
 
 class ApiError(RuntimeError):
+    """A refusal of the apiserver: its HTTP status and its Status message."""
+
     def __init__(self, status: int, body: str):
         super().__init__(f"{status}: {body}")
         self.status = status
@@ -207,11 +213,9 @@ class Api:
     """JSON requests to the apiserver through the ``kubernetes`` client's connection and credentials."""
 
     def __init__(self, kubeconfig: Path):
-        from kubernetes import config as kconfig
         self.client = kconfig.new_client_from_config(str(kubeconfig))
 
     def request(self, method: str, path: str, body=None, query=None, patch: bool = False):
-        from kubernetes.client.rest import ApiException
         headers = {"Accept": "application/json",
                    "Content-Type": "application/merge-patch+json" if patch else "application/json"}
         try:
@@ -233,8 +237,8 @@ class Api:
         ns = obj["metadata"].get("namespace") if kind.namespaced else None
         return self.request("POST", kind.path(ns), obj, {"dryRun": "All"} if dry_run else None)
 
-    def patch(self, kind: Kind, obj_or_ns, name: str, body: dict, sub: str | None = None) -> dict:
-        return self.request("PATCH", kind.path(obj_or_ns, name, sub), body, patch=True)
+    def patch(self, kind: Kind, namespace, name: str, body: dict, sub: str | None = None) -> dict:
+        return self.request("PATCH", kind.path(namespace, name, sub), body, patch=True)
 
     def delete(self, kind: Kind, namespace, name: str) -> None:
         try:
@@ -973,8 +977,6 @@ def refusal_differences(scenario: dict, refused: list) -> list:
     """[(object, kube's text, Schedscope's or None)] for the objects kube-apiserver found invalid: Schedscope's
     one validation path (objects.validation) must refuse them with the same causes (the text after
     ``is invalid: ``). Refusals by admission (``is forbidden``) are not validation and are left out."""
-    from scheduler_core.objects.validation import object_errors
-    from scheduler_core.scenario import ARRAY_TO_KIND
     out = []
     for entry in refused:
         array, key = entry["object"].split("/", 1)
