@@ -5,7 +5,8 @@ import threading
 import time
 
 from celery import Celery
-from celery.signals import worker_ready, worker_shutting_down
+from celery.signals import celeryd_init, worker_process_init, worker_ready, worker_shutting_down
+from celery.utils.text import str_to_list
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "dashboard.settings")
 
@@ -14,9 +15,33 @@ app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks(["dashboard"])
 
 
+_questions_only = False   # this worker serves the questions queue alone (its pool's processes inherit it)
+
+
+@celeryd_init.connect
+def note_questions_only(sender=None, options=None, **_kw):
+    global _questions_only
+    from dashboard.services import background
+    _questions_only = set(str_to_list((options or {}).get("queues") or [])) == {background.QUEUE}
+
+
+@worker_process_init.connect
+def question_process_at_the_lowest_priority(**_kw):
+    """A pool process of a questions-only worker runs what-ifs and dry runs at SCHED_IDLE."""
+    if _questions_only:
+        from dashboard.services import background
+        background.lowest_priority_process(group=False)
+
+
 @worker_ready.connect
 def resume_clusters(sender=None, **_kw):
-    """A (re)started worker picks up every cluster that should be running."""
+    """A (re)started worker picks up every cluster that should be running; a questions-only worker, once ready
+    (it starts at the priority it was given, so that a busy machine cannot keep it from starting), goes down to
+    the lowest priority, its session's scheduling group with it (``background.lowest_priority_process``): one
+    team's heavy question never slows another's loop."""
+    if _questions_only:
+        from dashboard.services import background
+        background.lowest_priority_process()
     from dashboard.tasks import resume_all
     resume_all.delay()
     threading.Thread(target=_watchdog, name="cluster-watchdog", daemon=True).start()

@@ -77,6 +77,22 @@ def _lower_priority() -> None:
     os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
 
 
+def lowest_priority_process(group: bool = True) -> None:
+    """This process (and those it starts later) runs only when nothing else wants the CPU (a worker of the
+    questions queue alone): SCHED_IDLE, and with ``group`` its session's scheduling group at nice 19. Where Linux
+    groups processes by session (autogroup), a session weighs as much as any other whatever its processes' policy: SCHED_IDLE alone
+    then only yields to the session's own processes (measured: a SCHED_IDLE busy loop in a session of its own
+    got as much CPU as a nice-0 one among 20 runnable processes; with the group at nice 19, 2% of that)."""
+    os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+    if not group:
+        return
+    try:
+        with open("/proc/self/autogroup", "w") as f:
+            f.write("19")
+    except OSError:   # no autogroup (a kernel without it, or the process is in a cgroup of its own)
+        pass
+
+
 def _question_pool() -> ThreadPoolExecutor:
     global _pool
     with _pool_guard:

@@ -149,7 +149,7 @@ class WorkerProcess:
                 self.proc.wait(20)
             except subprocess.TimeoutExpired:
                 os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait(10)
+                self.proc.wait(120)   # a worker at the lowest priority exits slowly on a busy machine
         self.log.close()
 
 
