@@ -4,6 +4,7 @@ Celery worker; a restricted cluster's runs stay hidden; the three forms work in 
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from io import StringIO
 
@@ -227,9 +228,21 @@ def test_the_three_questions_in_a_browser(server, tmp_path):  # noqa: F811
         page.click("#whatif-ask")
         expect(page.locator("#add-smallest")).to_have_text("1", timeout=60000)
         expect(page.locator("#add-fit")).to_contain_text("data/analytics-huge")
+        expect(page.locator("#add-smallest-placement")).to_contain_text("data/analytics-huge")
+        # no pods chosen: those such a node never takes are left out, so the answer is a count, not "none"
+        page.goto(server + "/clusters/demo/whatif/?q=add-nodes")
+        page.fill("textarea[name=manifest]", yaml.safe_dump(
+            {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "big", "labels": {
+                "kubernetes.io/hostname": "big", "topology.kubernetes.io/zone": "zone-a"}},
+             "status": {"allocatable": {"cpu": "64", "memory": "256Gi", "pods": "110"}}}))
+        page.fill("input[name=count]", "1")
+        page.click("#whatif-ask")
+        expect(page.locator("#add-left-out")).to_contain_text("ml/trainer-8gpu", timeout=60000)
+        expect(page.locator("#add-left-out")).to_contain_text("data/postgres-nvme")
+        expect(page.locator("#add-smallest")).to_have_text(re.compile(r"^\d+$"))
         _shot(page, tmp_path, "whatif-add-nodes")
         page.goto(server + "/clusters/demo/whatif/")
-        expect(page.locator("#whatif-runs tbody tr")).to_have_count(3)
+        expect(page.locator("#whatif-runs tbody tr")).to_have_count(4)
         browser.close()
 
 
