@@ -34,14 +34,18 @@ def question_process_at_the_lowest_priority(**_kw):
 
 
 @worker_ready.connect
-def resume_clusters(sender=None, **_kw):
-    """A (re)started worker picks up every cluster that should be running; a questions-only worker, once ready
-    (it starts at the priority it was given, so that a busy machine cannot keep it from starting), goes down to
-    the lowest priority, its session's scheduling group with it (``background.lowest_priority_process``): one
-    team's heavy question never slows another's loop."""
+def questions_worker_at_the_lowest_priority(sender=None, **_kw):
+    """A questions-only worker, once ready (it starts at the priority it was given, so that a busy machine cannot
+    keep it from starting), goes down to the lowest priority, its session's scheduling group with it
+    (``background.lowest_priority_process``): one team's heavy question never slows another's loop."""
     if _questions_only:
         from dashboard.services import background
         background.lowest_priority_process()
+
+
+@worker_ready.connect
+def resume_clusters(sender=None, **_kw):
+    """A (re)started worker picks up every cluster that should be running."""
     from dashboard.tasks import resume_all
     resume_all.delay()
     threading.Thread(target=_watchdog, name="cluster-watchdog", daemon=True).start()
