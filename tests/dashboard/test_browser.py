@@ -155,6 +155,10 @@ def test_demo_why_pending_and_live_binding(server, tmp_path):
 
         page.goto(server + "/clusters/demo/pods/data/postgres-nvme/")
         expect(page.locator("#verdict")).to_contain_text("didn't match Pod's node affinity/selector")
+        # the smallest cluster change: one node labelled, the others that would fit named
+        expect(page.locator("#suggestions")).to_contain_text(
+            "labelling general-01 with disk=nvme would fit it; labelled so, 40 other nodes")
+        _shot(page, tmp_path, "pod-fix-one-node")
         expect(page.locator("#live-dot")).to_have_text("live", timeout=15000)
         node = {"metadata": {"name": "nvme-1", "labels": {"disk": "nvme", "topology.kubernetes.io/zone": "zone-a"}},
                 "status": {"allocatable": {"cpu": "16", "memory": "64Gi", "pods": "110"}}}
