@@ -27,6 +27,8 @@ from .recorder import store_node_lists
 from .tracecodec import NodeLists, trace_fields
 
 PROGRESS_SECONDS = 0.5
+DRAIN_PODS_LISTED = 50     # pods named per group of a drain's page (placed on a node, stranded for a reason)
+DRAIN_GROUPS_LISTED = 50   # groups shown (nodes, reasons); the rest are counted
 TRACE_FIELDS = ("result", "node", "message", "num_nodes", "num_feasible", "failing_plugins", "matrix", "preemption")
 
 
@@ -302,6 +304,40 @@ def result_context(run: WhatIfRun) -> dict:
         before, after = r["utilisation_before"], r["utilisation_after"]
         ctx["utilisation"] = [{"node": n, "before": before[n], "after": after[n]} for n in sorted(after)
                               if after[n] != before.get(n)]
-        ctx["displaced"] = [p for p in r["pending"] if p["displaced"]]
-        ctx["already_pending"] = [p for p in r["pending"] if not p["displaced"]]
+        ctx.update(_drain_groups(r))
     return ctx
+
+
+def _grouped(entries, key, limit: int) -> list:
+    """``entries`` grouped by ``key(entry)``, largest group first: {key, count, entries (the first ``limit``),
+    more (how many are not listed)}."""
+    groups = {}
+    for entry in entries:
+        groups.setdefault(key(entry), []).append(entry)
+    ordered = sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+    return [{"key": k, "count": len(v), "entries": v[:limit], "more": max(0, len(v) - limit)} for k, v in ordered]
+
+
+def _drain_groups(r: dict) -> dict:
+    """A drain's evicted pods as groups that stay short however many there are: placed per node, stranded (left
+    Pending) per reason, lost; the pods that were pending already per reason. A group of pending pods links the
+    first decision trace kept for one of them (the fixes are there); groups past DRAIN_GROUPS_LISTED are counted."""
+    pending = {p["pod"]: p for p in r["pending"]}
+    placed = [e for e in r["evicted"] if e.get("node")]
+    stranded = [dict(e, trace=(pending.get(e["replacement"]) or {}).get("trace"))
+                for e in r["evicted"] if e["replacement"] and not e.get("node")]
+    already = [p for p in r["pending"] if not p["displaced"]]
+    out = {"placed_count": len(placed), "left_pending": len(stranded), "already_count": len(already),
+           "stranded_count": len(stranded) + len(r["lost"])}
+    for name, entries, key in (("placed", placed, lambda e: e["node"]),
+                               ("stranded", stranded, lambda e: e.get("why") or ""),
+                               ("already_pending", already, lambda p: p["message"])):
+        groups = _grouped(entries, key, DRAIN_PODS_LISTED)
+        for group in groups[:DRAIN_GROUPS_LISTED]:
+            group["trace"] = next((e["trace"] for e in group["entries"] if e.get("trace")), None)
+        out[name], out[f"{name}_groups"] = groups[:DRAIN_GROUPS_LISTED], len(groups)
+        out[f"{name}_more"] = max(0, len(groups) - DRAIN_GROUPS_LISTED)
+    for name in ("lost", "skipped"):
+        out[name] = r[name][:DRAIN_PODS_LISTED]
+        out[f"{name}_more"] = max(0, len(r[name]) - DRAIN_PODS_LISTED)
+    return out

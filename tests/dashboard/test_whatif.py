@@ -83,13 +83,45 @@ def test_capacity_on_the_demo_equals_the_loop(api):
                                                                        r["stop"]["message"])
 
 
+def _drain_result(placed: int, stranded: int, lost: int) -> dict:
+    """A drain's stored answer: ``placed`` pods re-created on 40 nodes, ``stranded`` left Pending for one of two
+    reasons, ``lost`` bare pods."""
+    evicted = [{"pod": f"a/p-{i}", "from": "n-0", "replacement": f"a/p-{i}-x", "node": f"m-{i % 40:02d}"}
+               for i in range(placed)]
+    why = ("0/41 nodes are available: 41 Insufficient cpu.", "0/41 nodes are available: 41 Insufficient memory.")
+    evicted += [{"pod": f"a/s-{i}", "from": "n-0", "replacement": f"a/s-{i}-x", "node": None, "why": why[i % 2]}
+                for i in range(stranded)]
+    evicted += [{"pod": f"a/bare-{i}", "from": "n-0", "replacement": None} for i in range(lost)]
+    pending = [{"pod": f"a/s-{i}-x", "message": why[i % 2], "plugins": ["NodeResourcesFit"], "displaced": True}
+               for i in range(stranded)]
+    return {"nodes": ["n-0"], "evicted": evicted, "lost": [{"pod": f"a/bare-{i}", "from": "n-0"} for i in range(lost)],
+            "skipped": [], "blocked": [], "pending": pending, "utilisation_before": {}, "utilisation_after": {},
+            "attempts": 1, "headline": "", "profile": "default"}
+
+
+def test_a_drain_page_is_green_only_when_every_evicted_pod_is_placed_and_stays_short(small, client):
+    """Thousands of evicted pods are a row per node and per reason (each group's pods listed up to a limit); the
+    banner warns with the number of stranded pods, and is green only when none is."""
+    stranded = WhatIfRun.objects.create(cluster=small, kind=WhatIfRun.DRAIN, state=WhatIfRun.DONE,
+                                        result=_drain_result(3000, 25, 2))
+    page = client.get(f"/clusters/{small.name}/whatif/{stranded.pk}/").content.decode()
+    assert 'class="verdict warn"' in page and "<b>27 pods stranded</b>: 25 evicted pods left Pending, 2 lost" in page
+    assert page.count("<tr>") < 120 and len(page) < 400_000
+    assert "… and 25 more." in page   # 75 pods per node, 50 named
+    assert page.count("Insufficient cpu.") == 1 and "<b>13</b>" in page and "<b>12</b>" in page
+    placed = WhatIfRun.objects.create(cluster=small, kind=WhatIfRun.DRAIN, state=WhatIfRun.DONE,
+                                      result=_drain_result(30, 0, 0))
+    page = client.get(f"/clusters/{small.name}/whatif/{placed.pk}/").content.decode()
+    assert 'class="verdict ok"' in page and "<b>Every evicted pod was placed</b>: 30 pods on 30 remaining" in page
+
+
 def test_drain_and_add_nodes_answer_and_their_pages_render(small, client):
     drain = ask(small, "drain", nodes="n-0 n-1")
     assert drain.result["nodes"] == ["n-0", "n-1"]
     assert {e["pod"] for e in drain.result["evicted"]} == {
         p.key for p in Pod.objects.filter(cluster=small, node_name__in=["n-0", "n-1"])}
     page = client.get(f"/clusters/{small.name}/whatif/{drain.pk}/").content.decode()
-    assert "Where each evicted pod went" in page and "lost (no controller)" in page
+    assert "Where the evicted pods went" in page and "lost (no controller)" in page
 
     add = ask(small, "add-nodes", like="n-0", count=2, targets="default/also-big")
     assert add.result["added"] == ["n-0-whatif-1", "n-0-whatif-2"]
@@ -215,8 +247,23 @@ def test_the_three_questions_in_a_browser(server, tmp_path):  # noqa: F811
         page.click("#whatif-ask")
         expect(page.locator("#drain-evicted")).to_contain_text("general-01", timeout=60000)
         expect(page.locator("#drain-evicted")).to_contain_text("prod/base-6f8b4-whatif-2")
+        expect(page.locator("#whatif-answer")).to_have_class("verdict ok")
+        expect(page.locator("#whatif-answer")).to_contain_text("Every evicted pod was placed")
         expect(page.locator("#drain-utilisation")).to_be_visible()
         _shot(page, tmp_path, "whatif-drain")
+
+        # thirty of the 36 general nodes: two evicted pods find no node; the banner warns, the page groups them
+        page.goto(server + "/clusters/demo/whatif/?q=drain")
+        page.fill("input[name=nodes]", " ".join(f"general-{i:02d}" for i in range(1, 31)))
+        page.click("#whatif-ask")
+        expect(page.locator("#whatif-answer")).to_contain_text("2 pods stranded", timeout=60000)
+        expect(page.locator("#whatif-answer")).to_have_class("verdict warn")
+        stranded = page.locator("#drain-stranded tbody tr")
+        expect(stranded.first).to_contain_text("0/53 nodes are available")
+        stranded.first.locator("summary").click()
+        expect(stranded.first.locator("li").first).to_be_visible()
+        assert page.locator("#drain-placed tbody tr").count() < 30   # a row per receiving node, not per pod
+        _shot(page, tmp_path, "whatif-drain-stranded")
 
         page.goto(server + "/clusters/demo/whatif/?q=add-nodes")
         page.fill("textarea[name=manifest]", yaml.safe_dump(
