@@ -58,6 +58,12 @@
     return seed.map(function (s) { return { x: Date.parse(s.t), y: s[key] }; });
   }
 
+  /* Whether the user is typing in a field of ``el`` (a swap would take the field away). */
+  function typing(el) {
+    var a = document.activeElement;
+    return !!a && a !== document.body && el.contains(a) && /^(INPUT|SELECT|TEXTAREA)$/.test(a.tagName);
+  }
+
   /* Refetch this page and swap in its live regions (after a reconnect or a gap in the update stream). */
   function resync() {
     if (resyncing) { again = true; return resyncing; }   // what changed meanwhile may be after its snapshot
@@ -70,7 +76,13 @@
         var table = document.getElementById("pending-table"), before = table ? pendingRows(table) : null;
         document.querySelectorAll("[data-resync]").forEach(function (el) {
           var fresh = el.id && doc.getElementById(el.id);
-          if (fresh) { el.innerHTML = fresh.innerHTML; window.schedscopeClock.localize(el); }
+          if (!fresh) return;
+          if (typing(el)) {   // not under the user's cursor: once they leave the field
+            el.addEventListener("focusout", function () { setTimeout(resync, 0); }, { once: true });
+            return;
+          }
+          el.innerHTML = fresh.innerHTML;
+          window.schedscopeClock.localize(el);
         });
         if (table) markPendingRows(table, before);
       })
@@ -139,21 +151,16 @@
     while (list.children.length > 30) list.removeChild(list.lastChild);
   }
 
-  function notifyPodPage(cycles) {
-    var att = document.getElementById("attempts");
-    if (!att || !cycles) return;
-    var key = (document.querySelector("h1 .mono") || {}).textContent;
-    cycles.forEach(function (c) {
-      if (c.pod !== key) return;
-      var li = document.createElement("li");
-      li.className = "fresh r-" + c.result;
-      var a = document.createElement("a"); a.href = "?cycle=" + c.seq;
-      a.textContent = "#" + c.attempt + " new " + c.result + (c.node ? " → " + c.node : "");
-      li.appendChild(a);
-      att.insertBefore(li, att.firstChild);
-      var q = document.getElementById("pod-queue");
-      if (q && c.result === "scheduled") { q.textContent = "bound to " + c.node; q.className = "q q-bound"; }
-    });
+  /* Pod page: a cycle or an event of this pod (or an update that dropped some of its items: a burst) refetches the
+     page's live regions (status and binding, attempts, events, the decision trace), so they are the server's. */
+  function updatePodPage(msg) {
+    var info = document.getElementById("pod-info");
+    if (!info) return;
+    var key = info.dataset.pod;
+    var mine = (msg.cycles || []).some(function (c) { return c.pod === key; })
+      || (msg.events || []).some(function (e) { return e.pod === key; });
+    var dropped = (msg.new_cycles || 0) > (msg.cycles || []).length || (msg.new_events || 0) > (msg.events || []).length;
+    if (mine || (dropped && !document.getElementById("pod-bound"))) resync();
   }
 
   function initLatency(seed) {
@@ -221,7 +228,7 @@
         if (msg.queue) applyQueue(msg.queue, msg.queue.rate);
         if (gap) { resync(); return; }
         addEvents(msg.events);
-        notifyPodPage(msg.cycles);
+        updatePodPage(msg);
         updatePending();
         document.dispatchEvent(new CustomEvent("schedscope:update", { detail: msg }));   // the event timeline
       }

@@ -164,7 +164,7 @@ def test_demo_why_pending_and_live_binding(server, tmp_path):
                 "status": {"allocatable": {"cpu": "16", "memory": "64Gi", "pods": "110"}}}
         assert _post_json(server, "/api/clusters/demo/nodes/", {"manifest": node}) == 201
         expect(page.locator("#attempts li").first).to_contain_text("scheduled → nvme-1", timeout=30000)
-        expect(page.locator("#pod-queue")).to_contain_text("bound to nvme-1")
+        expect(page.locator("#pod-bound")).to_contain_text("bound to nvme-1")
         page.reload()
         expect(page.locator("#verdict")).to_contain_text("Scheduled on nvme-1")
         _shot(page, tmp_path, "pod-scheduled")

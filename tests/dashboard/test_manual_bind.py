@@ -3,17 +3,19 @@ accounts for them (queue, node resources); refusals with kube's status codes; th
 plugins the binding ignores, the audit log; loops in a thread (embedded mode), over Redis and in a Celery worker."""
 from __future__ import annotations
 
+import asyncio
 import re
 import shutil
 import threading
 
 import pytest
+from channels.db import database_sync_to_async
 from django.test import override_settings
 from django.utils.html import escape
 
 from dashboard.models import Cluster, Pod, SchedulingCycle, SchedulingEvent
 from dashboard.profiles.models import AuditLog
-from dashboard.services import control
+from dashboard.services import binding, control
 from dashboard.services.runner import Runner
 
 from .conftest import api_client, load_cluster, page_client, small_scenario, wait_for
@@ -97,6 +99,27 @@ def test_binding_through_the_api_is_made_by_the_loop_which_accounts_for_it(loade
     assert late.result == "scheduled" and late.node != "n-1"
     assert late.failing_plugins == {"NodeResourcesFit": 1, "TaintToleration": 1}  # n-1 and gpu-0
     assert not SchedulingCycle.objects.filter(cluster=loaded, pod_name="also-big", seq__gt=seq_before).exists()
+
+
+def test_a_binding_reaches_the_clusters_websocket_as_an_event_of_the_pod(loaded, loop, editor_user):
+    """What the live pod page reacts to (Channels' WebsocketCommunicator against the ASGI application): the
+    update after a manual binding carries the pod's ManualBinding event under the pod's key."""
+    from .test_live import _open, _signed_in
+    cookie = _signed_in(1, "watcher")[0]
+    pod = Pod.objects.get(cluster=loaded, name="wants-ssd")
+
+    async def watch() -> dict:
+        comm = await _open(cookie, loaded.name)
+        await database_sync_to_async(binding.bind_pod)(loaded, pod, "n-2", editor_user)
+        while True:   # queue counts may come first; the test's timeout bounds the wait
+            msg = await comm.receive_json_from(timeout=30)
+            mine = [e for e in msg.get("events") or [] if e["pod"] == "default/wants-ssd"]
+            if mine:
+                await comm.disconnect()
+                return mine[0]
+    event = asyncio.run(watch())
+    assert event["reason"] == "ManualBinding" and event["node"] == "n-2"
+    assert event["message"].startswith("Manually assigned default/wants-ssd to n-2 by editor")
 
 
 def test_refusals_have_kubes_status_and_a_field_path(loaded, loop, editor_user, viewer_user):

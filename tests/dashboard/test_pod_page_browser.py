@@ -116,3 +116,39 @@ def test_a_pod_no_profile_serves_says_so_wherever_it_appears(server, tmp_path):
         expect(page.locator('#unserved-card [data-live="queue.unserved"]')).to_have_text("1")
         _shot(page, tmp_path, "overview-unserved", full_page=False)
         browser.close()
+
+
+def test_the_pod_page_follows_its_pod_live(server, tmp_path):
+    """Without a reload: a binding made elsewhere turns the page to bound (its event listed, "Bind manually"
+    gone); a node added for an unschedulable pod brings its new attempt, the decision trace of it, its queue."""
+    from playwright.sync_api import expect, sync_playwright
+    binding = {"apiVersion": "v1", "kind": "Binding", "target": {"apiVersion": "v1", "kind": "Node", "name": "gpu-1"}}
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
+        page = server.context(browser, width=1280).new_page()
+        page.goto(f"{server}/clusters/demo/pods/ml/inference-no-toleration/")
+        expect(page.locator("#verdict")).to_contain_text("untolerated taint", timeout=30000)
+        expect(page.locator("#live-dot")).to_have_text("live", timeout=15000)
+        expect(page.locator("#bind-open")).to_be_visible()
+        assert _post_json(server, "/api/clusters/demo/pods/ml/inference-no-toleration/binding/", binding) == 201
+        expect(page.locator("#pod-bound")).to_contain_text("bound to gpu-1", timeout=30000)
+        expect(page.locator("#bind-open")).to_have_count(0)
+        expect(page.locator("#pod-events li").first).to_contain_text("ManualBinding")
+        _shot(page, tmp_path, "pod-live-bound")
+
+        page.goto(f"{server}/clusters/demo/pods/data/postgres-nvme/")
+        expect(page.locator("#verdict")).to_contain_text("didn't match Pod's node affinity/selector", timeout=30000)
+        expect(page.locator("#live-dot")).to_have_text("live", timeout=15000)
+        tried = page.locator("#attempts li").count()
+        node = {"metadata": {"name": "nvme-1", "labels": {"disk": "nvme", "topology.kubernetes.io/zone": "zone-a"}},
+                "status": {"allocatable": {"cpu": "16", "memory": "64Gi", "pods": "110"}}}
+        assert _post_json(server, "/api/clusters/demo/nodes/", {"manifest": node}) == 201
+        expect(page.locator("#attempts li").first).to_contain_text("scheduled → nvme-1", timeout=30000)
+        expect(page.locator("#attempts li")).to_have_count(tried + 1)
+        expect(page.locator("#verdict")).to_contain_text("Scheduled on nvme-1")
+        expect(page.locator("#decision h2").first).to_contain_text(f"attempt {tried + 1}")
+        expect(page.locator("#pod-bound")).to_contain_text("bound to nvme-1")
+        expect(page.locator("#pod-events")).to_contain_text("Scheduled")
+        expect(page.locator("#bind-open")).to_have_count(0)
+        _shot(page, tmp_path, "pod-live-scheduled")
+        browser.close()
