@@ -1,6 +1,8 @@
 """ValidateKubeSchedulerConfiguration (pkg/scheduler/apis/config/validation) on a defaulted config, at a version."""
 from __future__ import annotations
 
+import json
+
 from .. import versions
 from .args import args_validator, go_unknown
 from .decode import API_VERSION
@@ -25,15 +27,21 @@ _INVALID_DETAIL = f'was invalid in version "{API_VERSION}" (KubeSchedulerConfigu
 
 
 def _path_value(name: str, features) -> GoValue:
-    """How kube prints the *field.Path it passes as the value of a duplicate scheduler name: ``{}`` at 1.36
-    (versions: duplicate-path-value), else its ``%#v``."""
-    if features.has("duplicate-path-value"):
+    """The *field.Path kube passes as the value of a duplicate scheduler name: its ``%#v`` (1.30); JSON from 1.36,
+    which a Path, with no exported field, marshals to ``{}``."""
+    if features.has("field-error-json-values"):
         return GoValue("{}")
     return GoValue(f"field.Path{{name:{go_quote(name)}, index:\"\", parent:(*field.Path)(0xADDR)}}")
 
 
-def _plugin_set_value(ps: dict) -> GoValue:
-    """``%#v`` of an internal config.PluginSet."""
+def _plugin_set_value(ps: dict, features) -> GoValue:
+    """An internal config.PluginSet as a field error prints it: ``%#v`` (1.30), JSON from 1.36."""
+    if features.has("field-error-json-values"):
+        def listed(lst):
+            return "null" if not lst else "[" + ",".join(
+                f'{{"Name":{json.dumps(p["name"])},"Weight":{p["weight"]}}}' for p in lst) + "]"
+        return GoValue(f'{{"Enabled":{listed(ps["enabled"])},"Disabled":{listed(ps["disabled"])}}}')
+
     def plugins(lst):
         if not lst:
             return "[]config.Plugin(nil)"
@@ -42,9 +50,14 @@ def _plugin_set_value(ps: dict) -> GoValue:
     return GoValue(f"config.PluginSet{{Enabled:{plugins(ps['enabled'])}, Disabled:{plugins(ps['disabled'])}}}")
 
 
-def _args_value(pc: dict):
-    """The value kube prints for pluginConfig args that are not of a registered kind: nil or Unknown."""
-    return None if pc.get("args") is None else go_unknown(pc["args"])
+def _args_value(pc: dict, features):
+    """The value kube prints for pluginConfig args that are not of a registered kind: nil, or the runtime.Unknown
+    (its ``%#v`` at 1.30; from 1.36 its JSON, which is the raw args)."""
+    if pc.get("args") is None:
+        return None
+    if features.has("field-error-json-values"):
+        return GoValue(json.dumps(pc["args"], separators=(",", ":"), ensure_ascii=False))
+    return go_unknown(pc["args"])
 
 
 def _percentage(path: str, value) -> list:
@@ -91,7 +104,7 @@ def _plugin_config(path: str, prof: dict, features) -> list:
         if kind is None:
             continue
         if pc.get("argsKind") != kind:
-            errs.append(invalid(f"{pc_path}.args", _args_value(pc), "has to match plugin args"))
+            errs.append(invalid(f"{pc_path}.args", _args_value(pc, features), "has to match plugin args"))
             continue
         validate = args_validator(name, features)
         if validate is not None:
@@ -116,10 +129,10 @@ def _common_queue_sort(profiles: list, features) -> list:
         if curr != canon:
             detail = "must be the same for all profiles" if features.has("queue-sort-message") else \
                 "queueSort must be the same for all profiles"
-            errs.append(invalid(f"profiles[{i}].plugins.queueSort", _plugin_set_value(curr), detail))
+            errs.append(invalid(f"profiles[{i}].plugins.queueSort", _plugin_set_value(curr, features), detail))
         for pc in profiles[i]["pluginConfig"]:
             if pc["name"] == name and pc.get("args") != canon_args:
-                errs.append(invalid(f"profiles[{i}].pluginConfig.args", _args_value(pc),
+                errs.append(invalid(f"profiles[{i}].pluginConfig.args", _args_value(pc, features),
                                     "queueSort must be the same for all profiles"))
     return errs
 

@@ -383,11 +383,13 @@ CHANGES = {
                                             "type and forbidden with the others, its shape is checked at "
                                             "scoringStrategy.requestedToCapacityRatio.shape (\"values must be "
                                             "sorted in increasing order\")",
-    "duplicate-path-value": "a profile's duplicate schedulerName is reported with the value {} (1.30 printed the "
-                            "*field.Path with %#v: field.Path{name:\"schedulerName\", ...})",
     "score-weights-error-prefix": "score weights that could overflow: \"score plugins: total score of Score plugins "
                                   "could overflow\" (1.30 without \"score plugins: \")",
     "queue-sort-message": 'profiles[i].plugins.queueSort: "must be the same for all profiles"',
+    "field-error-json-values": "a field error prints a value that is not a string, number or bool as JSON: a "
+                               "duplicate schedulerName's *field.Path as {}, a queueSort plugin set as "
+                               "{\"Enabled\":[...],\"Disabled\":null}, args of no registered kind as their "
+                               "raw JSON (1.30: Go's %#v)",
     "storage-capacity-scoring": "VolumeCapacityPriority is renamed StorageCapacityScoring (VolumeBinding's "
                                 "shape), whose default shape scores 10 at 0% and 0 at 100%",
     # -- scheduling cycle

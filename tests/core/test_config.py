@@ -462,6 +462,23 @@ def test_queue_sort_args_must_match():
                     '"application/json"}: queueSort must be the same for all profiles')
 
 
+@pytest.mark.parametrize("profiles,want", [
+    ([{"schedulerName": "x"}, {"schedulerName": "x"}], "profiles[1].schedulerName: Duplicate value: {}"),
+    ([{"schedulerName": "a"}, {"schedulerName": "b", "plugins": {"queueSort": {"enabled": [{"name": "PrioritySort"}]}}}],
+     'profiles[1].plugins.queueSort: Invalid value: {"Enabled":[{"Name":"PrioritySort","Weight":0}],"Disabled":null}: '
+     "must be the same for all profiles"),
+    ([{"schedulerName": "a", "plugins": {"queueSort": {"enabled": [{"name": "PrioritySort"}]}}},
+      {"schedulerName": "b", "plugins": {"queueSort": {"enabled": [{"name": "PrioritySort"}]}},
+       "pluginConfig": [{"name": "PrioritySort", "args": {}}]}],
+     "profiles[1].pluginConfig.args: Invalid value: {}: queueSort must be the same for all profiles"),
+])
+def test_values_are_printed_as_json_at_1_36(profiles, want):
+    """v1.36.2's kube-scheduler --config with these profiles says exactly this (run 2026-12-07)."""
+    with pytest.raises(ConfigError) as exc:
+        load_config(doc(profiles=profiles), REGISTRY, kube_version="1.36")
+    assert (exc.value.stage, str(exc.value)) == ("validation", want)
+
+
 def test_leader_election_checks_skipped_when_not_elected():
     load_config(doc(leaderElection={"leaderElect": False, "resourceLock": "configmaps", "leaseDuration": "1s"}),
                 REGISTRY)
