@@ -84,6 +84,19 @@ class YamlField(forms.CharField):
             raise forms.ValidationError(f"not valid YAML: {err}") from None
 
 
+class KubeChoiceField(forms.ChoiceField):
+    """One of the values kube supports, offered as a list; a value outside it is not refused here but passed on,
+    so that kube's validation refuses it in kube's words ("Unsupported value: ..."), and shown as an option."""
+
+    def valid_value(self, value):
+        return True
+
+    def offer(self, value) -> None:
+        """Add ``value`` to the options if the list does not have it."""
+        if value and value not in {v for v, _label in self.choices}:
+            self.choices = [*self.choices, (value, value)]
+
+
 def _int(label, **kw):
     return forms.IntegerField(required=False, label=label, **kw)
 
@@ -110,7 +123,7 @@ def _arg_field(path, kind):
     if kind == "yaml":
         return YamlField(required=False, label=label, widget=forms.Textarea(attrs={"rows": 4, "class": "yaml",
                                                                                    "spellcheck": "false"}))
-    return forms.ChoiceField(required=False, label=label, choices=[("", "(unset)")] + [(c, c) for c in kind])
+    return KubeChoiceField(required=False, label=label, choices=[("", "(unset)")] + [(c, c) for c in kind])
 
 
 def _shown(field, value):
@@ -291,6 +304,27 @@ class ExtendersUnit:
         return {f"extenders[{r}].{key}": f"ext.{r}.{key}" for r in range(self.count) for key, _k in EXTENDER_COLUMNS}
 
 
+class NewProfileUnit:
+    """A profile to add, named by its schedulerName, with kube's default plugins. The profiles before it get their
+    names written (kube defaults schedulerName only when there is a single profile)."""
+
+    name = "new_profile"
+
+    def __init__(self, views):
+        self.views = views
+        self.fields = {self.name: forms.CharField(required=False, max_length=253, label="schedulerName of a new profile",
+                                                  strip=True)}
+        self.start = {self.name: ""}
+
+    def write(self, doc, values):
+        for view in self.views:
+            effective.profile_of(doc, view.index).setdefault("schedulerName", view.scheduler_name)
+        effective.profile_of(doc, len(self.views))["schedulerName"] = values[self.name]
+
+    def paths(self, doc):
+        return {}
+
+
 def build_units(doc, views, features) -> list:
     """Every unit of the editor for ``doc`` (described as ``views`` at ``features``), in page order."""
     raw = effective.defaulted_raw(doc, features)
@@ -305,6 +339,7 @@ def build_units(doc, views, features) -> list:
                                      _int("percentageOfNodesToScore"), view.percentage))
         units.extend(PointUnit(view, point) for point in view.points)
         units.extend(ArgsUnit(view, plugin) for plugin in view.args if plugin in ARGS_FIELDS)
+    units.append(NewProfileUnit(views))
     return units
 
 
@@ -316,8 +351,8 @@ class ProfileEditorForm(forms.Form):
                                widget=forms.HiddenInput)
     base_version = forms.IntegerField(required=False, widget=forms.HiddenInput)
     base_doc = forms.CharField(required=False, widget=forms.HiddenInput)
-    yaml = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 30, "spellcheck": "false",
-                                                                        "aria-label": "the profile as YAML"}))
+    yaml = forms.CharField(required=False, widget=forms.Textarea(attrs={
+        "rows": 30, "spellcheck": "false", "aria-label": "the profile as YAML", "aria-describedby": "yaml-check"}))
     comment = forms.CharField(required=False, max_length=500)
 
     def __init__(self, base: dict, *args, base_version=None, read_only=False, features=None, **kw):
@@ -338,6 +373,10 @@ class ProfileEditorForm(forms.Form):
                 self.initial[name] = _shown(field, unit.start[name])
         self.initial.setdefault("yaml", dump_yaml(self.base) if self.base else "")
         self.initial.setdefault("base_version", base_version)
+        for name, field in self.fields.items():
+            if isinstance(field, KubeChoiceField):
+                field.offer(self.data.get(name) if self.is_bound else self.initial.get(name))
+        self.read_only = read_only
         if read_only:
             for field in self.fields.values():
                 field.disabled = True
@@ -400,12 +439,12 @@ class ProfileEditorForm(forms.Form):
             if target is None:
                 target = self._point_of_framework_error(pr)
             if target is not None and target in self.fields:
-                self.add_error(target, pr.message)
+                self.add_error(target, pr.shown())
                 continue
             section = re.match(r"profiles\[\d+\]|extenders", pr.path or "")
             if section is not None:
-                self.section_errors.setdefault(section.group(0), []).append(pr.message)
-            self.add_error(None, f"{pr.stage}: {pr.message}")
+                self.section_errors.setdefault(section.group(0), []).append(pr.shown())
+            self.add_error(None, f"{pr.stage}: {pr.shown()}")
 
     def _point_of_framework_error(self, pr):
         m = re.match(r"profiles\[(\d+)\]\.plugins$", pr.path or "")
@@ -422,17 +461,28 @@ class ProfileEditorForm(forms.Form):
                 return negative
         return f"p{m.group(1)}.{set_name}.moved" if set_name else None
 
+    def error_list(self) -> list:
+        """Every error of the form, for the list at its top: {message, id} (id: the field's element, "" for the
+        document's errors)."""
+        out = []
+        for name, errors in self.errors.items():
+            element = "" if name == "__all__" else self[name].auto_id
+            out.extend({"message": e, "id": element} for e in errors)
+        return out
+
     # -- layout for the template ---------------------------------------------------------------------
     def layout(self) -> dict:
         """{scalars, extenders, profiles: [{index, fields, points: [...], args: [...]}]} of bound fields, with
         kube's defaults and what differs from them."""
-        out = {"scalars": [], "extenders": None, "profiles": [],
+        out = {"scalars": [], "extenders": None, "profiles": [], "new_profile": None,
                "notes": {"zero": effective.ZERO_WEIGHT_NOTE, "negative": effective.NEGATIVE_WEIGHT_NOTE}}
         profiles = {}
         for unit in self.units:
             if isinstance(unit, Scalar) and unit.name.startswith("g."):
                 out["scalars"].append({"bf": self[unit.name], "default": _default_text(unit.default),
                                        "changed": self.start[unit.name] != unit.default})
+            elif isinstance(unit, NewProfileUnit):
+                out["new_profile"] = self[unit.name]
             elif isinstance(unit, ExtendersUnit):
                 out["extenders"] = {"headers": [k for k, _kind in EXTENDER_COLUMNS],
                                     "rows": [[self[f"ext.{r}.{k}"] for k, _kind in EXTENDER_COLUMNS]

@@ -39,11 +39,19 @@ def registry():
     return _REGISTRY
 
 
-class Problem:
-    """One error: kube's text, the stage, and the document path it names ("" when it names none)."""
+_DUPLICATE_NAME = re.compile(r"^profiles\[(\d+)\]\.schedulerName: Duplicate value: ")
 
-    def __init__(self, message: str, stage: str, path: str = ""):
-        self.message, self.stage, self.path = message, stage, path
+
+class Problem:
+    """One error: kube's text, the stage, the document path it names ("" when it names none) and, where kube's
+    text does not say what it is about, a ``hint`` in plain words."""
+
+    def __init__(self, message: str, stage: str, path: str = "", hint: str = ""):
+        self.message, self.stage, self.path, self.hint = message, stage, path, hint
+
+    def shown(self) -> str:
+        """kube's text, then the hint if any."""
+        return f"{self.message} — {self.hint}" if self.hint else self.message
 
     def __repr__(self):
         return f"Problem({self.stage}: {self.path or '-'}: {self.message})"
@@ -75,7 +83,7 @@ def check(doc, features=None) -> list:
     set_defaults(cfg, registry_at(registry(), features), features)
     errs = validate_configuration(cfg, features)
     if errs:
-        return [Problem(str(e), "validation", e.path) for e in errs]
+        return [Problem(str(e), "validation", e.path, _duplicate_hint(str(e), doc)) for e in errs]
     try:
         config = load_config(doc, registry(), kube_version=features)
         build_frameworks(config, registry(), lambda: Handle(snapshot=None))
@@ -123,6 +131,18 @@ def permission_problems(doc, user) -> list:
 def extender_problems(doc, user) -> list:
     """The deployment's extender rules for ``user`` saving ``doc``: URLs, then who may name extenders."""
     return url_problems(doc) + permission_problems(doc, user)
+
+
+def _duplicate_hint(text: str, doc: dict) -> str:
+    """For a duplicate schedulerName (whose value kube prints as a field.Path, {} from 1.36): the name, and the
+    profile that has it first."""
+    m = _DUPLICATE_NAME.match(text)
+    if m is None:
+        return ""
+    profiles = doc.get("profiles") or []
+    name = profiles[int(m.group(1))].get("schedulerName")
+    first = next(i for i, p in enumerate(profiles) if isinstance(p, dict) and p.get("schedulerName") == name)
+    return f'"{name}" is the schedulerName of profiles[{first}] too'
 
 
 def _framework_problems(text: str, doc: dict) -> list:

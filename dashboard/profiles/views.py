@@ -160,8 +160,11 @@ def edit(request, profile):
             else:
                 messages.success(request, f"saved as version {version.number}")
                 return redirect("profiles:edit", name=profile.name)
-        if form.cleaned_data.get("source") == "yaml" and form.document is not None:
-            form = _rebound(form.document, request.POST.get("yaml", ""), base.number, profile.kube_version)
+        source = form.cleaned_data.get("source")
+        if form.document is not None and (source == "yaml" or form.cleaned_data.get("new_profile")):
+            # the form of the document sent (a YAML edit, a profile added), so that kube's errors are at its fields
+            yaml_text = request.POST.get("yaml", "") if source == "yaml" else dump_yaml(form.document)
+            form = _rebound(form.document, yaml_text, base.number, profile.kube_version, source)
         for problem in refused:
             form.add_error(None, problem.message)
         return render(request, "profiles/edit.html", _context(request, profile, form), status=400)
@@ -199,12 +202,12 @@ def _base(profile, number, latest, base_doc=""):
         return latest
 
 
-def _rebound(doc, yaml_text, base_number, kube_version):
+def _rebound(doc, yaml_text, base_number, kube_version, source="form"):
     """The form of ``doc`` (a YAML edit) at ``kube_version``, bound to its own values so that kube's errors show at
-    their fields."""
+    their fields; ``source``: the tab it shows."""
     probe = ProfileEditorForm(doc, base_version=base_number, features=kube_version)
     data = probe.data_of_initial()
-    data.update(source="form", yaml=yaml_text, base_version=base_number, base_doc=json.dumps(doc))
+    data.update(source=source, yaml=yaml_text, base_version=base_number, base_doc=json.dumps(doc))
     form = ProfileEditorForm(doc, data, base_version=base_number, features=kube_version)
     form.is_valid()
     if form.load_error:
@@ -215,18 +218,19 @@ def _rebound(doc, yaml_text, base_number, kube_version):
 @require_POST
 @by_name
 def convert(request, profile):
-    """The page's two-way sync: the form's fields -> the document (its YAML, and the form of it: a plugin added
-    gets its row), or the YAML -> the form."""
+    """The page's two-way sync: the form's fields -> the document (its YAML, and the form of it: a plugin or a
+    profile added gets its row), or the YAML -> the form; and kube's objections to the document (``problems``, in
+    kube's words), which the YAML tab shows as one types. Always 200: a document kube refuses is an answer."""
     latest = services.ensure_versions(profile)
     base = _base(profile, request.POST.get("base_version"), latest, request.POST.get("base_doc", ""))
     form = ProfileEditorForm(base.document, request.POST, base_version=base.number, features=profile.kube_version)
     form.is_valid()
-    if form.document is None:
-        return JsonResponse({"errors": {k: [str(e) for e in v] for k, v in form.errors.items()}}, status=400)
+    if form.document is None:   # the YAML does not parse: what is wrong, and nothing to show instead
+        return JsonResponse({"valid": False, "problems": [e["message"] for e in form.error_list()]})
     shown = _rebound(form.document, dump_yaml(form.document), base.number, profile.kube_version)
     html = render_to_string("profiles/_fields.html", {"layout": shown.layout(), "form": shown}, request)
     return JsonResponse({"yaml": dump_yaml(form.document), "html": html, "base_doc": json.dumps(form.document),
-                         "valid": not form.problems})
+                         "valid": not form.problems, "problems": [p.shown() for p in form.problems]})
 
 
 @query_form(VersionQuery)

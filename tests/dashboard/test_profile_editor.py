@@ -247,3 +247,75 @@ def test_convert_keeps_form_and_yaml_in_sync():
     back = c.post("/profiles/sync/convert/", {"source": "yaml", "yaml": out["yaml"]}).json()
     assert 'name="p0.score.NodeAffinity.weight" value="7"' in back["html"]
     assert re.search(r'<tr class="[^"]*changed[^"]*" data-plugin="NodeAffinity"', back["html"])
+
+
+YAML_HEAD = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+
+
+def test_convert_answers_kubes_objections_as_one_types_and_never_a_400():
+    c = _editor()
+    services.create("typed", DOC, None)
+    broken = c.post("/profiles/typed/convert/", {"source": "yaml", "yaml": YAML_HEAD + "profiles: [1"})
+    assert broken.status_code == 200 and not broken.json()["valid"]
+    assert broken.json()["problems"][0].startswith("not valid YAML: ")
+    twice = c.post("/profiles/typed/convert/", {"source": "yaml", "yaml": YAML_HEAD + "profiles:\n"
+                                                "- schedulerName: x\n- schedulerName: x\n"}).json()
+    assert not twice["valid"] and twice["problems"] == [
+        'profiles[1].schedulerName: Duplicate value: {} — "x" is the schedulerName of profiles[0] too']
+    bogus = c.post("/profiles/typed/convert/", {"source": "yaml", "yaml": YAML_HEAD + "profiles:\n- pluginConfig:\n"
+                                                "  - name: NodeResourcesFit\n    args:\n      scoringStrategy:\n"
+                                                "        type: Bogus\n"}).json()
+    assert bogus["problems"] == ['initializing plugin "NodeResourcesFit": scoringStrategy.type: Unsupported value: '
+                                 '"Bogus": supported values: "LeastAllocated", "MostAllocated", '
+                                 '"RequestedToCapacityRatio"']
+    assert '<option value="Bogus" selected>Bogus</option>' in bogus["html"]
+    fine = c.post("/profiles/typed/convert/", {"source": "yaml", "yaml": YAML_HEAD}).json()
+    assert fine["valid"] and fine["problems"] == []
+
+
+def test_an_invalid_save_stays_on_its_tab_with_every_error_listed_at_the_top():
+    c = _editor()
+    services.create("tabs", DOC, None)
+    page = c.post("/profiles/tabs/", {"source": "yaml", "yaml": YAML_HEAD + "profiles:\n- pluginConfig:\n"
+                                      "  - name: NodeResourcesFit\n    args:\n      scoringStrategy:\n"
+                                      "        type: Bogus\n"})
+    assert page.status_code == 400
+    form, html = page.context["form"], page.content.decode()
+    assert form["source"].value() == "yaml"
+    assert "Select a valid choice" not in html
+    banner = html[html.index('id="form-errors"'):html.index("</div>", html.index('id="form-errors"'))]
+    assert "(1 error)" in banner and 'href="#id_p0.args.NodeResourcesFit.scoringStrategy.type"' in banner
+    assert "Unsupported value: &quot;Bogus&quot;" in banner
+    form_page = c.post("/profiles/tabs/", post(c.get("/profiles/tabs/").context["form"],
+                                               **{"p0.percentageOfNodesToScore": "300"}))
+    assert form_page.context["form"]["source"].value() == "form"
+    assert "profiles[0].percentageOfNodesToScore: Invalid value: 300" in form_page.content.decode()
+
+
+def test_a_profile_is_added_in_the_form_with_its_own_scheduler_name():
+    c = _editor()
+    profile = services.create("two", DOC, None)
+    form = c.get("/profiles/two/").context["form"]
+    same = c.post("/profiles/two/", post(form, new_profile="default-scheduler"))
+    assert same.status_code == 400
+    assert same.context["form"].errors["p1.schedulerName"] == [
+        'profiles[1].schedulerName: Duplicate value: {} — "default-scheduler" is the schedulerName of profiles[0] '
+        "too"]
+    assert c.post("/profiles/two/", post(form, new_profile="batch-scheduler")).status_code == 302
+    doc = profile.versions.order_by("-number").first().document
+    assert [p["schedulerName"] for p in doc["profiles"]] == ["default-scheduler", "batch-scheduler"]
+    assert validate.check(doc, profile.kube_version) == []
+
+
+def test_read_only_editors_look_read_only():
+    services.create("seen", DOC, None)
+    viewer = Client(HTTP_HOST="localhost")
+    viewer.force_login(User.objects.create_user("vi", password="pw"))
+    for url in ("/profiles/seen/", "/profiles/v1.36-default/"):
+        html = viewer.get(url).content.decode()
+        assert 'id="read-only-note"' in html and 'id="save-form"' not in html and "data-convert" not in html
+        assert 'name="p0.score.TaintToleration.weight" value="3" disabled' in html
+        assert re.search(r'<button type="button" class="move"[^>]*disabled>', html)
+        assert 'id="add-profile"' not in html
+    assert "only editors can change profiles" in viewer.get("/profiles/seen/").content.decode()
+    assert "copy it (above)" in _editor().get("/profiles/v1.36-default/").content.decode()

@@ -151,3 +151,92 @@ def test_edit_with_switches_and_weights_save_diff_apply(server, tmp_path):  # no
         page.click("header nav a:text-is(\"Profile\")")
         expect(page).to_have_url(server + "/profiles/tuned/")
         browser.close()
+
+
+YAML_HEAD = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+
+
+def test_errors_on_the_tab_saved_from_live_yaml_checks_a_second_profile_and_read_only_pages(server, tmp_path):  # noqa: F811,E501
+    from playwright.sync_api import expect, sync_playwright
+    _manage(tmp_path, "shell", "-c", CREATE_USERS)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
+        page = server.watch(browser.new_page(viewport={"width": WIDTH, "height": 900}))
+        refused = []   # the live check's answers that were not 200 (each would be a console error)
+        page.on("response", lambda r: refused.append(f"{r.status} {r.url}") if "/convert/" in r.url
+                and r.status != 200 else None)
+        _login(page, server, "ed", "editor-pw")
+        page.goto(server + "/profiles/v1.36-default/")
+        page.fill('.copy-form input[name="name"]', "checked")
+        page.click("text=Copy to edit")
+        expect(page).to_have_url(server + "/profiles/checked/")
+
+        # the YAML checked as one types, in kube's words
+        page.click('button[data-tab="yaml"]')
+        box, check = page.locator('textarea[name="yaml"]'), page.locator("#yaml-check")
+        box.fill(YAML_HEAD + "profiles:\n- schedulerName: x\n- schedulerName: x\n")
+        expect(check).to_have_text('profiles[1].schedulerName: Duplicate value: {} — "x" is the schedulerName of '
+                                   "profiles[0] too")
+        box.fill(YAML_HEAD + "profiles: [")
+        expect(check).to_contain_text("not valid YAML")
+        box.fill(YAML_HEAD + "profiles:\n- pluginConfig:\n  - name: NodeResourcesFit\n    args:\n"
+                 "      scoringStrategy:\n        type: Bogus\n")
+        unsupported = ('scoringStrategy.type: Unsupported value: "Bogus": supported values: "LeastAllocated", '
+                       '"MostAllocated", "RequestedToCapacityRatio"')
+        expect(check).to_contain_text(unsupported)
+        _shot(page, tmp_path, "profile-yaml-live-check", full_page=False)
+
+        # saved from the YAML tab: the page comes back on it, the errors listed at the top and under the YAML
+        page.click("#save-yaml")
+        banner = page.locator("#form-errors")
+        expect(banner).to_contain_text(unsupported)
+        expect(page.locator("#yaml-view")).to_be_visible()
+        expect(page.locator("#form-view")).to_be_hidden()
+        expect(page.locator("#yaml-check")).to_contain_text(unsupported)
+        assert "Select a valid choice" not in page.content()
+        _shot(page, tmp_path, "profile-yaml-save-error", full_page=False)
+        # the banner's link shows the field on the Form tab
+        banner.locator("a.to-field").first.click()
+        field = page.locator('select[name="p0.args.NodeResourcesFit.scoringStrategy.type"]')
+        expect(field).to_be_focused()
+        expect(field).to_be_in_viewport()
+        expect(field).to_have_value("Bogus")
+
+        # saved from the Form tab: back on the Form tab, the field in view, focused and marked
+        page.goto(server + "/profiles/checked/")
+        page.fill('input[name="p0.percentageOfNodesToScore"]', "300")
+        page.click("#save-form")
+        field = page.locator('input[name="p0.percentageOfNodesToScore"]')
+        expect(banner).to_contain_text("profiles[0].percentageOfNodesToScore: Invalid value: 300: not in valid "
+                                       "range [0-100]")
+        expect(page.locator("#form-view")).to_be_visible()
+        expect(field).to_be_focused()
+        expect(field).to_be_in_viewport()
+        expect(page.locator("label.field.has-error", has=field)).to_contain_text("not in valid range")
+        _shot(page, tmp_path, "profile-form-save-error", full_page=False)
+
+        # a second profile, with its own schedulerName, added in the form
+        page.goto(server + "/profiles/checked/")
+        page.fill('input[name="new_profile"]', "batch-scheduler")
+        page.click("#add-profile-button")
+        expect(page.locator("section.profile")).to_have_count(2)
+        expect(page.locator('input[name="p1.schedulerName"]')).to_have_value("batch-scheduler")
+        expect(page.locator("section.profile").nth(1)).to_be_in_viewport()
+        _shot(page, tmp_path, "profile-added", full_page=False)
+        page.click("#save-form")
+        expect(page.locator("#flash")).to_contain_text("saved as version 2")
+        expect(page.locator("section.profile h2")).to_have_text(["Profile default-scheduler",
+                                                                  "Profile batch-scheduler"])
+        assert not refused, refused
+        page.click("text=sign out")
+
+        # a viewer: every control disabled, no Save, a note why
+        _login(page, server, "vi", "viewer-pw")
+        page.goto(server + "/profiles/checked/")
+        expect(page.locator("#read-only-note")).to_contain_text("only editors can change profiles")
+        expect(page.locator("#save-form")).to_have_count(0)
+        expect(page.locator('input[name="p0.score.TaintToleration.weight"]')).to_be_disabled()
+        expect(page.locator("button.move").first).to_be_disabled()
+        expect(page.locator("#add-profile")).to_have_count(0)
+        _shot(page, tmp_path, "profile-read-only", full_page=False)
+        browser.close()
