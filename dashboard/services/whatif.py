@@ -302,8 +302,11 @@ def result_context(run: WhatIfRun) -> dict:
         ctx["sides"] = sides
     elif run.kind == WhatIfRun.DRAIN and r:
         before, after = r["utilisation_before"], r["utilisation_after"]
-        ctx["utilisation"] = [{"node": n, "before": before[n], "after": after[n]} for n in sorted(after)
-                              if after[n] != before.get(n)]
+        changed = sorted((n for n in after if after[n] != before.get(n)),
+                         key=lambda n: (before[n]["cpu_pct"] - after[n]["cpu_pct"], n))   # cpu grown most first
+        ctx["utilisation"] = [{"node": n, "before": before[n], "after": after[n]}
+                              for n in changed[:DRAIN_GROUPS_LISTED]]
+        ctx["utilisation_more"] = max(0, len(changed) - DRAIN_GROUPS_LISTED)
         ctx.update(_drain_groups(r))
     return ctx
 
@@ -320,7 +323,7 @@ def _grouped(entries, key, limit: int) -> list:
 
 def _drain_groups(r: dict) -> dict:
     """A drain's evicted pods as groups that stay short however many there are: placed per node, stranded (left
-    Pending) per reason, lost; the pods that were pending already per reason. A group of pending pods links the
+    Pending) per reason, lost; the evictions blocked per budget; the pods that were pending already per reason. A group of pending pods links the
     first decision trace kept for one of them (the fixes are there); groups past DRAIN_GROUPS_LISTED are counted."""
     pending = {p["pod"]: p for p in r["pending"]}
     placed = [e for e in r["evicted"] if e.get("node")]
@@ -329,7 +332,8 @@ def _drain_groups(r: dict) -> dict:
     already = [p for p in r["pending"] if not p["displaced"]]
     out = {"placed_count": len(placed), "left_pending": len(stranded), "already_count": len(already),
            "stranded_count": len(stranded) + len(r["lost"])}
-    for name, entries, key in (("placed", placed, lambda e: e["node"]),
+    for name, entries, key in (("blocked", r["blocked"], lambda b: ", ".join(b["budgets"])),
+                               ("placed", placed, lambda e: e["node"]),
                                ("stranded", stranded, lambda e: e.get("why") or ""),
                                ("already_pending", already, lambda p: p["message"])):
         groups = _grouped(entries, key, DRAIN_PODS_LISTED)

@@ -83,9 +83,9 @@ def test_capacity_on_the_demo_equals_the_loop(api):
                                                                        r["stop"]["message"])
 
 
-def _drain_result(placed: int, stranded: int, lost: int) -> dict:
+def _drain_result(placed: int, stranded: int, lost: int, blocked: int = 0) -> dict:
     """A drain's stored answer: ``placed`` pods re-created on 40 nodes, ``stranded`` left Pending for one of two
-    reasons, ``lost`` bare pods."""
+    reasons, ``lost`` bare pods, ``blocked`` evictions refused by one budget."""
     evicted = [{"pod": f"a/p-{i}", "from": "n-0", "replacement": f"a/p-{i}-x", "node": f"m-{i % 40:02d}"}
                for i in range(placed)]
     why = ("0/41 nodes are available: 41 Insufficient cpu.", "0/41 nodes are available: 41 Insufficient memory.")
@@ -95,7 +95,9 @@ def _drain_result(placed: int, stranded: int, lost: int) -> dict:
     pending = [{"pod": f"a/s-{i}-x", "message": why[i % 2], "plugins": ["NodeResourcesFit"], "displaced": True}
                for i in range(stranded)]
     return {"nodes": ["n-0"], "evicted": evicted, "lost": [{"pod": f"a/bare-{i}", "from": "n-0"} for i in range(lost)],
-            "skipped": [], "blocked": [], "pending": pending, "utilisation_before": {}, "utilisation_after": {},
+            "skipped": [], "pending": pending, "utilisation_before": {}, "utilisation_after": {},
+            "blocked": [{"pod": f"a/b-{i}", "node": "n-0", "budgets": ["web-pdb"], "message": whatif.core.PDB_VIOLATION}
+                        for i in range(blocked)],
             "attempts": 1, "headline": "", "profile": "default"}
 
 
@@ -113,6 +115,11 @@ def test_a_drain_page_is_green_only_when_every_evicted_pod_is_placed_and_stays_s
                                       result=_drain_result(30, 0, 0))
     page = client.get(f"/clusters/{small.name}/whatif/{placed.pk}/").content.decode()
     assert 'class="verdict ok"' in page and "<b>Every evicted pod was placed</b>: 30 pods on 30 remaining" in page
+    blocked = WhatIfRun.objects.create(cluster=small, kind=WhatIfRun.DRAIN, state=WhatIfRun.DONE,
+                                       result=_drain_result(30, 0, 0, blocked=400))
+    page = client.get(f"/clusters/{small.name}/whatif/{blocked.pk}/").content.decode()
+    assert 'class="verdict warn"' in page and "<b>400 evictions blocked by a PodDisruptionBudget</b>" in page
+    assert '<td class="mono">web-pdb</td><td class="num"><b>400</b></td>' in page and "… and 350 more." in page
 
 
 def test_drain_and_add_nodes_answer_and_their_pages_render(small, client):
