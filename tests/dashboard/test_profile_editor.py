@@ -314,7 +314,7 @@ def test_read_only_editors_look_read_only():
     for url in ("/profiles/seen/", "/profiles/v1.36-default/"):
         html = viewer.get(url).content.decode()
         assert 'id="read-only-note"' in html and 'id="save-form"' not in html and "data-convert" not in html
-        assert 'name="p0.score.TaintToleration.weight" value="3" disabled' in html
+        assert re.search(r'<input [^>]*name="p0.score.TaintToleration.weight"[^>]* disabled', html)
         assert re.search(r'<button type="button" class="move"[^>]*disabled>', html)
         assert 'id="add-profile"' not in html
     assert "only editors can change profiles" in viewer.get("/profiles/seen/").content.decode()
