@@ -332,9 +332,13 @@ def test_worker_survives_an_unreachable_cluster(server, api, worker_factory):
     gone = real_cluster(api, "prod-down", yaml.safe_dump(doc))
     Cluster.objects.filter(pk=gone.pk).update(desired_state=Cluster.STOPPED)
     svc.set_state(gone, Cluster.RUNNING)
-    # the server may come back: the cluster stays running and the watchdog starts its loop again
-    wait_for(lambda: worker.text().count("cluster prod-down: the API server cannot be reached") >= 2, 90,
-             what="the unreachable cluster tried again")
+    # the server may come back: the cluster stays running and the watchdog starts its loop again; the outage is
+    # a Warning event (written after the log line: waiting for the line alone is too early)
+    events = wait_for(lambda: list(SchedulingEvent.objects.filter(cluster=gone, reason="ClusterUnavailable")), 90,
+                      what="the ClusterUnavailable event")
+    assert [(ev.type, ev.message.split(" (")[0]) for ev in events] == [
+        ("Warning", "cluster prod-down: the API server cannot be reached")]
+    assert "cluster prod-down: the API server cannot be reached" in worker.text()
     assert Cluster.objects.get(pk=gone.pk).desired_state == Cluster.RUNNING
     # the same worker goes on driving another cluster
     sim = Cluster.objects.create(name="after-outage", tie_break="name")
