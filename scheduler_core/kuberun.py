@@ -164,7 +164,7 @@ def main(argv=None) -> int:
     cluster = KubeCluster(kubeconfig=args.kubeconfig or cc.get("kubeconfig") or None, context=args.context,
                           in_cluster=args.in_cluster, qps=args.qps if args.qps is not None else cc.get("qps", 50.0),
                           burst=args.burst if args.burst is not None else cc.get("burst", 100),
-                          read_only=args.shadow, watch_failed_scheduling=args.shadow)
+                          read_only=args.shadow, watch_failed_scheduling=args.shadow, kube_version=config.features)
     stop = threading.Event()
     elect = not args.shadow and (args.leader_elect == "true" if args.leader_elect else le.get("leaderElect", True))
     lease = (args.lease_namespace or le.get("resourceNamespace") or "kube-system",

@@ -281,6 +281,26 @@ class ControlPlane:
         time.sleep(down_seconds)
         self.start_apiserver()
 
+    def compact_etcd(self) -> int:
+        """Compact etcd's history up to its current revision (what the apiserver does every 5 minutes): a watch
+        from an older resourceVersion is then answered 410 Gone. Returns the revision."""
+        import base64
+        import ssl
+        import urllib.request
+        pki = self.dir / "pki"
+        tls = ssl.create_default_context(cafile=str(pki / "ca.crt"))
+        tls.load_cert_chain(str(pki / "etcd-client.crt"), str(pki / "etcd-client.key"))
+
+        def post(path: str, body: dict) -> dict:
+            req = urllib.request.Request(f"https://127.0.0.1:{self.etcd_port}{path}", json.dumps(body).encode(),
+                                         {"Content-Type": "application/json"})
+            with urllib.request.urlopen(req, context=tls, timeout=30) as resp:
+                return json.loads(resp.read())
+        revision = int(post("/v3/kv/range", {"key": base64.b64encode(b"/").decode(), "limit": 1})
+                       ["header"]["revision"])
+        post("/v3/kv/compaction", {"revision": revision, "physical": True})
+        return revision
+
     # -- reading what happened ------------------------------------------------------------------------
     def audit_events(self) -> list:
         """Every audit event so far (metadata level: user, verb, resource, subresource, response code)."""

@@ -253,13 +253,16 @@ class KubeEngine(RecordingEngine):
         try:
             kube = credentials.kube_cluster_for(cluster, cluster_class=JournaledKubeCluster, journal=self.journal,
                                                 qps=cc.get("qps", 50.0), burst=cc.get("burst", 100),
-                                                read_only=shadow, watch_failed_scheduling=shadow)
+                                                read_only=shadow, watch_failed_scheduling=shadow,
+                                                kube_version=config.features)
         except (credentials.KubeconfigInvalid, credentials.KubeconfigUnreadable, ConfigException) as err:
             raise ClusterUnavailable(f"cluster {cluster.name}: unusable kubeconfig: {err}",
                                      public=f"cluster {cluster.name}: unusable kubeconfig (editors of the cluster "
                                             f"see why)") from None
         try:
             server_version = (kube.get_json("/version") or {}).get("gitVersion") or ""
+            seen_version, row.server_version = row.server_version, server_version
+            kube.follow_version(kubeversions.cluster_features(row))   # the informers of the server's version
             lacking = _lacking(cluster, kube, shadow, le)
             if not lacking:
                 kube.start()
@@ -270,9 +273,8 @@ class KubeEngine(RecordingEngine):
             kube.close()
             raise ClusterUnavailable(lacking)
         try:   # a failure past this point must not leave the watches running
-            if server_version != row.server_version:
+            if server_version != seen_version:
                 Cluster.objects.filter(pk=cluster.pk).update(server_version=server_version)
-                row.server_version = server_version
             if kubeversions.cluster_features(row) != config.features:   # blank kube_version follows the server
                 try:
                     config = kubeversions.scheduler_config(row, doc)

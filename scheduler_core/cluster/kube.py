@@ -1,10 +1,11 @@
 """KubeCluster: a ClusterSource over the official ``kubernetes`` Python client.
 
-It is what kube-scheduler's informers and clientset are: one list+watch per kind (nodes, pods, namespaces, PVs,
-PVCs, StorageClasses, CSINodes, CSIDrivers, services, replica sets, stateful sets, replication controllers,
-PDBs, PriorityClasses) that tracks the resourceVersion, re-lists after 410 Gone and reconnects with backoff; and
-the scheduler's writes: pods/binding, status patches (PodScheduled, nominatedNodeName), victim deletion,
-events.k8s.io/v1 events with client-go's series aggregation, PV/PVC updates; all behind a QPS/burst limiter.
+It is what kube-scheduler's informers and clientset are: the kinds kube-scheduler of the cluster's version follows
+(``versions``: v1.30's 14, v1.36's 18 with the DRA kinds and VolumeAttachments), each filled by a streaming
+watch-list where the version's client uses one and the server offers it (else a paged list) and then watched,
+tracking the resourceVersion, synced again after 410 Gone, reconnecting with backoff; and the scheduler's writes:
+pods/binding, status patches (PodScheduled, nominatedNodeName), victim deletion, events.k8s.io/v1 events with
+client-go's series aggregation, PV/PVC and ResourceClaim updates; all behind a QPS/burst limiter.
 
 Threads: each watch runs in its own thread and updates the stores at once (as kube's listers are ahead of the
 handlers); the handler calls are queued and delivered by ``pump`` on the caller's (the scheduler's) thread, in
@@ -28,33 +29,17 @@ from kubernetes.client.rest import ApiException
 from urllib3.exceptions import HTTPError, MaxRetryError
 from urllib3.util.retry import Retry
 
+from .. import versions
 from ..framework.snapshot import ClusterObjects
 from ..objects import Node, ParseError, Pod
-from .simulated import OBJECT_KINDS, ClusterError, _set_condition
+from .simulated import OBJECT_KINDS, ClusterError, _set_condition, store_object
 
 log = logging.getLogger(__name__)
 
-# kind -> list path. Pods and nodes feed the handlers' node/pod callbacks; the rest are "objects".
-WATCHED = (
-    ("Node", "/api/v1/nodes"),
-    ("Pod", "/api/v1/pods"),
-    ("Namespace", "/api/v1/namespaces"),
-    ("PersistentVolume", "/api/v1/persistentvolumes"),
-    ("PersistentVolumeClaim", "/api/v1/persistentvolumeclaims"),
-    ("Service", "/api/v1/services"),
-    ("ReplicationController", "/api/v1/replicationcontrollers"),
-    ("ReplicaSet", "/apis/apps/v1/replicasets"),
-    ("StatefulSet", "/apis/apps/v1/statefulsets"),
-    ("StorageClass", "/apis/storage.k8s.io/v1/storageclasses"),
-    ("CSINode", "/apis/storage.k8s.io/v1/csinodes"),
-    ("CSIDriver", "/apis/storage.k8s.io/v1/csidrivers"),
-    ("PodDisruptionBudget", "/apis/policy/v1/poddisruptionbudgets"),
-    ("PriorityClass", "/apis/scheduling.k8s.io/v1/priorityclasses"),
-)
 # Followed only by a read-only observer (``watch_failed_scheduling``): the other scheduler's FailedScheduling reports.
 FAILED_SCHEDULING_EVENTS = ("Event", "/api/v1/events", (("fieldSelector", "reason=FailedScheduling"),))
-NAMESPACED = {"Pod", "PersistentVolumeClaim", "Service", "ReplicationController", "ReplicaSet", "StatefulSet",
-              "PodDisruptionBudget", "Event"}
+NAMESPACED = {"Pod", "Event", *(kind for kind, (_attr, namespaced) in OBJECT_KINDS.items() if namespaced)}
+INITIAL_EVENTS_END = "k8s.io/initial-events-end"   # the bookmark that ends a watch-list's initial events
 STRATEGIC = "application/strategic-merge-patch+json"
 MERGE = "application/merge-patch+json"
 EVENT_SERIES_WINDOW = 6 * 60.0     # client-go events: isomorphic events within 6 minutes form a series
@@ -190,18 +175,40 @@ class _Relist(Exception):
 
 
 class _Informer:
-    """List+watch of one kind (client-go's Reflector): keeps ``rv``, re-lists on 410, backs off on errors."""
+    """One kind followed as client-go's Reflector does: the store filled by a watch-list (a watch whose initial
+    events are the current state, ended by a bookmark, and which then goes on as the watch) when ``watch_list``,
+    falling back to a paged list and a watch when the server refuses it; ``rv`` tracked, a full sync again after
+    410 Gone, backoff on errors."""
 
-    def __init__(self, cluster: "KubeCluster", kind: str, path: str, selector=()):
+    def __init__(self, cluster: "KubeCluster", kind: str, path: str, selector=(), watch_list: bool = False):
         self.cluster = cluster
         self.kind = kind
         self.path = path
         self.selector = list(selector)
+        self.watch_list = watch_list
         self.rv = ""
         self.available = True
         self.relists = 0
+        self.watch_lists = 0
         self.response = None
+        self.held = None     # (response, its events) of a watch-list whose initial events were read: the watch
+        #                      goes on with them
         self.thread = None
+
+    def sync(self) -> None:
+        """Replace the store with the server's state: by a watch-list when the server offers it, else a list."""
+        if self.watch_list:
+            try:
+                self._watch_list()
+                return
+            except ApiException as err:
+                if err.status in (401, 403, 404, 410):
+                    raise
+                log.info("the server refuses a watch-list of %s (%s); listing it instead", self.kind,
+                         api_message(err))
+                if err.status in (400, 422):   # not offered (the WatchList gate off): list from now on
+                    self.watch_list = False
+        self.list()
 
     def list(self) -> None:
         """List every object (in pages) and replace the store with them."""
@@ -218,66 +225,123 @@ class _Informer:
         self.rv = (data.get("metadata") or {}).get("resourceVersion", "")
         self.cluster.replace(self.kind, items)
 
+    def _watch_list(self) -> None:
+        """sendInitialEvents: the state as adds up to the bookmark annotated ``k8s.io/initial-events-end``, then
+        the store replaced with it (what a list would have given) and the stream held for the watch."""
+        query = [("sendInitialEvents", "true"), ("resourceVersionMatch", "NotOlderThan")]
+        if self.rv:
+            query.append(("resourceVersion", self.rv))
+        resp = self._open(query)
+        events = self._events(resp)
+        namespaced = self.kind in NAMESPACED
+        items = {}
+        try:
+            for ev in events:
+                type_, obj = ev.get("type"), ev.get("object") or {}
+                meta = obj.get("metadata") or {}
+                if type_ == "ERROR":
+                    self._error(obj)
+                elif type_ != "BOOKMARK":
+                    key = _key(obj, namespaced)
+                    if type_ == "DELETED":
+                        items.pop(key, None)
+                    else:
+                        items[key] = obj
+                elif (meta.get("annotations") or {}).get(INITIAL_EVENTS_END) == "true":
+                    self.watch_lists += 1
+                    self.rv = meta.get("resourceVersion", self.rv)
+                    self.cluster.replace(self.kind, list(items.values()))
+                    self.held = (resp, events)
+                    return
+        except BaseException:
+            self._done(resp, ended=False)
+            raise
+        self._done(resp, ended=not self.cluster.stopping.is_set())
+        if not self.cluster.stopping.is_set():
+            raise ConnectionError(f"the watch-list of {self.kind} ended before its initial events did")
+
     def run(self) -> None:
         backoff = self.cluster.backoff_initial
         stop = self.cluster.stopping
-        need_list = False
+        need_sync = False
         while not stop.is_set():
             try:
-                if need_list:
+                if need_sync:
                     self.relists += 1
-                    self.list()
-                    need_list = False
+                    self.sync()
+                    need_sync = False
                 self._watch()
                 backoff = self.cluster.backoff_initial
             except _Relist:
-                need_list = True
+                self.rv = ""
+                need_sync = True
             except Exception as err:  # connection errors, timeouts, API errors: back off and retry
                 if stop.is_set():
                     return
                 if isinstance(err, ApiException) and err.status == 410:
-                    need_list = True
+                    self.rv = ""
+                    need_sync = True
                     continue
                 self.cluster.connectivity.failed(f"watch of {self.kind}", err)
                 stop.wait(backoff * (1 + random.random()))
                 backoff = min(backoff * 2, self.cluster.backoff_max)
                 if isinstance(err, ApiException) and err.status not in (429, 500, 503, 504):
-                    need_list = True
+                    need_sync = True
 
-    def _watch(self) -> None:
+    def _open(self, query) -> object:
+        """A watch request from the tracked resourceVersion with bookmarks and a randomized server timeout."""
         timeout = int(self.cluster.watch_timeout * (1 + random.random()))
-        query = [("watch", "true"), ("allowWatchBookmarks", "true"), ("timeoutSeconds", str(timeout)), *self.selector]
-        if self.rv:
-            query.append(("resourceVersion", self.rv))
+        query = [("watch", "true"), ("allowWatchBookmarks", "true"), ("timeoutSeconds", str(timeout)), *query,
+                 *self.selector]
         resp = self.cluster.request("GET", self.path, query, stream=True, timeout=(10, timeout + 30))
         self.cluster.connectivity.answered(f"watch of {self.kind}")
         self.response = resp
-        ended = False
+        return resp
+
+    def _events(self, resp):
+        """The decoded events of a watch response, until it ends or the cluster stops."""
+        buf = b""
+        while not self.cluster.stopping.is_set():
+            chunk = resp.read1(65536)
+            if not chunk:
+                return
+            lines = (buf + chunk).split(b"\n")
+            buf = lines.pop()
+            for line in lines:
+                if line.strip():
+                    yield json.loads(line)
+
+    def _done(self, resp, ended: bool) -> None:
+        self.response = None
+        if ended:
+            resp.release_conn()
+        else:   # a connection in the middle of a response cannot serve another request
+            resp.close()
+
+    def _watch(self) -> None:
+        held, self.held = self.held, None
+        if held is not None:
+            resp, events = held
+        else:
+            resp = self._open([("resourceVersion", self.rv)] if self.rv else [])
+            events = self._events(resp)
         try:
-            buf = b""
-            while not self.cluster.stopping.is_set():
-                chunk = resp.read1(65536)
-                if not chunk:
-                    ended = True
-                    return
-                lines = (buf + chunk).split(b"\n")
-                buf = lines.pop()
-                for line in lines:
-                    if line.strip():
-                        self._event(json.loads(line))
-        finally:
-            self.response = None
-            if ended:
-                resp.release_conn()
-            else:   # a connection in the middle of a response cannot serve another request
-                resp.close()
+            for ev in events:
+                self._event(ev)
+        except BaseException:
+            self._done(resp, ended=False)
+            raise
+        self._done(resp, ended=not self.cluster.stopping.is_set())
+
+    def _error(self, status: dict) -> None:
+        if status.get("code") == 410:
+            raise _Relist()
+        raise ApiException(status=status.get("code") or 500, reason=status.get("message", ""))
 
     def _event(self, ev: dict) -> None:
         type_, obj = ev.get("type"), ev.get("object") or {}
         if type_ == "ERROR":
-            if obj.get("code") == 410:
-                raise _Relist()
-            raise ApiException(status=obj.get("code") or 500, reason=obj.get("message", ""))
+            self._error(obj)
         rv = (obj.get("metadata") or {}).get("resourceVersion")
         if type_ != "BOOKMARK":
             self.cluster.apply(self.kind, type_, obj)
@@ -285,13 +349,13 @@ class _Informer:
             self.rv = rv
 
     def interrupt(self) -> None:
-        """Unblock a watch waiting for data (used by ``stop``)."""
-        resp = self.response
-        if resp is not None:
-            try:
-                resp.shutdown()
-            except (ValueError, RuntimeError, OSError):
-                resp.close()
+        """Unblock a watch waiting for data (used by ``stop``); a held watch-list is closed."""
+        for resp in (self.response, self.held and self.held[0]):
+            if resp is not None:
+                try:
+                    resp.shutdown()
+                except (ValueError, RuntimeError, OSError):
+                    resp.close()
 
 
 class _EventRecorder(threading.Thread):
@@ -412,7 +476,9 @@ class KubeCluster:
     caller may still write (a leader's ``LeaderElector.valid_for``): a write is refused when it gives 0, and its
     request is cut off when that time runs out. ``watch_timeout``: the server-side timeout of each watch
     request, randomized up to twice that (client-go's 5-10 minutes). ``backoff_initial``/``backoff_max``: the
-    reconnect delays of a failing watch (doubling, with jitter).
+    reconnect delays of a failing watch (doubling, with jitter). ``kube_version``: the version (a name, or the
+    versions.Features of a run) whose kube-scheduler's informers to be, its WatchListClient gate saying whether
+    they use watch-lists (None: the default version).
     """
 
     def __init__(self, api_client: kclient.ApiClient | None = None, *, kubeconfig: str | None = None,
@@ -420,8 +486,10 @@ class KubeCluster:
                  qps: float = 50.0, burst: int = 100,
                  read_only: bool = False, watch_timeout: float = 300.0, page_size: int = 500,
                  request_timeout: float = 30.0, backoff_initial: float = 0.8, backoff_max: float = 30.0,
-                 reporting_instance: str | None = None, watch_failed_scheduling: bool = False):
-        self.api = api_client or make_api_client(kubeconfig, context, in_cluster, pool_size=len(WATCHED) + 16,
+                 reporting_instance: str | None = None, watch_failed_scheduling: bool = False,
+                 kube_version=None):
+        # a connection per watch (19 at most), per binding worker (16 by default), and a few for the rest
+        self.api = api_client or make_api_client(kubeconfig, context, in_cluster, pool_size=40,
                                                  kubeconfig_dict=kubeconfig_dict)
         self.limiter = RateLimiter(qps, burst)
         self.event_limiter = RateLimiter(qps, burst)   # kube-scheduler's events have a client of their own
@@ -435,7 +503,6 @@ class KubeCluster:
         self.backoff_max = backoff_max
         self.host = reporting_instance or socket.gethostname()
         self.objects = ClusterObjects()
-        self.priority_classes = {}
         self.nodes = {}
         self.pods = {}
         self.stopping = threading.Event()
@@ -445,11 +512,22 @@ class KubeCluster:
         self._seq = 0
         self._handlers = []                 # [handler, events after this seq are its]
         self.failed_scheduling = {}         # namespace/name -> a FailedScheduling Event (watch_failed_scheduling)
-        self.informers = [_Informer(self, kind, path) for kind, path in WATCHED]
-        if watch_failed_scheduling:
-            self.informers.append(_Informer(self, *FAILED_SCHEDULING_EVENTS))
-        self.events = _EventRecorder(self)
+        self.watch_failed_scheduling = watch_failed_scheduling
         self.started = False
+        self.follow_version(kube_version)
+        self.events = _EventRecorder(self)
+
+    def follow_version(self, kube_version) -> None:
+        """Be the informers of ``kube_version`` (see the class doc); before ``start`` only (a real cluster's
+        version is known once its /version is read)."""
+        if self.started:
+            raise RuntimeError("the informers are started: their version is set")
+        self.features = versions.features(kube_version)
+        watch_list = self.features.enabled("WatchListClient")
+        self.informers = [_Informer(self, kind, path, selector, watch_list)
+                          for kind, path, selector in self.features.version.informers]
+        if self.watch_failed_scheduling:
+            self.informers.append(_Informer(self, *FAILED_SCHEDULING_EVENTS, watch_list=watch_list))
 
     # -- requests ----------------------------------------------------------------------------------
     def request(self, method: str, path: str, query=None, body=None, content_type: str | None = None,
@@ -510,7 +588,7 @@ class KubeCluster:
         backoff = self.backoff_initial
         while not self.stopping.is_set():
             try:
-                inf.list()
+                inf.sync()
                 self.connectivity.answered(f"list of {inf.kind}")
                 return
             except ApiException as err:
@@ -566,8 +644,6 @@ class KubeCluster:
             return [n.raw for n in self.nodes.values()]
         if kind == "Namespace":
             return [{"metadata": {"name": n}} for n in self.objects.namespace_labels]
-        if kind == "PriorityClass":
-            return list(self.priority_classes.values())
         if kind == "Event":
             return list(self.failed_scheduling.values())
         held = getattr(self.objects, OBJECT_KINDS[kind][0])
@@ -611,47 +687,21 @@ class KubeCluster:
             self._enqueue(f"on_{kind.lower()}_update", old, new)
 
     def _apply_object(self, kind: str, type_: str, raw: dict, relist: bool) -> None:
-        namespaced = kind in NAMESPACED
-        key = _key(raw, namespaced)
-        objs = self.objects
-        if kind == "Namespace":
-            labels = dict((raw.get("metadata") or {}).get("labels") or {})
-            labels.setdefault("kubernetes.io/metadata.name", key)
-            current = dict(objs.namespace_labels)
-            old = {"metadata": {"name": key, "labels": current[key]}} if key in current else None
-            if type_ == "DELETED":
-                current.pop(key, None)
-            else:
-                current[key] = labels
-            objs.namespace_labels = current
-        elif kind in ("PriorityClass", "Event"):
-            attr = "priority_classes" if kind == "PriorityClass" else "failed_scheduling"
-            current = dict(getattr(self, attr))
+        if kind == "Event":
+            key = _key(raw, True)
+            current = dict(self.failed_scheduling)
             old = current.pop(key, None) if type_ == "DELETED" else current.get(key)
             if type_ != "DELETED":
                 current[key] = raw
-            setattr(self, attr, current)
+            self.failed_scheduling = current
         else:
-            attr = OBJECT_KINDS[kind][0]
-            held = getattr(objs, attr)
-            if isinstance(held, dict):   # copy-on-write: a cycle iterating the old one is not disturbed
-                current = dict(held)
-                old = current.pop(key, None) if type_ == "DELETED" else current.get(key)
-                if type_ != "DELETED":
-                    current[key] = raw
-            else:
-                old = next((o for o in held if _key(o, namespaced) == key), None)
-                current = [o for o in held if _key(o, namespaced) != key]
-                if type_ != "DELETED":
-                    current.append(raw)
-            setattr(objs, attr, current)
+            old = store_object(self.objects, kind, raw, deleted=type_ == "DELETED")
         if type_ == "DELETED":
             if old is not None:
                 self._enqueue("on_object_event", kind, "Delete", old, None)
         elif old is None:
             self._enqueue("on_object_event", kind, "Add", None, raw)
-        elif not (relist and (old.get("metadata") or {}).get("resourceVersion") ==
-                  (raw.get("metadata") or {}).get("resourceVersion")):
+        elif not (relist and _unchanged(kind, old, raw)):
             self._enqueue("on_object_event", kind, "Update", old, raw)
 
     def _enqueue(self, method: str, *args) -> None:
@@ -791,6 +841,44 @@ class KubeCluster:
         except ApiException as err:
             raise ClusterError(api_message(err)) from None
 
+    def _object_path(self, kind: str, raw: dict) -> str:
+        """The path of one object of a kind the informers follow (its list path with namespace and name)."""
+        base = next(inf.path for inf in self.informers if inf.kind == kind)
+        meta = raw.get("metadata") or {}
+        if kind in NAMESPACED:
+            head, _, resource = base.rpartition("/")
+            base = f'{head}/namespaces/{meta.get("namespace") or "default"}/{resource}'
+        return f'{base}/{meta["name"]}'
+
+    def update_object(self, kind: str, raw: dict) -> dict:
+        """Update an object as kube's clients do: an update of the object when its metadata or spec changed (a
+        claim's finalizer), then one of its status subresource when its status differs from what the server
+        holds (a claim's allocation and reservation). Returns the stored object; API errors are ClusterError."""
+        path = self._object_path(kind, raw)
+        held = self.get_object(kind, _key(raw, kind in NAMESPACED)) or {}
+        stored = raw
+        try:
+            if {k: v for k, v in raw.items() if k != "status"} != {k: v for k, v in held.items() if k != "status"}:
+                stored = self._write("PUT", path, {k: v for k, v in raw.items() if k != "status"})
+            if raw.get("status") != stored.get("status"):
+                stored = self._write("PUT", f"{path}/status", dict(stored, status=raw.get("status")))
+        except ApiException as err:
+            raise ClusterError(api_message(err)) from None
+        return stored
+
+    def delete_object(self, kind: str, raw: dict) -> None:
+        """Delete an object (an extended-resource claim kube made for a pod that did not get its node)."""
+        try:
+            self._write("DELETE", self._object_path(kind, raw), {})
+        except ApiException as err:
+            if err.status != 404:
+                raise ClusterError(api_message(err)) from None
+
+    def get_object(self, kind: str, key: str):
+        """The informer's copy of an object by namespace/name (name if cluster-scoped), or None."""
+        with self._lock:
+            return self._raw_get(kind, key)
+
     def update_pv(self, pv: dict) -> dict:
         """PUT a PersistentVolume (VolumeBinding's PreBind); returns the stored object."""
         return self._update_object(f'/api/v1/persistentvolumes/{pv["metadata"]["name"]}', pv)
@@ -818,6 +906,16 @@ class KubeCluster:
         if related is not None:
             ev["related"] = _reference(related)
         self.events.record(ev)
+
+
+def _unchanged(kind: str, held: dict, listed: dict) -> bool:
+    """Whether a listed object is the one the store holds (a sync is then no event): the same resourceVersion, or
+    for a namespace (whose labels alone are held) the same labels."""
+    if kind == "Namespace":
+        labels = dict((listed.get("metadata") or {}).get("labels") or {})
+        labels.setdefault("kubernetes.io/metadata.name", held["metadata"]["name"])
+        return held["metadata"]["labels"] == labels
+    return (held.get("metadata") or {}).get("resourceVersion") == (listed.get("metadata") or {}).get("resourceVersion")
 
 
 def _reference(obj) -> dict:

@@ -3,8 +3,9 @@ credentials that lack something are refused at once with every missing permissio
 request at a time later.
 
 Every mode lists and watches what its informers follow (``KubeCluster.informers``). The scheduler mode also
-writes what kube-scheduler writes: bindings, pod status patches, victim deletions, events, PV/PVC updates, and
-(with leader election) its Lease. A review is not a write to the cluster: it stores nothing.
+writes what kube-scheduler writes: bindings, pod status patches, victim deletions, events, PV/PVC updates, claim
+updates (at versions that follow ResourceClaims), and (with leader election) its Lease. A review is not a write
+to the cluster: it stores nothing.
 
 Right after an API server restarts, before its RBAC is loaded, every request is refused (for a second or
 several on a loaded machine): a refusal is a verdict only once the server says it is ready (``/readyz``).
@@ -24,6 +25,10 @@ SCHEDULER_WRITES = (
     ("create", "events.k8s.io", "events", ""), ("patch", "events.k8s.io", "events", ""),
     ("update", "", "persistentvolumes", ""), ("update", "", "persistentvolumeclaims", ""),
 )
+# DynamicResources' PreBind, where the informers follow ResourceClaims: the finalizer, then the allocation and the
+# reservation through the status subresource.
+CLAIM_WRITES = (("update", "resource.k8s.io", "resourceclaims", ""),
+                ("update", "resource.k8s.io", "resourceclaims", "status"))
 
 
 class Permission(NamedTuple):
@@ -70,6 +75,8 @@ def required(kube, writes: bool, lease: tuple[str, str] | None = None) -> list[P
         out += [Permission("list", group, resource), Permission("watch", group, resource)]
     if writes:
         out += [Permission(*w) for w in SCHEDULER_WRITES]
+        if any(inf.kind == "ResourceClaim" for inf in kube.informers):
+            out += [Permission(*w) for w in CLAIM_WRITES]
     if lease is not None:
         out += [Permission("create", "coordination.k8s.io", "leases", "", lease[0])]
         out += [Permission(v, "coordination.k8s.io", "leases", "", *lease) for v in ("get", "update")]

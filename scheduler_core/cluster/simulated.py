@@ -27,6 +27,8 @@ OBJECT_KINDS = {
     "StorageClass": ("storage_classes", False),
     "CSINode": ("csi_nodes", False),
     "CSIDriver": ("csi_drivers", False),
+    "CSIStorageCapacity": ("csi_storage_capacities", True),
+    "VolumeAttachment": ("volume_attachments", False),
     "Service": ("services", True),
     "ReplicaSet": ("replicasets", True),
     "StatefulSet": ("statefulsets", True),
@@ -44,6 +46,39 @@ SCENARIO_ARRAYS = {"persistentvolumes": "PersistentVolume", "persistentvolumecla
                    "poddisruptionbudgets": "PodDisruptionBudget", "deviceclasses": "DeviceClass",
                    "resourceslices": "ResourceSlice", "resourceclaims": "ResourceClaim",
                    "resourceclaimtemplates": "ResourceClaimTemplate"}
+
+
+def store_object(objects: ClusterObjects, kind: str, raw: dict, deleted: bool = False):
+    """Put ``raw`` (a Namespace or an object of OBJECT_KINDS) into ``objects``, or with ``deleted`` take it out,
+    copy-on-write: a cycle iterating the container before is not disturbed. Returns what it replaces (a
+    namespace as its name and labels) or None."""
+    if kind == "Namespace":
+        key = _meta_key(raw, False)
+        labels = dict((raw.get("metadata") or {}).get("labels") or {})
+        labels.setdefault("kubernetes.io/metadata.name", key)
+        current = dict(objects.namespace_labels)
+        old = {"metadata": {"name": key, "labels": current[key]}} if key in current else None
+        if deleted:
+            current.pop(key, None)
+        else:
+            current[key] = labels
+        objects.namespace_labels = current
+        return old
+    attr, namespaced = OBJECT_KINDS[kind]
+    key = _meta_key(raw, namespaced)
+    held = getattr(objects, attr)
+    if isinstance(held, dict):
+        current = dict(held)
+        old = current.pop(key, None) if deleted else current.get(key)
+        if not deleted:
+            current[key] = raw
+    else:
+        old = next((o for o in held if _meta_key(o, namespaced) == key), None)
+        current = [o for o in held if _meta_key(o, namespaced) != key]
+        if not deleted:
+            current.append(raw)
+    setattr(objects, attr, current)
+    return old
 
 
 class ClusterError(Exception):

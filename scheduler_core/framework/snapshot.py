@@ -12,7 +12,7 @@ class ClusterObjects:
     def __init__(self, namespaces=(), services=(), replicasets=(), statefulsets=(), replication_controllers=(),
                  persistent_volumes=(), persistent_volume_claims=(), storage_classes=(), csi_nodes=(),
                  csi_drivers=(), pod_disruption_budgets=(), device_classes=(), resource_slices=(),
-                 resource_claims=(), resource_claim_templates=()):
+                 resource_claims=(), resource_claim_templates=(), csi_storage_capacities=(), volume_attachments=()):
         self.namespace_labels = {}
         for ns in namespaces:
             meta = ns.get("metadata") or {}
@@ -30,6 +30,8 @@ class ClusterObjects:
         self.storage_classes = {sc["metadata"]["name"]: sc for sc in storage_classes}
         self.csi_nodes = {cn["metadata"]["name"]: cn for cn in csi_nodes}
         self.csi_drivers = {d["metadata"]["name"]: d for d in csi_drivers}
+        self.csi_storage_capacities = list(csi_storage_capacities)
+        self.volume_attachments = {va["metadata"]["name"]: va for va in volume_attachments}
         self.pod_disruption_budgets = list(pod_disruption_budgets)
         # resource.k8s.io/v1 (DynamicResources)
         self.device_classes = {c["metadata"]["name"]: c for c in device_classes}

@@ -1,8 +1,8 @@
 """Kubernetes versions as data: what kube-scheduler is at each supported version.
 
 ``v1_30`` is the base table; each later module states only its differences from the one before (gates added,
-changed or removed, in-tree plugins added or removed, the default profile's changes, and the named differences of
-behaviour, ``CHANGES``). ``kube_version(v)`` folds them into a ``KubeVersion``; ``features(v, feature_gates)``
+changed or removed, in-tree plugins added or removed, the default profile's changes, the kinds its informers
+follow, and the named differences of behaviour, ``CHANGES``). ``kube_version(v)`` folds them into a ``KubeVersion``; ``features(v, feature_gates)``
 applies a run's ``--feature-gates`` to it and gives the ``Features`` every plugin reads when it is built (kube's
 ``plfeature.Features``): ``enabled(gate)`` for a gate, ``has(change)`` for a difference of behaviour. Nothing
 reads a version per node or per pod: plugins keep what they need as attributes.
@@ -73,6 +73,7 @@ class KubeVersion:
         self.changes = dict(base.CHANGES)
         self.change_versions = {name: base.VERSION for name in base.CHANGES}
         self.unknown_gate_is_error = base.UNKNOWN_GATE_IS_ERROR
+        self.informers = tuple(base.INFORMERS)
         for rel in releases[1:]:
             for name in rel.GATES_REMOVED:
                 self.gates.pop(name, None)
@@ -88,6 +89,7 @@ class KubeVersion:
             self.changes.update(rel.CHANGES)
             self.change_versions.update({name: rel.VERSION for name in rel.CHANGES})
             self.unknown_gate_is_error = rel.UNKNOWN_GATE_IS_ERROR
+            self.informers += rel.INFORMERS_ADDED
 
     def __repr__(self):
         return f"KubeVersion({self.name})"

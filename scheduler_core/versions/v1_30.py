@@ -216,5 +216,24 @@ GATED_DEFAULT_PLUGINS = (
     ("DynamicResourceAllocation", "DynamicResources", 0, "DefaultPreemption"),
 )
 
+# The kinds kube-scheduler's informers follow (the scheduler's pod and node handlers, the plugins' listers and
+# the queue's cluster events), as (kind, list path, query): pods ended Succeeded or Failed are not followed.
+INFORMERS = (
+    ("Node", "/api/v1/nodes", ()),
+    ("Pod", "/api/v1/pods", (("fieldSelector", "status.phase!=Succeeded,status.phase!=Failed"),)),
+    ("Namespace", "/api/v1/namespaces", ()),
+    ("PersistentVolume", "/api/v1/persistentvolumes", ()),
+    ("PersistentVolumeClaim", "/api/v1/persistentvolumeclaims", ()),
+    ("Service", "/api/v1/services", ()),
+    ("ReplicationController", "/api/v1/replicationcontrollers", ()),
+    ("ReplicaSet", "/apis/apps/v1/replicasets", ()),
+    ("StatefulSet", "/apis/apps/v1/statefulsets", ()),
+    ("StorageClass", "/apis/storage.k8s.io/v1/storageclasses", ()),
+    ("CSINode", "/apis/storage.k8s.io/v1/csinodes", ()),
+    ("CSIDriver", "/apis/storage.k8s.io/v1/csidrivers", ()),
+    ("CSIStorageCapacity", "/apis/storage.k8s.io/v1/csistoragecapacities", ()),
+    ("PodDisruptionBudget", "/apis/policy/v1/poddisruptionbudgets", ()),
+)
+
 # Differences of behaviour of this version from the previous one (none: this is the base).
 CHANGES = {}

@@ -371,6 +371,15 @@ GATED_DEFAULT_PLUGINS = (
     ("TopologyAwareWorkloadScheduling", "PodGroupPodsCount", 1, None),
 )
 
+# Informers added since 1.30: DynamicResources' (DRA is GA: claims through the assume cache, slices through the
+# resourceslice tracker, device classes) and NodeVolumeLimits' VolumeAttachments (CSI volumes counted per node).
+INFORMERS_ADDED = (
+    ("DeviceClass", "/apis/resource.k8s.io/v1/deviceclasses", ()),
+    ("ResourceClaim", "/apis/resource.k8s.io/v1/resourceclaims", ()),
+    ("ResourceSlice", "/apis/resource.k8s.io/v1/resourceslices", ()),
+    ("VolumeAttachment", "/apis/storage.k8s.io/v1/volumeattachments", ()),
+)
+
 # Differences of behaviour from 1.30 that code reads with ``Features.has(name)`` (docs/VERSIONS.md lists them all,
 # with the gated ones).
 CHANGES = {

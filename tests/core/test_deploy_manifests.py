@@ -7,7 +7,7 @@ import subprocess
 import pytest
 import yaml
 
-from scheduler_core.cluster.kube import WATCHED
+from scheduler_core import versions
 from scheduler_core.config import build_frameworks, load_config
 from scheduler_core.framework.handle import Handle
 from scheduler_core.plugins.registry import build_registry
@@ -41,7 +41,7 @@ def granted(rules):
 
 
 def watched_resources():
-    for _kind, path in WATCHED:
+    for _kind, path, _query in versions.kube_version(versions.LATEST_VERSION).informers:
         parts = path.strip("/").split("/")
         yield ("" if parts[0] == "api" else parts[1]), parts[-1]
 

@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from scheduler_core.cluster.kube import WATCHED
+from scheduler_core import versions
 from tests.envtest import ROOT
 
 KUBECTL = shutil.which("kubectl")
@@ -31,7 +31,7 @@ def can(cp, mode: str, verb: str, resource: str, namespace: str = "kube-system")
 
 
 def watched():
-    for _kind, path in WATCHED:
+    for _kind, path, _query in versions.kube_version(versions.LATEST_VERSION).informers:
         parts = path.strip("/").split("/")
         yield parts[-1] if parts[0] == "api" else f"{parts[-1]}.{parts[1]}"
 

@@ -368,7 +368,7 @@ class VolumeBinder:
             return True
         size = requested_storage(pvc)
         sc_name = meta(sc).get("name", "")
-        for cap in getattr(objects, "csi_storage_capacities", ()):
+        for cap in objects.csi_storage_capacities:
             if cap.get("storageClassName") != sc_name:
                 continue
             limit = cap.get("maximumVolumeSize")
