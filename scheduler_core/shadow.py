@@ -27,7 +27,8 @@ from .cache import Cache, CacheError
 from .config import build_frameworks, config_matching
 from .framework.cycle_state import CycleState
 from .framework.handle import Handle
-from .framework.snapshot import Snapshot
+from .cluster.simulated import OBJECT_KINDS, store_object
+from .framework.snapshot import ClusterObjects, Snapshot
 from .plugins.registry import in_tree_registry
 from .schedule_one import SchedulerContext, schedule_pod
 from .scheduler import truncate_message
@@ -164,7 +165,8 @@ class ShadowScheduler:
         self.scheduler_names = frozenset(scheduler_names)
         self.trace_sink = trace_sink or TraceSink()
         self.cache = Cache()
-        self.snapshot = Snapshot((), cluster.objects)
+        self.objects = ClusterObjects()   # the source's objects as of the events delivered (set at subscribe)
+        self.snapshot = Snapshot((), self.objects)
         self.ctx = SchedulerContext(tie_break=tie_break, seed=seed,
                                     percentage_of_nodes_to_score=self.config.percentage_of_nodes_to_score,
                                     trace_all_filters=trace_all_filters)
@@ -180,6 +182,10 @@ class ShadowScheduler:
         self.disagreements = deque(maxlen=max_records)
         self.decisions = self.agreed = self.agreed_within_ties = self.actual_infeasible = 0
         cluster.subscribe(self)
+        # the objects from here on follow the events delivered to this handler, not the source's live stores
+        # (which a KubeCluster's watches update before their events are delivered): a binding is judged on the
+        # objects as they were when kube decided it, nothing after
+        self.objects.__dict__.update(vars(cluster.objects))
 
     # -- cluster events -----------------------------------------------------------------------------
     def on_node_add(self, node) -> None:
@@ -255,10 +261,13 @@ class ShadowScheduler:
         return len(batch)
 
     def on_object_event(self, kind: str, action: str, old, new) -> None:
-        """Objects are read live from the source's ``objects``; a change makes the waiting pods due. A
-        FailedScheduling Event of a watched scheduler is a report (see the module doc)."""
+        """A change of an object: the waiting bindings are judged before it, then it is applied to the shadow's
+        objects, and the waiting pods are due. A FailedScheduling Event of a watched scheduler is a report (see
+        the module doc)."""
         if kind != "Event":
             self._changed()
+            if kind == "Namespace" or kind in OBJECT_KINDS:
+                store_object(self.objects, kind, new if new is not None else old, deleted=action == "Delete")
         elif new is not None:
             report = failed_scheduling_report(new)
             if report is not None and report[4] in self.scheduler_names:
