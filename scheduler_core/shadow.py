@@ -70,11 +70,14 @@ def messages_agree(ours: str, kube: str) -> bool:
 
 
 class Observation:
-    """One explained failure: the profile's cycle for a pod the other scheduler reported unschedulable."""
+    """One explained failure: the profile's cycle for a pod the other scheduler reported unschedulable.
+    ``answers_report``: the cycle answers a report (not a look again after the cluster changed)."""
 
-    __slots__ = ("pod", "uid", "scheduler", "kube_message", "message", "agree", "feasible", "cycle")
+    __slots__ = ("pod", "uid", "scheduler", "kube_message", "message", "agree", "feasible", "cycle",
+                 "answers_report")
 
-    def __init__(self, pod, trace, kube_message: str):
+    def __init__(self, pod, trace, kube_message: str, answers_report: bool = True):
+        self.answers_report = answers_report
         self.pod = pod.key
         self.uid = pod.uid
         self.scheduler = pod.scheduler_name
@@ -140,7 +143,10 @@ class ShadowScheduler:
     (p17's before p15's, though kube placed p15 first and counted it when it placed p17). With a window > 0
     bindings wait until none has arrived for that long (``judge_due``), or until another change of the cluster
     comes, and are then judged in kube's queue order (priority, then the order the pods arrived), each on the
-    state with the bindings before it and nothing after. 0: each is judged as it lands.
+    state with the bindings before it and nothing after; kube's reports of pods it could not place wait the same
+    way and are answered at their place in that order (kube reports a failure after its cycle, often after the
+    bindings of pods it placed later). 0: each is judged as it lands, each report answered by ``observe_pending``.
+    The objects (PVCs, PVs, claims, ...) are those of the events delivered so far, not the source's live stores.
     """
 
     def __init__(self, cluster, config=None, registry=None, profile: str | None = None,
@@ -152,6 +158,8 @@ class ShadowScheduler:
         self.order_window = order_window
         self._arrival = {}        # uid -> the order a pending pod was first seen in (kube's queue order)
         self._bindings = []       # (old, new) bindings not judged yet (order_window)
+        self._reports = []        # pods whose report waits to be answered in kube's order (order_window)
+        self._answered = []       # Observations made in kube's order, not returned by observe_pending yet
         self._last_binding = 0.0
         self.on_record = on_record
         self.on_observe = on_observe
@@ -235,9 +243,10 @@ class ShadowScheduler:
         self._arrival.pop(pod.uid, None)
 
     def _changed(self) -> None:
-        """Another change than a binding: the bindings before it are judged first, on the state before it."""
+        """Another change than a binding: the bindings (and reports) before it are judged first, on the state
+        before it."""
         self.changes += 1
-        if self._bindings:
+        if self._bindings or self._reports:
             self.judge_bindings()
 
     def _bind(self, old, new) -> None:
@@ -247,17 +256,28 @@ class ShadowScheduler:
         self._try(self.cache.add_pod, new)
 
     def judge_due(self) -> int:
-        """Judge the waiting bindings once none has arrived for ``order_window`` seconds; how many."""
-        if self._bindings and self.clock() - self._last_binding >= self.order_window:
+        """Judge the waiting bindings and answer the waiting reports once none has arrived for ``order_window``
+        seconds; how many."""
+        if (self._bindings or self._reports) and self.clock() - self._last_binding >= self.order_window:
             return self.judge_bindings()
         return 0
 
     def judge_bindings(self) -> int:
-        """Judge every waiting binding now, in kube's queue order; how many."""
+        """Judge every waiting binding and answer every waiting report now, in kube's queue order (a report is
+        kube's decision that the pod does not fit, answered on the state with the bindings kube decided before
+        it: kube's report lands after the cycle, often after later bindings); how many."""
         batch, self._bindings = self._bindings, []
+        batch += [(pod, None) for pod in self._reports]
+        self._reports = []
         batch.sort(key=lambda b: (-b[0].priority, self._arrival.get(b[0].uid, len(self._arrival))))
         for old, new in batch:
-            self._bind(old, new)
+            if new is not None:
+                self._bind(old, new)
+                continue
+            entry = self.waiting.get(old.key)
+            if entry is not None and entry.reported:
+                self.cache.update_snapshot(self.snapshot)
+                self._answered.append(self._observe(entry))
         return len(batch)
 
     def on_object_event(self, kind: str, action: str, old, new) -> None:
@@ -293,6 +313,9 @@ class ShadowScheduler:
             self.waiting[pod.key] = _Waiting(pod, message)
         else:
             entry.pod, entry.kube_message, entry.reported = pod, message, True
+        if self.order_window > 0 and all(p.key != pod.key for p in self._reports):
+            self._reports.append(pod)
+            self._last_binding = self.clock()
 
     @staticmethod
     def _try(fn, *args) -> None:
@@ -326,32 +349,37 @@ class ShadowScheduler:
         """The waiting pods to observe now: reported since their last observation, or observed before the
         cluster's last change and at least ``reobserve_seconds`` ago."""
         now = self.clock()
-        return [w for w in self.waiting.values()
-                if w.reported or (w.observed_change != self.changes and now - w.observed_at >= self.reobserve_seconds)]
+        queued = {p.key for p in self._reports}
+        return [w for w in self.waiting.values() if w.pod.key not in queued and (
+            w.reported or (w.observed_change != self.changes and now - w.observed_at >= self.reobserve_seconds))]
 
     def observe_pending(self, limit: int | None = None) -> list:
-        """Run a cycle for each due waiting pod (up to ``limit``) over the current state; their Observations."""
+        """The Observations of the reports answered in kube's order since the last call, then a cycle for each
+        due waiting pod (up to ``limit``) over the current state."""
+        out, self._answered = self._answered, []
         due = self.due()[:limit]
-        if not due:
-            return []
-        self.cache.update_snapshot(self.snapshot)
-        out = []
-        for w in due:
-            w.reported, w.observed_change, w.observed_at = False, self.changes, self.clock()
-            trace, _state = schedule_pod(self.framework, self.ctx, w.pod, self.snapshot, CycleState())
-            if trace.error or trace.unschedulable:   # the attempt failed, as the loop would have failed it
-                trace.status_code = "Error" if trace.error else "Unschedulable"
-            obs = Observation(w.pod, trace, w.kube_message)
-            self.observations += 1
-            self.observed_agreed += obs.agree
-            if not obs.agree:
-                log.info("observe: %s: %s says %r; %s says %r", obs.pod, obs.scheduler, obs.kube_message,
-                         self.framework.profile_name, obs.message)
-            if self.on_observe is not None:
-                self.on_observe(obs, trace)
-            self.trace_sink.emit(trace)
-            out.append(obs)
+        if due:
+            self.cache.update_snapshot(self.snapshot)
+            out += [self._observe(w) for w in due]
         return out
+
+    def _observe(self, w) -> Observation:
+        """One cycle for a waiting pod over the snapshot as it is."""
+        answers = w.reported
+        w.reported, w.observed_change, w.observed_at = False, self.changes, self.clock()
+        trace, _state = schedule_pod(self.framework, self.ctx, w.pod, self.snapshot, CycleState())
+        if trace.error or trace.unschedulable:   # the attempt failed, as the loop would have failed it
+            trace.status_code = "Error" if trace.error else "Unschedulable"
+        obs = Observation(w.pod, trace, w.kube_message, answers)
+        self.observations += 1
+        self.observed_agreed += obs.agree
+        if not obs.agree:
+            log.info("observe: %s: %s says %r; %s says %r", obs.pod, obs.scheduler, obs.kube_message,
+                     self.framework.profile_name, obs.message)
+        if self.on_observe is not None:
+            self.on_observe(obs, trace)
+        self.trace_sink.emit(trace)
+        return obs
 
     def stats(self) -> dict:
         """Agreement counts and rates so far."""

@@ -337,9 +337,10 @@ def _alive(pid: int) -> bool:
 
 
 def ready_node(name: str, cpu: str = "4", memory: str = "16Gi", pods: str = "110", labels=None, taints=None,
-               kubelet_version: str = "v1.36.2") -> tuple[dict, dict]:
-    """A Node to create and the status to write to it (the apiserver ignores status on create)."""
-    alloc = {"cpu": cpu, "memory": memory, "pods": pods}
+               kubelet_version: str = "v1.36.2", extra=None) -> tuple[dict, dict]:
+    """A Node to create and the status to write to it (the apiserver ignores status on create); ``extra``: more
+    allocatable resources (e.g. {"nvidia.com/gpu": "4"})."""
+    alloc = {"cpu": cpu, "memory": memory, "pods": pods, **(extra or {})}
     body = {"apiVersion": "v1", "kind": "Node",
             "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, "kubernetes.io/os": "linux",
                                                   **(labels or {})}},

@@ -1,7 +1,6 @@
-"""The shadow's verdicts on the real kube-scheduler v1.36's bindings (tests/envtest.py), both running one profile
-(kube's default without NodeResourcesBalancedAllocation, whose v1.36 scores the core does not have yet): a burst
-of pods, bound by kube asynchronously (bindings land out of the order kube decided them), every binding judged in
-kube's order on the state kube decided on agrees within ties."""
+"""The shadow's verdicts on the real kube-scheduler v1.36's bindings (tests/envtest.py), both running kube's default
+profile: a burst of pods, bound by kube asynchronously (bindings land out of the order kube decided them), every
+binding judged in kube's order on the state kube decided on agrees within ties."""
 from __future__ import annotations
 
 import json
@@ -17,8 +16,7 @@ from tests.envtest import ControlPlane, ensure_namespace, require_assets
 from tests.real.conftest import add_ready_node, wait_for
 from tests.real.test_observe import pod
 
-PROFILE = {"schedulerName": "default-scheduler",
-           "plugins": {"score": {"disabled": [{"name": "NodeResourcesBalancedAllocation"}]}}}
+PROFILE = {"schedulerName": "default-scheduler"}
 
 
 def test_a_burst_agrees_within_ties(tmp_path):
