@@ -31,7 +31,7 @@ from . import admission
 from .errors import ApiError
 from .resources import BY_STORE
 
-EXTRA_KINDS = ("Namespace", "Event", "Lease", "PriorityClass", "CSIStorageCapacity")
+EXTRA_KINDS = ("Namespace", "Event", "Lease", "PriorityClass", "CSIStorageCapacity", "VolumeAttachment")
 PROTECTED_NAMESPACES = ("default", "kube-system", "kube-public")
 INITIAL_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 EVENT_TTL_SECONDS = 3600.0
@@ -459,6 +459,7 @@ class ApiCluster(SimulatedCluster):
                 return admitted.admit_pod(obj, self.extra["PriorityClass"], created).raw
             if res.kind == "Node":
                 return admitted.admit_node(obj, created).raw
+            obj = admitted.defaulted(res.kind, obj, created)
             admitted.check_size(obj)
             admitted.validate(res.kind, obj)
         obj["metadata"] = admitted.server_metadata(meta, created)
@@ -520,6 +521,7 @@ class ApiCluster(SimulatedCluster):
                 elif res.kind == "Node":
                     new = admitted.admit_node_update(old, new).raw
                 else:
+                    new = admitted.defaulted(res.kind, new, rfc3339(self.clock.now()))
                     admitted.check_size(new)
                     admitted.validate(res.kind, new)
             if new == old or dry_run:

@@ -24,6 +24,7 @@ import uuid
 
 import orjson
 
+from scheduler_core.dra.defaults import with_defaults
 from scheduler_core.objects import Node, ParseError, Pod
 from scheduler_core.objects.validation import object_errors, pod_update_errors
 
@@ -112,6 +113,12 @@ def check_size(obj, size: int | None = None) -> int:
     if size > MAX_OBJECT_BYTES:
         raise Refused(413, "RequestEntityTooLarge", f"Request entity too large: limit is {MAX_OBJECT_BYTES}")
     return size
+
+
+def defaulted(kind: str, obj, now: str):
+    """The object with kube-apiserver's defaults for its kind (resource.k8s.io's: ``scheduler_core.dra.defaults``;
+    pods and nodes get theirs in ``admit_pod`` / ``admit_node``); ``now``: the write's RFC 3339 time."""
+    return with_defaults(kind, obj, now)
 
 
 def validate(kind: str, obj) -> None:

@@ -9,6 +9,9 @@ P's ``status.resourceClaimStatuses`` gets ``{name: C, resourceClaimName: P-C}``.
 from __future__ import annotations
 
 import copy
+import uuid
+
+from .defaults import with_defaults
 
 POD_CLAIM_NAME_ANNOTATION = "resource.kubernetes.io/pod-claim-name"
 DELETE_PROTECTION_FINALIZER = "resource.kubernetes.io/delete-protection"
@@ -77,12 +80,15 @@ def pod_claims(pod_raw: dict, claims: dict) -> list:
 
 
 def claim_from_template(pod_raw: dict, pod_claim: dict, template: dict) -> dict:
-    """The claim the resourceclaim controller makes for one template entry of a pod (named ``P-C``)."""
+    """The claim the resourceclaim controller makes for one template entry of a pod (named ``P-C``), as the
+    apiserver stores it: defaulted, with a uid of its own (kube-scheduler tells claims apart by uid; derived from
+    the pod's uid and the claim's name, so that every copy of the cluster makes the same one)."""
     pm, tm = _meta(pod_raw), _meta(template)
     ns = pm.get("namespace") or "default"
     annotations = dict(tm.get("annotations") or {})
     annotations[POD_CLAIM_NAME_ANNOTATION] = pod_claim.get("name", "")
-    meta = {"name": f'{pm.get("name", "")}-{pod_claim.get("name", "")}', "namespace": ns,
+    name = f'{pm.get("name", "")}-{pod_claim.get("name", "")}'
+    meta = {"name": name, "namespace": ns, "uid": str(uuid.uuid5(uuid.NAMESPACE_URL, f"{pod_uid(pod_raw)}/{name}")),
             "annotations": annotations,
             "ownerReferences": [{"apiVersion": "v1", "kind": "Pod", "name": pm.get("name", ""),
                                  "uid": pod_uid(pod_raw), "controller": True,
@@ -90,7 +96,8 @@ def claim_from_template(pod_raw: dict, pod_claim: dict, template: dict) -> dict:
     if tm.get("labels"):
         meta["labels"] = dict(tm["labels"])
     spec = copy.deepcopy((template.get("spec") or {}).get("spec") or {})
-    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": meta, "spec": spec}
+    return with_defaults("ResourceClaim", {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+                                           "metadata": meta, "spec": spec})
 
 
 def claims_from_templates(pod_raw: dict, templates: dict, claims: dict):

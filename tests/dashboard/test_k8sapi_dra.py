@@ -98,3 +98,39 @@ def test_a_claim_sent_as_protobuf_decodes_as_go_writes_its_json():
         "metadata": {"name": "one-gpu", "namespace": "default", "creationTimestamp": None},
         "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.example.com"}}]}},
         "status": {}}
+
+
+def test_writes_get_kube_apiservers_defaults(kube):
+    """SetDefaults_ExactDeviceRequest and friends: kube-scheduler refuses a request without an allocation mode
+    ("unsupported count mode"), so what the API stores, and the claims made from templates, carry them."""
+    first_available = {"name": "any", "firstAvailable": [
+        {"name": "big", "deviceClassName": "gpu.example.com", "tolerations": [{"key": "k", "effect": "NoSchedule"}]},
+        {"name": "all", "deviceClassName": "gpu.example.com", "allocationMode": "All"}]}
+    template = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+                "metadata": {"name": "gpu", "namespace": "default"},
+                "spec": {"spec": {"devices": {"requests": [CLAIM["spec"]["devices"]["requests"][0],
+                                                           first_available]}}}}
+    stored = kube("post", "/namespaces/default/resourceclaimtemplates", template).json()
+    exactly, (big, every) = (r.get("exactly") or r.get("firstAvailable")
+                             for r in stored["spec"]["spec"]["devices"]["requests"])
+    assert exactly == {"deviceClassName": "gpu.example.com", "allocationMode": "ExactCount", "count": 1}
+    assert (big["allocationMode"], big["count"], big["tolerations"][0]["operator"]) == ("ExactCount", 1, "Equal")
+    assert every["allocationMode"] == "All" and "count" not in every
+    tainted = a_slice("n-0")
+    tainted["spec"]["devices"][0]["taints"] = [{"key": "k", "effect": "NoSchedule"}]
+    stored = kube("post", "/resourceslices", tainted).json()
+    assert stored["spec"]["devices"][0]["taints"][0]["timeAdded"].endswith("Z")
+    claim = copy.deepcopy(CLAIM)
+    claim["spec"]["devices"]["requests"][0]["exactly"]["count"] = 3
+    stored = kube("post", "/namespaces/default/resourceclaims", claim).json()
+    assert stored["spec"]["devices"]["requests"][0]["exactly"]["allocationMode"] == "ExactCount"
+    assert stored["spec"]["devices"]["requests"][0]["exactly"]["count"] == 3
+
+
+def test_claims_made_from_templates_carry_the_defaults():
+    from scheduler_core.dra.claims import claim_from_template
+    template = {"metadata": {"name": "gpu", "namespace": "default"}, "spec": {"spec": CLAIM["spec"]}}
+    pod = {"metadata": {"name": "p", "namespace": "default", "uid": "u"}}
+    claim = claim_from_template(pod, {"name": "gpu", "resourceClaimTemplateName": "gpu"}, template)
+    assert claim["spec"]["devices"]["requests"][0]["exactly"]["allocationMode"] == "ExactCount"
+    assert "allocationMode" not in CLAIM["spec"]["devices"]["requests"][0]["exactly"]   # the template is not changed
