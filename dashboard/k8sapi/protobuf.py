@@ -49,6 +49,7 @@ KINDS = {
     ("storage.k8s.io/v1", "CSINode"): "k8s.io.api.storage.v1.CSINode",
     ("storage.k8s.io/v1", "CSIDriver"): "k8s.io.api.storage.v1.CSIDriver",
     ("storage.k8s.io/v1", "CSIStorageCapacity"): "k8s.io.api.storage.v1.CSIStorageCapacity",
+    ("storage.k8s.io/v1", "VolumeAttachment"): "k8s.io.api.storage.v1.VolumeAttachment",
     ("v1", "Status"): META + "Status",
 }
 DELETE_OPTIONS = META + "DeleteOptions"

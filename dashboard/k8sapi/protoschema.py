@@ -1578,6 +1578,31 @@ MESSAGES = {
         1: ('audience', 'string', ''),
         2: ('expirationSeconds', 'int64', 'PO'),
     },
+    'k8s.io.api.storage.v1.VolumeAttachment': {
+        1: ('metadata', 'k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta', 'O'),
+        2: ('spec', 'k8s.io.api.storage.v1.VolumeAttachmentSpec', ''),
+        3: ('status', 'k8s.io.api.storage.v1.VolumeAttachmentStatus', 'O'),
+    },
+    'k8s.io.api.storage.v1.VolumeAttachmentSource': {
+        1: ('persistentVolumeName', 'string', 'PO'),
+        2: ('inlineVolumeSpec', 'k8s.io.api.core.v1.PersistentVolumeSpec', 'PO'),
+    },
+    'k8s.io.api.storage.v1.VolumeAttachmentSpec': {
+        1: ('attacher', 'string', ''),
+        2: ('source', 'k8s.io.api.storage.v1.VolumeAttachmentSource', ''),
+        3: ('nodeName', 'string', ''),
+    },
+    'k8s.io.api.storage.v1.VolumeAttachmentStatus': {
+        1: ('attached', 'bool', ''),
+        2: ('attachmentMetadata', 'string', 'MO'),
+        3: ('attachError', 'k8s.io.api.storage.v1.VolumeError', 'PO'),
+        4: ('detachError', 'k8s.io.api.storage.v1.VolumeError', 'PO'),
+    },
+    'k8s.io.api.storage.v1.VolumeError': {
+        1: ('time', 'k8s.io.apimachinery.pkg.apis.meta.v1.Time', 'O'),
+        2: ('message', 'string', 'O'),
+        3: ('errorCode', 'int32', 'PO'),
+    },
     'k8s.io.api.storage.v1.VolumeNodeResources': {
         1: ('count', 'int32', 'PO'),
     },

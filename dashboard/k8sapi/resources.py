@@ -76,6 +76,8 @@ RESOURCES = (
     Resource("storage.k8s.io", "v1", "csinodes", "CSINode", False, "CSINode"),
     Resource("storage.k8s.io", "v1", "csidrivers", "CSIDriver", False, "CSIDriver"),
     Resource("storage.k8s.io", "v1", "csistoragecapacities", "CSIStorageCapacity", True, "CSIStorageCapacity"),
+    Resource("storage.k8s.io", "v1", "volumeattachments", "VolumeAttachment", False, "VolumeAttachment",
+             status=True),
     Resource("resource.k8s.io", "v1", "deviceclasses", "DeviceClass", False, "DeviceClass"),
     Resource("resource.k8s.io", "v1", "resourceclaims", "ResourceClaim", True, "ResourceClaim", status=True),
     Resource("resource.k8s.io", "v1", "resourceclaimtemplates", "ResourceClaimTemplate", True,

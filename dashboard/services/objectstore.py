@@ -38,7 +38,7 @@ from .rowlock import lock_cluster
 
 NAMESPACED = {**{kind: namespaced for kind, (_attr, namespaced) in OBJECT_KINDS.items()},
               "Namespace": False, "Lease": True, "PriorityClass": False, "CSIStorageCapacity": True,
-              "Event": True, "pods": True, "nodes": False}
+              "VolumeAttachment": False, "Event": True, "pods": True, "nodes": False}
 ARRAYS = {**SCENARIO_ARRAYS, "namespaces": "Namespace"}           # scenario array -> kind
 ADDED, MODIFIED, DELETED = StoreChange.ADDED, StoreChange.MODIFIED, StoreChange.DELETED
 CHANGES_PER_READ = 5000

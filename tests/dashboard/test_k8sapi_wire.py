@@ -22,13 +22,16 @@ PROTOBUF = "application/vnd.kubernetes.protobuf"
 CLIENT_GO = {"Accept": f"{PROTOBUF}, */*", "Content-Type": PROTOBUF}
 POD = "web-7d4b9c8f6d-x2kq9"
 POD_UID = "5f0c3a2e-8a1b-4c7d-9e6f-0a1b2c3d4e5f"
-# the kinds a default kube-scheduler v1.30 lists and watches (its informers and the plugins' listers)
+# the kinds a default kube-scheduler v1.30 lists and watches (its informers and the plugins' listers), then those
+# v1.36 adds (VolumeAttachments for the CSI volume limits, DynamicResources' kinds)
 SCHEDULER_INFORMERS = (
     "/api/v1/pods", "/api/v1/nodes", "/api/v1/namespaces", "/api/v1/persistentvolumes",
     "/api/v1/persistentvolumeclaims", "/api/v1/services", "/api/v1/replicationcontrollers",
     "/apis/apps/v1/replicasets", "/apis/apps/v1/statefulsets", "/apis/policy/v1/poddisruptionbudgets",
     "/apis/storage.k8s.io/v1/storageclasses", "/apis/storage.k8s.io/v1/csinodes",
-    "/apis/storage.k8s.io/v1/csidrivers", "/apis/storage.k8s.io/v1/csistoragecapacities")
+    "/apis/storage.k8s.io/v1/csidrivers", "/apis/storage.k8s.io/v1/csistoragecapacities",
+    "/apis/storage.k8s.io/v1/volumeattachments", "/apis/resource.k8s.io/v1/deviceclasses",
+    "/apis/resource.k8s.io/v1/resourceclaims", "/apis/resource.k8s.io/v1/resourceslices")
 
 
 @pytest.fixture(scope="module")
