@@ -7,10 +7,14 @@ PreFilter and Filter plugins on a modified copy:
 
 * a pod change (toleration added, request lowered, selector requirement or affinity term dropped,
   maxSkew raised, host port dropped): a Pod built from a modified copy of its raw dict;
+* a change to one of the pod's ResourceClaims (through its ResourceClaimTemplate, or the claim itself): a
+  device selector changed to a value devices have or dropped, fewer devices, a device taint tolerated
+  (``dra.explain.claim_fixes``): a snapshot copy whose objects hold the changed claim;
 * a node change (labels added, node uncordoned, pods evicted): a snapshot copy with a modified NodeInfo
   clone;
-* an added node: a snapshot copy with an empty copy of an existing node appended (only that node is
-  filtered: an empty node adds no pods, so it cannot make another node feasible);
+* an added node: a snapshot copy with an empty copy of an existing node appended, with copies of the node's
+  own ResourceSlices (only that node is filtered: an empty node adds no pods, so it cannot make another node
+  feasible);
 * a created or bound PersistentVolumeClaim: a snapshot copy whose claims and volumes have it;
 * freed resources: NodeInfo clones with more allocatable, filtered with the original cycle state (no
   PreFilter reads allocatable, so the rest of the cycle stands).
@@ -24,20 +28,21 @@ change that makes more nodes feasible, then to the order the analyses ran in:
 
  0. diagnoses: what blocks the pod, with no change (e.g. "no node has label disk=nvme"), and what preemption
     did or cannot do; diagnoses keep the analyses' order, whatever they fit;
- 1. adding tolerations, or giving a toleration the exact key of a taint it nearly names (size: taints
-    tolerated);
+ 1. adding tolerations, or giving a toleration the exact key of a taint it nearly names, to the pod, or to a
+    claim's request for device taints (size: taints tolerated);
  2. raising a topology spread maxSkew (size: how much);
- 3. lowering requests (size: the largest relative cut, 0.75 for 32 to 8 cpu);
+ 3. lowering requests, or the devices a claim asks for (size: the largest relative cut, 0.75 for 32 to 8 cpu);
  4. dropping a hostPort;
  5. dropping a nodeSelector entry or a node affinity requirement, or asking for a label key the nodes have
-    in place of one no node has (``disk`` for ``disktype``: a near miss);
+    in place of one no node has (``disk`` for ``disktype``: a near miss); changing a claim's device selector to
+    a value devices have (size 0) or dropping it (size 1);
  6. dropping a pod affinity or anti-affinity term;
  7. uncordoning nodes; creating a missing PersistentVolumeClaim (of the default StorageClass, or bound to an
     Available PersistentVolume) or binding an unbound one to a PersistentVolume that matches it;
  8. labelling a node (the smallest change: one node that then fits; the others labelled so would fit too);
  9. freeing resources or a pod slot on nodes (size: the shortfall as a share of the node's allocatable);
 10. evicting pods (size: pods evicted);
-11. adding a node;
+11. adding a node (a node like one with devices comes with its ResourceSlices);
 12. changes that alone would fit no node (they name what still blocks), in the analyses' order.
 
 Changes to the pod come before changes to the cluster: the pod's owner can make them alone. A change that only
@@ -52,6 +57,8 @@ import copy
 import difflib
 from contextlib import contextmanager
 
+from .dra.explain import claim_fixes
+from .dra.slices import copies_for_node, node_local
 from .framework.cycle_state import CycleState
 from .framework.node_info import NodeInfo
 from .framework.status import Code
@@ -83,6 +90,8 @@ _POD_CHANGE_RANKS = {"add_tolerations": 1, "toleration_key": 1, "topology_spread
                      "node_selector_key": 5, "node_affinity_key": 5,
                      "remove_pod_affinity_term": 6, "remove_pod_anti_affinity_term": 6}
 _CLUSTER_CHANGE_RANKS = (("uncordon", 7), ("create_pvc", 7), ("bind_pvc", 7), ("label_nodes", 8), ("free", 9), ("evict", 10), ("add_node_like", 11))
+# changes to a claim (change["claim"]) by the first key present
+_CLAIM_CHANGE_RANKS = (("add_tolerations", 1), ("count", 3), ("expression", 5), ("remove_selector", 5))
 
 
 class Suggestion:
@@ -118,6 +127,9 @@ class Suggestion:
         pod_change = self.change.get("pod")
         if pod_change is not None:
             return _POD_CHANGE_RANKS[next(iter(pod_change))]
+        claim_change = self.change.get("claim")
+        if claim_change is not None:
+            return next(r for key, r in _CLAIM_CHANGE_RANKS if key in claim_change)
         return next(r for key, r in _CLUSTER_CHANGE_RANKS if key in self.change)
 
     def order_key(self) -> tuple:
@@ -520,6 +532,7 @@ class _Explainer:
         self.pod_affinity()
         if self.topology_spread():
             handled.add(names.POD_TOPOLOGY_SPREAD)
+        self.claims()
         self.other_plugins(handled)
         if preemption:
             self.preemption()
@@ -549,11 +562,18 @@ class _Explainer:
             snap.objects = objects
         return snap
 
+    def with_objects(self, **changed):
+        """A copy of the snapshot's ClusterObjects with some of its collections replaced."""
+        objects = copy.copy(self.snapshot.objects)
+        for attr, value in changed.items():
+            setattr(objects, attr, value)
+        return objects
+
     def verdicts(self, pod=None, replace=None, add=None, only=None, reuse_state=False, objects=None) -> dict:
         """{node: None if it passes every Filter plugin, else the rejecting plugin} for a counterfactual.
 
-        PreFilter runs afresh on ``pod`` (default: the pod) over the snapshot with ``replace`` / ``add``
-        applied, unless ``reuse_state``; Filter runs on every node, or on the ``only`` names.
+        PreFilter runs afresh on ``pod`` (default: the pod) over the snapshot with ``replace`` / ``add`` /
+        ``objects`` applied, unless ``reuse_state``; Filter runs on every node, or on the ``only`` names.
         """
         pod = pod or self.pod
         snap = self.snapshot_with(replace, add, objects)
@@ -699,7 +719,8 @@ class _Explainer:
                          "allocatable": {r: format_quantity(r, v) for r, v in raised.items()}}, adds_node=True)
 
     def added_node_fits(self, template, allocatable=None) -> bool:
-        """Would an empty copy of ``template`` (optionally with other allocatable) pass every filter?"""
+        """Would an empty copy of ``template`` (optionally with other allocatable), with copies of its own
+        ResourceSlices, pass every filter?"""
         taken = self.snapshot.by_name
         name = f"{template.name}-copy"
         i = 2
@@ -710,7 +731,10 @@ class _Explainer:
         if HOSTNAME_LABEL in labels:
             labels[HOSTNAME_LABEL] = name
         node = node_variant(template.node, name=name, labels=labels, allocatable=allocatable)
-        return self.verdicts(add=NodeInfo(node), only=[name])[name] is None
+        slices = copies_for_node(self.snapshot.objects.resource_slices.values(), template.name, name)
+        objects = self.with_objects(resource_slices=dict(
+            self.snapshot.objects.resource_slices, **{s["metadata"]["name"]: s for s in slices})) if slices else None
+        return self.verdicts(add=NodeInfo(node), only=[name], objects=objects)[name] is None
 
     def free_nodes(self, members, short: dict, size: float):
         """Nodes rejected only for the same resource shortfall (``size``: the first one's share of its
@@ -1336,6 +1360,34 @@ class _Explainer:
             v = labels[c.topology_key]
             counts[v] = counts.get(v, 0) + n
         return counts
+
+    def claims(self):
+        """DynamicResources: what no device meets, the changes to the pod's claims that fit (verified), and a node
+        like one whose devices would serve them (with copies of its ResourceSlices)."""
+        nodes = self.rejected_by(names.DYNAMIC_RESOURCES)
+        if not nodes:
+            return
+        objects = self.snapshot.objects
+        local = {(s.get("spec") or {}).get("nodeName") for s in objects.resource_slices.values()}
+        with_devices = [ni for ni in nodes if ni.name in local]
+        concerned = [ni.name for ni in nodes]
+        diagnoses, fixes = claim_fixes(objects, self.pod.raw, [ni.node for ni in with_devices or nodes[:self.max]],
+                                       limit=self.max)
+        for text in diagnoses:
+            self.add("claims", text, nodes=concerned)
+        for fix in fixes:
+            fits, blocked = self.outcome(self.verdicts(objects=self.with_objects(resource_claims=fix.claims)),
+                                         concerned)
+            if fits:
+                self.add(fix.kind, f"{fix.phrase} would fit {_fit_text(fits)}", nodes=concerned,
+                         change={"claim": fix.change}, fits=fits, still_blocked=blocked, size=fix.size)
+        for ni in [ni for ni in with_devices if self.only(ni) == names.DYNAMIC_RESOURCES][:self.max]:
+            if self.added_node_fits(ni):
+                slices = [s["metadata"]["name"] for s in node_local(objects.resource_slices.values(), ni.name)]
+                self.add("claims", f"adding a node like {ni.name}, with its ResourceSlices ({_names(slices)}), "
+                                   f"would fit", nodes=[ni.name],
+                         change={"add_node_like": ni.name, "resource_slices": slices}, adds_node=True)
+                return
 
     def other_plugins(self, handled):
         """Plugins without a specific analysis: who they reject and why."""

@@ -19,6 +19,7 @@ An allocated claim is explained by its allocation (devices, node selector) inste
 """
 from __future__ import annotations
 
+import copy
 import re
 
 from ..objects.quantity import parse_quantity
@@ -240,3 +241,161 @@ def summary_lines(doc: dict) -> list:
                 lines.append(f"claim {claim['claim']} request {req['request']} on {node}: {fits}"
                              + (f"; {rejected}" if rejected else ""))
     return lines
+
+
+# -- what would fix it: changes to the pod's claims ------------------------------------------------------------
+_EQUALS = re.compile(r'^\s*device\.attributes\["([^"]+)"\]\.([A-Za-z0-9_-]+)\s*==\s*"([^"]*)"\s*$')
+MAX_VALUES = 2   # other values offered for one equality selector
+
+
+class ClaimFix:
+    """A change to one of the pod's unallocated claims that may let it fit: ``kind`` ("device-selector",
+    "device-count", "device-toleration"), ``phrase`` (what to change, where: the pod's ResourceClaimTemplate or the
+    ResourceClaim itself), ``change`` (machine-readable), ``claims`` (every claim with the change made, for the
+    scheduler to verify) and ``size`` (for a count, the share of devices given up)."""
+
+    __slots__ = ("kind", "phrase", "change", "claims", "size")
+
+    def __init__(self, kind: str, phrase: str, change: dict, claims: dict, size: float = 0):
+        self.kind, self.phrase, self.change, self.claims, self.size = kind, phrase, change, claims, size
+
+
+def _claim_source(pod_raw: dict, pod_claim: str, claim: dict) -> tuple:
+    """(kind, namespace/name) of the object whose spec to change: the pod's template, else the claim."""
+    ns = (claim.get("metadata") or {}).get("namespace") or "default"
+    for entry in (pod_raw.get("spec") or {}).get("resourceClaims") or ():
+        if entry.get("name") == pod_claim and entry.get("resourceClaimTemplateName"):
+            return "ResourceClaimTemplate", f'{ns}/{entry["resourceClaimTemplateName"]}'
+    return "ResourceClaim", claim_key(claim)
+
+
+def _edited(claims: dict, claim: dict, request: str, edit) -> dict:
+    """``claims`` with ``claim`` replaced by a copy whose request (``name`` or ``parent/name``) ``edit`` changed."""
+    new = copy.deepcopy(claim)
+    parent, _, sub = request.partition("/")
+    for raw in ((new.get("spec") or {}).get("devices") or {}).get("requests") or ():
+        if raw.get("name") != parent:
+            continue
+        if sub:
+            edit(next(s for s in raw.get("firstAvailable") or () if s.get("name") == sub))
+        else:
+            edit(raw.setdefault("exactly", {}))
+    out = dict(claims)
+    out[claim_key(claim)] = new
+    return out
+
+
+def _without_selector(index: int):
+    def edit(request):
+        request["selectors"] = [s for i, s in enumerate(request.get("selectors") or ()) if i != index]
+    return edit
+
+
+def _with_selector(index: int, expression: str):
+    def edit(request):
+        request["selectors"][index] = {"cel": {"expression": expression}}
+    return edit
+
+
+def _with_count(count: int):
+    def edit(request):
+        request["count"] = count
+    return edit
+
+
+def _with_tolerations(tolerations: list):
+    def edit(request):
+        request["tolerations"] = list(request.get("tolerations") or ()) + copy.deepcopy(tolerations)
+    return edit
+
+
+def _device_toleration(taint: dict) -> dict:
+    if taint.get("value"):
+        return {"key": taint.get("key", ""), "operator": "Equal", "value": taint["value"], "effect": taint["effect"]}
+    return {"key": taint.get("key", ""), "operator": "Exists", "effect": taint["effect"]}
+
+
+def claim_fixes(objects, pod_raw: dict, nodes, claims: dict | None = None, limit: int = 5) -> tuple:
+    """What to change in the pod's unallocated claims so that some device could serve them, found over ``nodes``:
+    (diagnoses: lines on what no device meets, fixes: ClaimFix candidates, at most ``limit`` of each kind per
+    request). Candidates are not verified here: the scheduler's Filter must confirm them (``explain``).
+
+    - a claim selector that some devices fail: the same equality with a value those devices have, or no selector;
+    - an ExactCount asking more devices than any node can give this request alone: the most one node can;
+    - NoSchedule/NoExecute device taints the request does not tolerate: tolerations for them."""
+    claims = dict(objects.resource_claims) if claims is None else claims
+    doc = explain_claims(objects, pod_raw, nodes, claims)
+    if doc.get("error"):
+        return [], []
+    pairs = dict(pod_claims(pod_raw, claims))
+    diagnoses, fixes = [], []
+    for entry in doc["claims"]:
+        if entry["allocated"]:
+            continue
+        claim = pairs[entry["pod_claim"]]
+        kind, name = _claim_source(pod_raw, entry["pod_claim"], claim)
+        for req in entry["requests"]:
+            if not req["class_exists"]:
+                continue
+            where = f"request {req['request']} of {kind} {name}"
+            change = {"pod_claim": entry["pod_claim"], "source": {"kind": kind, "name": name},
+                      "request": req["request"]}
+            per_node = list(req["nodes"].values())
+            rejected = [r for per in per_node for r in per["rejected"]]
+            most = max((len(per["fits"]) for per in per_node), default=0)
+            fixes.extend(_selector_fixes(claims, claim, req, rejected, where, change, most, diagnoses, limit))
+            if req["mode"] == "ExactCount" and 0 < most < req["count"]:
+                fixes.append(ClaimFix("device-count", f"asking {most} device{'s' if most > 1 else ''} instead of "
+                                                      f"{req['count']} in {where}",
+                                      dict(change, count=most),
+                                      _edited(claims, claim, req["request"], _with_count(most)),
+                                      size=(req["count"] - most) / req["count"]))
+            taints = []
+            for r in rejected:
+                if r["reason"] == "taint" and r["taint"] not in taints:
+                    taints.append(r["taint"])
+            if taints:
+                tolerations = [_device_toleration(t) for t in taints[:limit]]
+                text = ", ".join(f"{t.get('key')}{'=' + t['value'] if t.get('value') else ''}:{t['effect']}"
+                                 for t in taints[:limit])
+                fixes.append(ClaimFix("device-toleration", f"tolerating the device taint{'s' if len(taints) > 1 else ''}"
+                                                           f" {text} in {where}",
+                                      dict(change, add_tolerations=tolerations),
+                                      _edited(claims, claim, req["request"], _with_tolerations(tolerations)),
+                                      size=len(tolerations)))
+    return diagnoses, fixes
+
+
+def _selector_fixes(claims, claim, req, rejected, where, change, most, diagnoses, limit) -> list:
+    """Claim selectors that devices fail: a diagnosis when no device of any node passes them, then the fixes."""
+    failing = {}
+    for r in rejected:
+        if r["reason"] == "selector" and r["source"] == "claim":
+            failing.setdefault((r["index"], r["expression"]), []).append(r)
+    fixes = []
+    for (index, expression), devices in sorted(failing.items())[:limit]:
+        values = {}
+        for r in devices:
+            for attr, value in (r.get("values") or {}).items():
+                values.setdefault(attr, {}).setdefault(value, 0)
+                values[attr][value] += 1
+        if not most:
+            seen = "; ".join(", ".join(f"{attr}={v} ({n})" for v, n in sorted(counts.items(), key=lambda kv: -kv[1]))
+                             for attr, counts in values.items())
+            diagnoses.append(f"no device meets selector #{index} of {where} ({expression})"
+                             + (f": devices have {seen}" if seen else ""))
+        match = _EQUALS.match(expression)
+        if match:
+            domain, ident, wanted = match.groups()
+            counts = values.get(f"{domain}/{ident}") or {}
+            for value, _n in sorted(counts.items(), key=lambda kv: (-kv[1], str(kv[0])))[:MAX_VALUES]:
+                if not isinstance(value, str) or value == wanted or '"' in value or "\\" in value:
+                    continue
+                new = f'device.attributes["{domain}"].{ident} == "{value}"'
+                fixes.append(ClaimFix("device-selector", f"changing selector #{index} of {where} to {new}",
+                                      dict(change, selector=index, expression=new),
+                                      _edited(claims, claim, req["request"], _with_selector(index, new))))
+        fixes.append(ClaimFix("device-selector", f"dropping selector #{index} ({expression}) from {where}",
+                              dict(change, remove_selector=index),
+                              _edited(claims, claim, req["request"], _without_selector(index)), size=1))
+    return fixes

@@ -77,3 +77,55 @@ def test_cli_explain_names_why_claims_fit_nowhere(tmp_path, capsys):
     assert f"claims: claim ml/q-gpu request gpu on n1: no device fits; {DRIVER}/p/held: allocated to ml/other " \
            f"(owner); {DRIVER}/p/t4: claim selector #0 false ({DRIVER}/model=t4)" in out
     assert f"{DRIVER}/p/free: allocated to ml/p-gpu (no pod)" in out
+
+
+def _explained(mutate):
+    """What would fix it for the scenario's pod with its template changed by ``mutate(request)``."""
+    from .test_explain import run
+    data = _scenario_data()
+    data["kubeVersion"] = "1.36"
+    mutate(data["resourceclaimtemplates"][0]["spec"]["spec"]["devices"]["requests"][0]["exactly"])
+    return run(data.pop("nodes"), data.pop("pending"), data.pop("pods"), **data)["p"]
+
+
+def test_what_would_fix_a_selector_no_device_meets():
+    def b200(request):
+        request["selectors"][0]["cel"]["expression"] = f'device.attributes["{DRIVER}"].model == "b200"'
+    suggestions = _explained(b200)
+    where = "request gpu of ResourceClaimTemplate ml/a100"
+    assert suggestions[0].text == (f'no device meets selector #0 of {where} (device.attributes["{DRIVER}"].model == '
+                                   f'"b200"): devices have {DRIVER}/model=a100 (3), {DRIVER}/model=t4 (1)')
+    fixes = [s for s in suggestions if s.kind == "device-selector"]
+    assert [s.text for s in fixes] == [
+        f'changing selector #0 of {where} to device.attributes["{DRIVER}"].model == "a100" would fit 1 node (n1)',
+        f'changing selector #0 of {where} to device.attributes["{DRIVER}"].model == "t4" would fit 1 node (n1)',
+        f'dropping selector #0 (device.attributes["{DRIVER}"].model == "b200") from {where} would fit 1 node (n1)']
+    assert fixes[0].change == {"claim": {"pod_claim": "gpu", "request": "gpu", "selector": 0,
+                                         "source": {"kind": "ResourceClaimTemplate", "name": "ml/a100"},
+                                         "expression": f'device.attributes["{DRIVER}"].model == "a100"'}}
+    assert all(s.rank == 5 for s in fixes)
+
+
+def test_what_would_fix_too_many_devices_a_device_taint_and_a_full_node():
+    def two(request):
+        request["count"] = 2   # one free a100; another behind a taint, another behind a counter
+    by_kind = {s.kind: s for s in _explained(two)}
+    assert by_kind["device-toleration"].text == ("tolerating the device taint bad:NoSchedule in request gpu of "
+                                                 "ResourceClaimTemplate ml/a100 would fit 1 node (n1)")
+    assert by_kind["device-toleration"].change["claim"]["add_tolerations"] == [
+        {"key": "bad", "operator": "Exists", "effect": "NoSchedule"}]
+    assert by_kind["device-count"].text == ("asking 1 device instead of 2 in request gpu of ResourceClaimTemplate "
+                                            "ml/a100 would fit 1 node (n1)")
+    assert (by_kind["device-toleration"].rank, by_kind["device-count"].rank) == (1, 3)
+    added = by_kind["claims"]
+    assert added.text == "adding a node like n1, with its ResourceSlices (n1-counters and n1-devices), would fit"
+    assert added.adds_node and added.rank == 11
+
+
+def test_a_fix_that_does_not_fit_is_not_offered():
+    def many(request):
+        request["count"] = 9   # more than the node has, however the claim is changed but the count
+        request["selectors"] = []
+    suggestions = _explained(many)
+    assert [s.kind for s in suggestions if s.rank] == ["device-count"]
+    assert suggestions[-1].change["claim"]["count"] == 2 and suggestions[-1].num_fits == 1
