@@ -29,6 +29,7 @@ import uuid
 from .clock import FakeClock
 from .cluster.simulated import SimulatedCluster
 from .config import config_for
+from .dra.slices import copies_for_node
 from .explain import explain, node_rejections
 from .framework.preemption import PDB
 from .objects import Node, ParseError, Pod
@@ -427,9 +428,15 @@ def node_copies(template: dict, count: int, existing) -> list:
 
 def _run_with_nodes(scenario, template: dict, count: int, config_doc, registry, planner_options: dict,
                     on_stage=None) -> Planner:
+    """A planner with ``count`` copies of ``template`` added, each with copies of the template's own
+    ResourceSlices (its DRA devices, published for the new node), and settled."""
     planner = Planner(scenario, config_doc, registry, on_stage=on_stage, **planner_options)
+    template_name = (template.get("metadata") or {}).get("name") or ""
+    slices = list(scenario.objects.get("resourceslices") or ())
     for raw in node_copies(template, count, {n.name for n in scenario.nodes}):
         planner.cluster.add_node(raw)
+        for copied in copies_for_node(slices, template_name, raw["metadata"]["name"]):
+            planner.cluster.add_object("ResourceSlice", copied)
     planner.settle()
     return planner
 

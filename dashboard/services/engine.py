@@ -88,8 +88,8 @@ class JournaledBindings:
     """Mixin for a ClusterSource: its successful bindings are also journaled for the recorder (``journal``)."""
 
     def __init__(self, *args, journal: list, **kw):
+        self.journal = journal   # first: a SimulatedCluster's resourceclaim controller writes while it starts
         super().__init__(*args, **kw)
-        self.journal = journal
 
     def bind(self, pod, node_name: str) -> None:
         super().bind(pod, node_name)

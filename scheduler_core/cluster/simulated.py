@@ -137,7 +137,7 @@ class SimulatedCluster:
     ``pv_controller`` stands in for kube's PV controller: a PV written with a claimRef binds its claim,
     and a claim annotated with a selected node gets a provisioned PV, so VolumeBinding's PreBind completes.
     ``claim_controller`` stands in for kube's resourceclaim controller: a pod added with claim templates gets its
-    claims (dra.claims), and a pod that goes releases its claims (owned ones deleted, shared ones unreserved and,
+    claims (dra.claims), so do the pods the cluster starts with that lack them, and a pod that goes releases its claims (owned ones deleted, shared ones unreserved and,
     when nobody holds them, deallocated).
     """
 
@@ -161,6 +161,11 @@ class SimulatedCluster:
             self.nodes[node.name] = self._stamped_node(node)
         for pod in pods:
             self.pods[pod.key] = self._stamped_pod(pod)
+        if claim_controller:   # as kube's controller syncs every pod when it starts
+            for key, pod in list(self.pods.items()):
+                with_claims = self._with_claims(pod)
+                if with_claims is not pod:
+                    self.pods[key] = self._stamped_pod(with_claims)
 
     @classmethod
     def from_scenario(cls, scenario, clock: Clock | None = None) -> "SimulatedCluster":
@@ -270,15 +275,21 @@ class SimulatedCluster:
         pod = pod if isinstance(pod, Pod) else Pod(pod)
         if pod.key in self.pods:
             raise ClusterError(f'pods "{pod.name}" already exists')
-        if self.claim_controller and (pod.raw.get("spec") or {}).get("resourceClaims"):
-            raw, made = claims_from_templates(pod.raw, self.objects.resource_claim_templates,
-                                              self.objects.resource_claims)
-            for claim in made:
-                self.add_object("ResourceClaim", claim)
-            if raw is not pod.raw:
-                pod = Pod(raw)
+        if self.claim_controller:
+            pod = self._with_claims(pod)
         pod = self.pods[pod.key] = self._stamped_pod(pod)
         self._emit("on_pod_add", pod)
+
+    def _with_claims(self, pod):
+        """The resourceclaim controller for one pod: its template entries' claims created (``add_object``), and the
+        pod with their names in its status (the pod itself when nothing was missing)."""
+        if not (pod.raw.get("spec") or {}).get("resourceClaims"):
+            return pod
+        raw, made = claims_from_templates(pod.raw, self.objects.resource_claim_templates,
+                                          self.objects.resource_claims)
+        for claim in made:
+            self.add_object("ResourceClaim", claim)
+        return pod if raw is pod.raw else Pod(raw)
 
     def update_pod(self, pod) -> None:
         pod = pod if isinstance(pod, Pod) else Pod(pod)

@@ -249,3 +249,47 @@ def test_added_nodes_target_only_the_pods_a_profile_serves_by_default():
                               1, max_search=8)
     assert result["targets"] == 1 and result["smallest_count"] == 1
     assert [p["pod"] for p in result["still_pending"]] == ["default/nobodys"]
+
+
+# -- DRA: copies get their own claims, added nodes bring their devices ------------------------------------------
+GPU_DRIVER = "gpu.example.com"
+
+
+def gpu_scenario(gpus_per_node: dict, pending=()):
+    """Nodes with ``gpus_per_node`` DRA devices each (a ResourceSlice per node), a DeviceClass, a claim template
+    for ``count`` GPUs per pod (``gpus-N``), at Kubernetes 1.36."""
+    slices = [{"metadata": {"name": f"{n}-gpus"},
+               "spec": {"driver": GPU_DRIVER, "nodeName": n, "pool": {"name": n, "resourceSliceCount": 1},
+                        "devices": [{"name": f"gpu-{i}"} for i in range(k)]}} for n, k in gpus_per_node.items()]
+    templates = [{"metadata": {"name": f"gpus-{c}", "namespace": "default"},
+                  "spec": {"spec": {"devices": {"requests": [
+                      {"name": "gpu", "exactly": {"deviceClassName": "gpu", "count": c}}]}}}} for c in (1, 2)]
+    return scenario_from_data({"kubeVersion": "1.36", "nodes": [node_raw(n, cpu="16") for n in gpus_per_node],
+                               "pods": [], "pending": list(pending), "resourceslices": slices,
+                               "deviceclasses": [{"metadata": {"name": "gpu"}, "spec": {}}],
+                               "resourceclaimtemplates": templates})
+
+
+def gpu_pod(name: str, gpus: int) -> dict:
+    raw = pod_raw(name, cpu="100m")
+    raw["spec"]["resourceClaims"] = [{"name": "gpu", "resourceClaimTemplateName": f"gpus-{gpus}"}]
+    return raw
+
+
+def test_capacity_counts_devices_each_copy_claiming_its_own():
+    scen = gpu_scenario({"g1": 3, "g2": 2, "cpu-only": 0})
+    result = whatif.capacity(scen, gpu_pod("train", 2))
+    assert result["fit"] == 2 and result["per_node"] == {"g1": 1, "g2": 1}
+    assert result["stop"]["message"].startswith("0/3 nodes are available: 3 cannot allocate all claims.")
+    assert whatif.capacity(scen, gpu_pod("infer", 1))["fit"] == 5
+
+
+def test_added_nodes_like_a_gpu_node_bring_its_devices():
+    scen = gpu_scenario({"g1": 2, "cpu-only": 0}, pending=[gpu_pod(f"p{i}", 2) for i in range(4)])
+    template = next(n.raw for n in scen.nodes if n.name == "g1")
+    result = whatif.add_nodes(scen, template, 2)
+    assert result["bound_before"] == 1
+    assert sorted(p["node"] for p in result["now_fit"]) == ["g1-whatif-1", "g1-whatif-2"]
+    assert result["smallest_count"] == 3
+    plain = next(n.raw for n in scen.nodes if n.name == "cpu-only")
+    assert whatif.add_nodes(scen, plain, 2, max_search=4)["smallest_count"] is None

@@ -315,3 +315,25 @@ def test_what_if_runs_call_extenders_only_as_the_deployment_allows(small, settin
     run.refresh_from_db()
     assert run.state == WhatIfRun.DONE and run.result["fit"] == 0
     assert "the URL is not under an allowed extender URL prefix" in run.result["stop"]["message"]
+
+
+def test_gpu_questions_on_the_demo_count_claims_and_devices(api):
+    """Copies of a pod asking a GPU through a claim template get claims of their own (7 GPUs of the demo's 10 are
+    free); nodes added like a GPU node bring its ResourceSlice, so the pods that wait for devices fit. The pods
+    are created while the loop is stopped: it makes their claims when it starts, as kube's controller does."""
+    from dashboard.services.demo import demo_scenario
+    demo = load_cluster(api, demo_scenario(), steps=80)
+    r = ask(demo, "capacity", like="ml/dra-infer-0").result
+    assert (r["fit"], r["per_node"]) == (7, {"dra-gpu-1": 3, "dra-gpu-2": 3, "dra-gpu-3": 1})
+    assert r["stop"]["message"].startswith("0/53 nodes are available: 44 cannot allocate all claims, ")
+    spec = {k: v for k, v in Pod.objects.get(cluster=demo, namespace="ml", name="dra-infer-0").raw["spec"].items()
+            if k != "nodeName"}
+    for i in range(9):
+        body = dict(WEB, metadata={"name": f"gpu-{i}", "namespace": "ml"}, spec=spec)
+        assert api.post(f"/api/clusters/{demo.name}/pods/", {"manifest": body}, format="json").status_code == 201
+    assert Runner(demo.id, steps=40).run()
+    waiting = sorted(f"ml/{p.name}" for p in Pod.objects.filter(cluster=demo, name__startswith="gpu-", node_name=""))
+    assert len(waiting) == 2   # 7 free GPUs for 9 pods
+    r = ask(demo, "add-nodes", like="dra-gpu-1", count=1, targets=waiting).result
+    assert sorted(p["pod"] for p in r["now_fit"]) == waiting
+    assert {p["node"] for p in r["now_fit"]} == {"dra-gpu-1-whatif-1"} and r["smallest_count"] == 1
