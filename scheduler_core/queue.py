@@ -177,7 +177,7 @@ class QueuedPodInfo:
     """
 
     __slots__ = ("pod", "timestamp", "initial_attempt_timestamp", "attempts", "unschedulable_plugins",
-                 "pending_plugins", "gated", "queue", "last_failure_plugins", "last_failure")
+                 "pending_plugins", "gated", "gated_by", "queue", "last_failure_plugins", "last_failure")
 
     def __init__(self, pod, timestamp: int):
         self.pod = pod
@@ -187,6 +187,7 @@ class QueuedPodInfo:
         self.unschedulable_plugins = set()
         self.pending_plugins = set()
         self.gated = False
+        self.gated_by = None   # (plugin, message) of the PreEnqueue status that gates the pod
         self.queue = ""
         self.last_failure_plugins = ()
         self.last_failure = ""
@@ -346,6 +347,7 @@ class PriorityQueue:
         run = self._pre_enqueue.get(pinfo.pod.scheduler_name)
         st = run(pinfo.pod) if run is not None else None
         pinfo.gated = st is not None
+        pinfo.gated_by = (st.plugin or "", st.message()) if pinfo.gated else None
         if pinfo.gated:
             if st.plugin:
                 pinfo.unschedulable_plugins.add(st.plugin)
@@ -678,6 +680,7 @@ class PriorityQueue:
             return None
         backoff = self.backoff_expiry_ns(pinfo) if pinfo.attempts else None
         return {"pod": key, "queue": pinfo.queue, "attempts": pinfo.attempts, "gated": pinfo.gated,
+                "gated_by": list(pinfo.gated_by) if pinfo.gated_by else None,
                 "timestamp": pinfo.timestamp / NS,
                 "initial_attempt_timestamp": (pinfo.initial_attempt_timestamp / NS
                                               if pinfo.initial_attempt_timestamp is not None else None),

@@ -141,6 +141,7 @@ class RecordingEngine:
         self._compared = []    # (ShadowRecord, CycleTrace) of shadow comparisons not yet recorded
         self._observed = []    # (Observation, CycleTrace) of observed failures not yet recorded
         self._recorded_queue = {}
+        self._recorded_gates = {}   # uid -> the (plugin, message) recorded as a gated pod's reason
         self._counts = {}
         self._explained = {}   # (FitError message, pod template) -> _Explained, least recently computed first
 
@@ -166,9 +167,11 @@ class RecordingEngine:
                 else:   # bound after a Permit wait, or manually: attempts and latest cycle stay
                     rec.record_binding(uid, arg, attempts=None)
                 self._recorded_queue.pop(uid, None)
+                self._recorded_gates.pop(uid, None)
             elif kind == "delete":
                 rec.record_deletion(uid)
                 self._recorded_queue.pop(uid, None)
+                self._recorded_gates.pop(uid, None)
             elif kind == "status":
                 rec.record_pod_status(uid, obj.raw.get("status") or {})
             elif kind == "object":
@@ -279,6 +282,7 @@ class RecordingEngine:
         pinfo = self.scheduler.queue.pod_info(tr.pod.key)
         queue = self._queue_of(pinfo) if pinfo is not None else PodRow.UNSCHEDULABLE
         self._recorded_queue[tr.pod.uid] = queue
+        self._recorded_gates.pop(tr.pod.uid, None)
         self.recorder.record_pod_state(tr.pod.uid, queue=queue, attempts=attempt,
                                        reason=tr.message or tr.error or tr.bind_error or "",
                                        plugins=PodRow.join_plugins(tr.unschedulable_plugins), last_cycle=seq)
@@ -309,6 +313,11 @@ class RecordingEngine:
             if self._recorded_queue.get(pod.uid, PodRow.ACTIVE) != queue:
                 self._recorded_queue[pod.uid] = queue
                 self.recorder.record_pod_state(pod.uid, queue=queue)
+            gate = pinfo.gated_by if queue == PodRow.GATED else None
+            if gate is not None and self._recorded_gates.get(pod.uid) != gate:
+                # the PreEnqueue plugin's status stands for the attempt a gated pod does not get
+                self._recorded_gates[pod.uid] = gate
+                self.recorder.record_pod_state(pod.uid, reason=gate[1], plugins=gate[0])
         counts["bound"] = bound
         self._counts = counts
 

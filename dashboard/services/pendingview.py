@@ -7,6 +7,7 @@ from contextlib import contextmanager
 
 from django.db import connection, transaction
 
+from ..models import Pod
 from . import queries, rejections
 
 GROUPS_SHOWN = 10
@@ -33,7 +34,9 @@ def page_context(cluster, query: dict) -> dict:
         chips = rejections.chips_of_cycles(cluster, [p.last_cycle for p in rows])
         served = queries.served_scheduler_names(cluster)
         for p in rows:
-            p.chips = chips.get(p.last_cycle, [])
+            # a gated pod's reason is its PreEnqueue plugin's status (kube's text), whatever it was tried for before
+            p.chips = ([rejections.Chip(p.plugins, p.reason, 0)] if p.queue == Pod.GATED and p.reason
+                       else chips.get(p.last_cycle, []))
             p.unserved = p.scheduler_name not in served
         return {"page": page, "groups": rejections.pending_groups(cluster, GROUPS_SHOWN, query.get("namespace") or ""),
                 "groups_namespace": query.get("namespace") or "",

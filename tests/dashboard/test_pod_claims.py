@@ -108,3 +108,22 @@ def test_the_demos_dra_pods_and_the_page_of_one_no_device_can_serve(api, client)
     page = client.get("/clusters/demo/pods/ml/dra-b200/").content.decode()
     assert f'{DRIVER}/dra-gpu-3/gpu-1</span>: claim selector #0 false ({DRIVER}/model=h100)' in page
     assert f"{claimsview.SHOWN} of 53 nodes" in page and "45 more nodes not shown." in page
+
+
+def test_the_pending_list_names_dynamicresources_reasons_as_kube_does(api, client):
+    """Chips with v1.36's texts: Filter's "cannot allocate all claims", PreFilter's missing DeviceClass and, for a
+    pod PreEnqueue gates (its claim does not exist), the plugin's status in place of an attempt's."""
+    data = scenario()
+    classless = template("classless", "a100")
+    classless["spec"]["spec"]["devices"]["requests"][0]["exactly"]["deviceClassName"] = "nosuch"
+    data["resourceclaimtemplates"].append(classless)
+    data["pending"] += [pod("lost", {"resourceClaimName": "nope"}),
+                        pod("classless", {"resourceClaimTemplateName": "classless"})]
+    load_cluster(api, data, steps=10)
+    body = client.get("/clusters/dra/pending/").content.decode()
+    rows = {m.split('"', 1)[0]: m for m in body.split('<tr data-pod="default/')[1:]}
+    assert "<b>DynamicResources</b> · cannot allocate all claims · 1" in rows["dreamer"]
+    assert "<b>DynamicResources</b> · request gpu: device class nosuch does not exist · 11" in rows["classless"]
+    assert '<span class="q q-gated">gated</span>' in rows["lost"]
+    assert "<b>DynamicResources</b> · resourceclaim.resource.k8s.io &quot;nope&quot; not found</span>" in rows["lost"]
+    assert "not tried yet" not in rows["lost"]
