@@ -27,7 +27,7 @@ from scheduler_core.objects import Node, ParseError, Pod
 from ..models import Cluster, SchedulingEvent
 from ..models import Node as NodeRow
 from ..models import Pod as PodRow
-from ..services import credentials, objectstore
+from ..services import credentials, kubeversions, objectstore
 from ..services.admitted import node_defaults
 from ..services.groupcommit import GroupCommit
 from .errors import ApiError
@@ -81,11 +81,12 @@ def _event_raw(row) -> dict:
 def _load(name: str, pk: int, kubelet: bool) -> ApiCluster:
     """The cache listed from the store, with the initial namespaces and system PriorityClasses it lacks stored
     (under the cluster's row lock: nothing is written meanwhile)."""
+    release = kubeversions.release(Cluster.objects.get(pk=pk)) if kubelet else ""
     with objectstore.writing(pk) as w:
         nodes = []
         for row in NodeRow.objects.filter(cluster_id=pk).order_by("id"):
-            raw = objectstore.with_rv(node_defaults(objectstore.stored_node(name, row.raw, row.created.timestamp())),
-                                      row.rv)
+            raw = node_defaults(objectstore.stored_node(name, row.raw, row.created.timestamp()))
+            raw = objectstore.with_rv(objectstore.kubelet_node(raw, release) if kubelet else raw, row.rv)
             try:
                 nodes.append(Node(raw))
             except ParseError:
@@ -104,7 +105,8 @@ def _load(name: str, pk: int, kubelet: bool) -> ApiCluster:
         extra += [("Event", _event_raw(row)) for row in SchedulingEvent.objects.filter(cluster_id=pk, time__gte=since)
                   .order_by("time", "id")]
         api = ApiCluster(name, nodes, pods, objectstore.scenario_objects(pk), window=WATCH_WINDOW,
-                         start_rv=w.start_rv + 1, extra=extra, quota=quota(), kubelet=kubelet)
+                         start_rv=w.start_rv + 1, extra=extra, quota=quota(), kubelet=kubelet,
+                         kubelet_version=release)
         objectstore.store_changes(w, [(kind, objectstore.ADDED, raw, int(raw["metadata"]["resourceVersion"]))
                                       for kind, raw in api.created])
         w.rv = api.rv

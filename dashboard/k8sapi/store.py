@@ -26,7 +26,7 @@ from scheduler_core.framework.preemption import PDB
 from scheduler_core.objects import Node, ParseError, Pod
 
 from ..services import admitted
-from ..services.objectstore import event_object, rfc3339, running_status
+from ..services.objectstore import event_object, kubelet_node, rfc3339, running_status
 from . import admission
 from .errors import ApiError
 from .resources import BY_STORE
@@ -135,13 +135,16 @@ class ApiCluster(SimulatedCluster):
     """
 
     def __init__(self, name: str, nodes=(), pods=(), objects: dict | None = None, clock=None,
-                 window: int = 10000, start_rv: int = 1, extra=(), quota: dict | None = None, kubelet: bool = True):
+                 window: int = 10000, start_rv: int = 1, extra=(), quota: dict | None = None, kubelet: bool = True,
+                 kubelet_version: str = ""):
         """``extra``: stored (kind, raw) of EXTRA_KINDS; objects that keep their resourceVersion. The initial
         namespaces and the system PriorityClasses that are missing are made (``created``: to be stored).
         ``quota``: the most pods, nodes and events, and ``bytes`` of every object, the cluster may hold.
-        ``kubelet``: the simulated kubelet runs the pods bound through the API (``Cluster.kubelet``)."""
+        ``kubelet``: the simulated kubelet runs the pods bound through the API (``Cluster.kubelet``) and registers
+        the nodes created through it with ``kubelet_version`` (the cluster's release)."""
         self.name = name
         self.kubelet = kubelet
+        self.kubelet_version = kubelet_version
         self.quota = quota or {}
         self.lock = threading.RLock()
         self.rv = start_rv - 1
@@ -458,6 +461,8 @@ class ApiCluster(SimulatedCluster):
             if res.kind == "Pod":
                 return admitted.admit_pod(obj, self.extra["PriorityClass"], created).raw
             if res.kind == "Node":
+                if self.kubelet and self.kubelet_version:
+                    obj = kubelet_node(obj, self.kubelet_version)
                 return admitted.admit_node(obj, created).raw
             obj = admitted.defaulted(res.kind, obj, created)
             admitted.check_size(obj)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import datetime
 import functools
 import hashlib
+import ipaddress
 import json
 import threading
 import time
@@ -95,17 +96,45 @@ def node_ip(node_raw: dict | None, node_name: str) -> str:
     return f"10.{128 + (h >> 16) % 128}.{(h >> 8) & 255}.{(h & 255) or 1}"
 
 
-def pod_ip(uid: str) -> str:
-    h = int.from_bytes(hashlib.sha256(uid.encode()).digest()[:3], "big")
-    return f"10.{(h >> 16) % 128}.{(h >> 8) & 255}.{(h & 255) or 1}"
+def pod_ips(uid: str, node_raw: dict | None) -> list:
+    """The pod's IPs: one in each of the node's pod CIDRs (``spec.podCIDRs``, else ``spec.podCIDR``), as the
+    kubelet's network plugin gives them, or one made from the uid (10.0.0.0/9) when the node has none."""
+    h = int.from_bytes(hashlib.sha256(uid.encode()).digest()[:8], "big")
+    spec = (node_raw or {}).get("spec") or {}
+    ips = []
+    for cidr in spec.get("podCIDRs") or ([spec["podCIDR"]] if spec.get("podCIDR") else []):
+        try:
+            net = ipaddress.ip_network(cidr, strict=False)
+        except ValueError:
+            continue
+        hosts = net.num_addresses - 3   # not the network, the gateway (.1) or the broadcast address
+        if hosts > 0:
+            ips.append(str(net[2 + h % hosts]))
+    if not ips:
+        h >>= 40
+        ips.append(f"10.{(h >> 16) % 128}.{(h >> 8) & 255}.{(h & 255) or 1}")
+    return ips
+
+
+def kubelet_node(node_raw: dict, release: str) -> dict:
+    """A node as its simulated kubelet registers it: ``status.nodeInfo.kubeletVersion`` is the cluster's release
+    (what kubectl shows as VERSION) when the node reports none."""
+    status = dict(node_raw.get("status") or {})
+    info = dict(status.get("nodeInfo") or {})
+    if info.get("kubeletVersion"):
+        return node_raw
+    info["kubeletVersion"] = release
+    status["nodeInfo"] = info
+    return dict(node_raw, status=status)
 
 
 def running_status(raw: dict, node_raw: dict | None, node_name: str, now: float) -> dict:
     """What a kubelet (as kwok's fake nodes) reports once the pod runs: phase Running, the Initialized, Ready,
-    ContainersReady and PodScheduled conditions, hostIP, podIP, startTime and a running state per container."""
+    ContainersReady and PodScheduled conditions, hostIP, podIP(s) (in the node's pod CIDRs), startTime and a
+    running state per container."""
     ts = rfc3339(now)
     status = dict(raw.get("status") or {})
-    ip = pod_ip((raw.get("metadata") or {}).get("uid", "") or key_of("pods", raw))
+    ips = pod_ips((raw.get("metadata") or {}).get("uid", "") or key_of("pods", raw), node_raw)
     host = node_ip(node_raw, node_name)
     conditions = [c for c in status.get("conditions") or () if c.get("type") not in
                   ("Initialized", "Ready", "ContainersReady", "PodScheduled")]
@@ -114,8 +143,8 @@ def running_status(raw: dict, node_raw: dict | None, node_name: str, now: float)
     containers = [{"name": c.get("name", ""), "image": c.get("image", ""), "imageID": "", "ready": True,
                    "restartCount": 0, "started": True, "state": {"running": {"startedAt": ts}}}
                   for c in (raw.get("spec") or {}).get("containers") or ()]
-    status.update(phase="Running", conditions=conditions, hostIP=host, hostIPs=[{"ip": host}], podIP=ip,
-                  podIPs=[{"ip": ip}], startTime=status.get("startTime") or ts, containerStatuses=containers,
+    status.update(phase="Running", conditions=conditions, hostIP=host, hostIPs=[{"ip": host}], podIP=ips[0],
+                  podIPs=[{"ip": ip} for ip in ips], startTime=status.get("startTime") or ts, containerStatuses=containers,
                   qosClass=status.get("qosClass") or "BestEffort")
     status.pop("nominatedNodeName", None)
     return status

@@ -3,6 +3,7 @@ PostgreSQL) and driven by the official ``kubernetes`` client and by kubectl."""
 from __future__ import annotations
 
 import html
+import ipaddress
 import http.client
 import json
 import os
@@ -615,3 +616,24 @@ def test_repeated_events_are_one_event_series_as_kubectl_describe_shows_them(ser
                          timeout=60).stdout
     line = next(ln for ln in out.splitlines() if "FailedScheduling" in ln)
     assert re.search(r"\(x3 over \d+s\)", line) and line.endswith("(try 0)"), out
+
+
+def test_the_simulated_kubelet_registers_nodes_at_the_clusters_version_and_gives_pods_ips_of_their_cidr(server):
+    def unversioned(raw):
+        raw["status"].pop("nodeInfo")
+        return raw
+    scenario = {"nodes": [node("n1"), unversioned(node("n2"))], "pods": [], "pending": [], "kubeVersion": "1.36"}
+    core = kclient.CoreV1Api(api_client(server.create_cluster("kubelet", scenario)))
+    # a node's own version stands; one that reports none is registered at the cluster's release
+    assert [n.status.node_info.kubelet_version for n in core.list_node().items] == ["v1.30.0", "v1.36.2"]
+    raw = unversioned(node("n3"))
+    raw["spec"] = {"podCIDR": "10.244.7.0/24", "podCIDRs": ["10.244.7.0/24", "fd00:10:244:7::/64"]}
+    assert core.create_node(raw).status.node_info.kubelet_version == "v1.36.2"
+    core.create_namespaced_pod("default", pod("a"))
+    core.create_namespaced_pod_binding("a", "default", kclient.V1Binding(
+        metadata=kclient.V1ObjectMeta(name="a"), target=kclient.V1ObjectReference(kind="Node", name="n3")),
+        _preload_content=False)
+    status = core.read_namespaced_pod("a", "default").status
+    v4, v6 = (ipaddress.ip_address(ip.ip) for ip in status.pod_ips)
+    assert status.pod_ip == str(v4) and v4 in ipaddress.ip_network("10.244.7.0/24") and v4.packed[-1] > 1
+    assert v6 in ipaddress.ip_network("fd00:10:244:7::/64")
