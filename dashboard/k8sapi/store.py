@@ -440,6 +440,9 @@ class ApiCluster(SimulatedCluster):
         with admission.refusals(res, obj["metadata"]["name"]):
             admitted.check_quota(self.quota, res.store, held, self.bytes, obj, old)
 
+    def _namespace_labels(self, namespace: str) -> dict:
+        return ((self.extra["Namespace"].get(namespace) or {}).get("metadata") or {}).get("labels") or {}
+
     def _new_object(self, res, namespace: str, body: dict) -> dict:
         if not isinstance(body, dict):
             raise ApiError.bad_request("the body of the request was in an unknown format")
@@ -467,6 +470,8 @@ class ApiCluster(SimulatedCluster):
             obj = admitted.defaulted(res.kind, obj, created)
             admitted.check_size(obj)
             admitted.validate(res.kind, obj)
+            if res.kind in ("ResourceClaim", "ResourceClaimTemplate"):
+                admitted.check_admin_access(res.kind, obj, self._namespace_labels(meta["namespace"]))
         obj["metadata"] = admitted.server_metadata(meta, created)
         if res.group == "events.k8s.io":
             admission.admit_events_v1(res, obj)
@@ -529,6 +534,8 @@ class ApiCluster(SimulatedCluster):
                     new = admitted.defaulted(res.kind, new, rfc3339(self.clock.now()))
                     admitted.check_size(new)
                     admitted.validate(res.kind, new)
+                    if res.kind == "ResourceClaim" and subresource == "status":
+                        admitted.check_admin_access(res.kind, new, self._namespace_labels(namespace), old)
             if new == old or dry_run:
                 return old if new == old else new
             self._check_quota(res, new, old)

@@ -25,6 +25,7 @@ import uuid
 import orjson
 
 from scheduler_core.dra.defaults import with_defaults
+from scheduler_core.dra.validation import admin_access_errors
 from scheduler_core.objects import Node, ParseError, Pod
 from scheduler_core.objects.validation import object_errors, pod_update_errors
 
@@ -124,6 +125,14 @@ def defaulted(kind: str, obj, now: str):
 def validate(kind: str, obj) -> None:
     """kube-apiserver's validation of the kind (``scheduler_core.objects.validation``): 422 with every cause."""
     errs = object_errors(kind, obj)
+    if errs:
+        raise invalid(kind, obj, [(e.path, e.reason, e.body()) for e in errs])
+
+
+def check_admin_access(kind: str, obj, namespace_labels: dict, old: dict | None = None) -> None:
+    """A ResourceClaim or ResourceClaimTemplate asking admin access to devices, or a claim status granting it
+    (``old``: the stored claim), in a namespace without the admin-access label: 422 (``dra.validation``)."""
+    errs = admin_access_errors(kind, obj, namespace_labels, old)
     if errs:
         raise invalid(kind, obj, [(e.path, e.reason, e.body()) for e in errs])
 

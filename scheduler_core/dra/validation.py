@@ -6,7 +6,7 @@ allocation mode and count, selectors, tolerations) and constraints. objects.vali
 metadata checks, so every writer goes through the same path."""
 from __future__ import annotations
 
-from ..objects.field import child, invalid, not_supported, required
+from ..objects.field import FieldError, child, forbidden, invalid, not_supported, required
 from ..objects.identifiers import is_dns1123_label, is_dns1123_subdomain
 from ..objects.quantity import QuantityError, parse_quantity
 from .cel import SEMVER, compile_selector
@@ -247,3 +247,35 @@ def _validate_slice(raw: dict, errs: list) -> None:
 VALIDATORS = {"DeviceClass": _validate_class, "ResourceSlice": _validate_slice,
               "ResourceClaim": _validate_claim, "ResourceClaimTemplate": _validate_template}
 CLUSTER_SCOPED = ("DeviceClass", "ResourceSlice")
+
+
+ADMIN_NAMESPACE_LABEL = "resource.kubernetes.io/admin-access"   # resource.DRAAdminNamespaceLabelKey
+
+
+def _admin_forbidden(path: str) -> FieldError:
+    return forbidden(path, f"admin access to devices requires the `{ADMIN_NAMESPACE_LABEL}: true` label on the "
+                           f"containing namespace")
+
+
+def admin_access_errors(kind: str, obj: dict, namespace_labels: dict, old: dict | None = None) -> list:
+    """kube-apiserver's AuthorizedForAdmin and AuthorizedForAdminStatus (pkg/registry/resource/utils.go): a claim
+    or template asking admin access (``exactly.adminAccess``), or a claim status newly granting it, is refused
+    unless its namespace has the label ``resource.kubernetes.io/admin-access: "true"``. ``old``: the stored claim
+    of a status write (a status that already granted admin access is not checked again; specs are immutable)."""
+    if namespace_labels.get(ADMIN_NAMESPACE_LABEL) == "true":
+        return []
+    if old is not None:
+        def granted(claim):
+            results = ((_dict(_dict(_dict(claim.get("status")).get("allocation")).get("devices"))).get("results"))
+            return next((i for i, r in enumerate(_list(results)) if _dict(r).get("adminAccess") is True), None)
+        if granted(old) is not None:
+            return []
+        i = granted(obj)
+        return [] if i is None else [_admin_forbidden(f"status.allocation.devices.results[{i}].adminAccess")]
+    spec = _dict(obj.get("spec"))
+    if kind == "ResourceClaimTemplate":
+        spec = _dict(spec.get("spec"))
+    for i, request in enumerate(_list(_dict(spec.get("devices")).get("requests"))):
+        if _dict(_dict(request).get("exactly")).get("adminAccess") is True:
+            return [_admin_forbidden(f"spec.devices.requests[{i}].adminAccess")]
+    return []

@@ -41,7 +41,7 @@ def kube(api, admin_user):
         if method == "get":
             return c.get(f"{BASE}{path}", query, HTTP_ACCEPT=accept, **auth)
         return getattr(c, method)(f"{BASE}{path}", json.dumps(body), content_type="application/json", **auth)
-    call.cluster = cluster
+    call.cluster, call.client, call.auth = cluster, c, auth
     return call
 
 
@@ -134,3 +134,35 @@ def test_claims_made_from_templates_carry_the_defaults():
     claim = claim_from_template(pod, {"name": "gpu", "resourceClaimTemplateName": "gpu"}, template)
     assert claim["spec"]["devices"]["requests"][0]["exactly"]["allocationMode"] == "ExactCount"
     assert "allocationMode" not in CLAIM["spec"]["devices"]["requests"][0]["exactly"]   # the template is not changed
+
+
+def test_admin_access_needs_the_namespaces_label(kube):
+    """AuthorizedForAdmin: kube-apiserver refuses a claim or template asking admin access to devices, and a claim
+    status granting it, in a namespace without resource.kubernetes.io/admin-access=true."""
+    admin = copy.deepcopy(CLAIM)
+    admin["spec"]["devices"]["requests"][0]["exactly"]["adminAccess"] = True
+    r = kube("post", "/namespaces/default/resourceclaims", admin)
+    assert r.status_code == 422
+    assert r.json()["details"]["causes"] == [{
+        "reason": "FieldValueForbidden", "field": "spec.devices.requests[0].adminAccess",
+        "message": "Forbidden: admin access to devices requires the `resource.kubernetes.io/admin-access: true` "
+                   "label on the containing namespace"}]
+    template = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+                "metadata": {"name": "admin", "namespace": "default"}, "spec": {"spec": admin["spec"]}}
+    assert kube("post", "/namespaces/default/resourceclaimtemplates", template).status_code == 422
+    # a claim status granting admin access in such a namespace
+    assert kube("post", "/namespaces/default/resourceclaims", CLAIM).status_code == 201
+    path = "/namespaces/default/resourceclaims/one-gpu/status"
+    stored = kube("get", "/namespaces/default/resourceclaims/one-gpu").json()
+    granted = copy.deepcopy(ALLOCATION)
+    granted["devices"]["results"][0]["adminAccess"] = True
+    r = kube("put", path, dict(stored, status={"allocation": granted}))
+    assert r.status_code == 422 and r.json()["details"]["causes"][0]["field"] == \
+        "status.allocation.devices.results[0].adminAccess"
+    # labelled, the namespace allows both
+    ns = {"apiVersion": "v1", "kind": "Namespace",
+          "metadata": {"name": "admins", "labels": {"resource.kubernetes.io/admin-access": "true"}}}
+    assert kube.client.post(f"{BASE.split('/apis/')[0]}/api/v1/namespaces", json.dumps(ns),
+                            content_type="application/json", **kube.auth).status_code == 201
+    assert kube("post", "/namespaces/admins/resourceclaims", dict(admin, metadata={"name": "a", "namespace": "admins"})
+                ).status_code == 201
