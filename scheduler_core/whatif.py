@@ -426,17 +426,23 @@ def node_copies(template: dict, count: int, existing) -> list:
     return out
 
 
-def _run_with_nodes(scenario, template: dict, count: int, config_doc, registry, planner_options: dict,
-                    on_stage=None) -> Planner:
-    """A planner with ``count`` copies of ``template`` added, each with copies of the template's own
-    ResourceSlices (its DRA devices, published for the new node), and settled."""
-    planner = Planner(scenario, config_doc, registry, on_stage=on_stage, **planner_options)
+def _add_copies(planner: Planner, scenario, template: dict, count: int) -> list:
+    """``count`` copies of ``template`` added to the planner's cluster, each with copies of the template's own
+    ResourceSlices (its DRA devices, published for the new node); their manifests."""
     template_name = (template.get("metadata") or {}).get("name") or ""
     slices = list(scenario.objects.get("resourceslices") or ())
-    for raw in node_copies(template, count, {n.name for n in scenario.nodes}):
+    raws = node_copies(template, count, {n.name for n in scenario.nodes})
+    for raw in raws:
         planner.cluster.add_node(raw)
         for copied in copies_for_node(slices, template_name, raw["metadata"]["name"]):
             planner.cluster.add_object("ResourceSlice", copied)
+    return raws
+
+
+def _run_with_nodes(scenario, template: dict, count: int, config_doc, registry, planner_options: dict,
+                    on_stage=None) -> Planner:
+    planner = Planner(scenario, config_doc, registry, on_stage=on_stage, **planner_options)
+    _add_copies(planner, scenario, template, count)
     planner.settle()
     return planner
 
@@ -523,8 +529,7 @@ def _within_reach(scenario, template: dict, config_doc, registry, planner: dict)
     a profile serves])."""
     options = {k: planner[k] for k in ("kube_version", "feature_gates") if k in planner}
     empty = Planner(scenario, config_doc, registry, include_pending=False, **options)
-    [raw] = node_copies(template, 1, {n.name for n in scenario.nodes})
-    empty.cluster.add_node(raw)
+    [raw] = _add_copies(empty, scenario, template, 1)
     sched = empty.scheduler
     sched.cache.update_snapshot(sched.snapshot)
     within, left_out = [], []
