@@ -124,14 +124,15 @@ class LoopRun:
     def __init__(self, scenario, config_doc=None, registry=None, tie_break: str = "random", seed=None,
                  trace_sink: TraceSink | None = None, trace_all_filters: bool = False, *, kube_version=None,
                  feature_gates=None):
-        self.scenario = scenario
-        self.waves, self.phase2, self.phase2_nodes, self.retry_rounds = _parse_steps(scenario)
-        self.clock = FakeClock(0.0)
-        self.cluster = SimulatedCluster.from_scenario(scenario, clock=self.clock)
         doc = config_doc if config_doc is not None else scenario.config
         self.registry = registry or build_registry()
         self.config = config_for(doc or None, self.registry, kube_version=scenario.kube_version(kube_version),
                                  feature_gates=feature_gates)
+        self.scenario = scenario = scenario.read_by(self.config.features)
+        self.waves, self.phase2, self.phase2_nodes, self.retry_rounds = _parse_steps(scenario)
+        self.waves = [(text, [self.config.features.pod_as_read(p) for p in pods]) for text, pods in self.waves]
+        self.clock = FakeClock(0.0)
+        self.cluster = SimulatedCluster.from_scenario(scenario, clock=self.clock)
         self.collector = _Collector(trace_sink or TraceSink())
         self.tie_break = tie_break
         self.sched = Scheduler(self.cluster, self.config, registry=self.registry, clock=self.clock,

@@ -113,6 +113,15 @@ class Scenario:
         ``--kube-version`` wins), else the file's ``kubeVersion``, else None (the default version)."""
         return override if override is not None else self.extra.get("kubeVersion")
 
+    def read_by(self, features) -> "Scenario":
+        """The scenario as a version's kube-scheduler reads its pods (``Features.pod_as_read``); itself when
+        that changes none."""
+        bound = [features.pod_as_read(p) for p in self.bound_pods]
+        pending = [features.pod_as_read(p) for p in self.pending_pods]
+        if all(a is b for a, b in zip(bound + pending, list(self.bound_pods) + list(self.pending_pods))):
+            return self
+        return Scenario(self.name, self.nodes, bound, pending, self.objects, self.config, self.extra)
+
 
 def scenario_from_data(data, label: str = "scenario", name: str | None = None, progress=None) -> Scenario:
     """Build a Scenario from a decoded document (golden dict, List, or list of objects); ``progress(parsed,

@@ -49,13 +49,13 @@ class Simulation:
 
     def __init__(self, scenario, config_doc=None, tie_break: str = "name", seed=None, registry=None,
                  trace_all_filters: bool = True, *, kube_version=None, feature_gates=None, pre_enqueue=False):
-        self.scenario = scenario
         self.pre_enqueue = pre_enqueue
         self.registry = registry or build_registry()
         doc = config_doc if config_doc is not None else scenario.config
         self.config = config_for(doc, self.registry, kube_version=scenario.kube_version(kube_version),
                                  feature_gates=feature_gates)
         self.features = self.config.features
+        self.scenario = scenario = scenario.read_by(self.features)
         self.snapshot = build_snapshot(scenario, self.features)
         self.ctx = SchedulerContext(tie_break=tie_break, seed=seed,
                                     percentage_of_nodes_to_score=self.config.percentage_of_nodes_to_score,

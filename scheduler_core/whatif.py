@@ -98,6 +98,7 @@ class Planner:
         doc = config_doc if config_doc is not None else scenario.config
         self.config = config_for(doc, self.registry, kube_version=scenario.kube_version(kube_version),
                                  feature_gates=feature_gates)
+        scenario = scenario.read_by(self.config.features)
         objects = dict(scenario.objects)
         objects["poddisruptionbudgets"] = (list(objects.get("poddisruptionbudgets", ()))
                                            + list(scenario.extra.get("pdbs") or ()))
@@ -214,7 +215,7 @@ def capacity(scenario, template: dict, config_doc=None, max_copies: int = DEFAUL
     planner.on_stage = lambda text: None   # from here on, progress counts copies
     base = (template.get("metadata") or {}).get("name") or "whatif"
     try:
-        first = Pod(pod_copy(template, f"{base}-whatif-1"))
+        first = planner.config.features.pod_as_read(Pod(pod_copy(template, f"{base}-whatif-1")))
     except ParseError as err:
         raise WhatIfError(f"pod: {err}") from None
     planner.profile_for(first)

@@ -379,19 +379,21 @@ class Engine(RecordingEngine):
         self.store_rv = objectstore.current_rv(cluster.pk)   # first: changes after it are followed (idempotently)
         nodes = [n for n in (_readable(CoreNode, row, cluster) for row in NodeRow.objects.filter(cluster=cluster)
                              .order_by("id")) if n is not None]
+        # the active profile version and the cluster's Kubernetes version, noted from the next cycle on
+        doc, features = engine_profile(cluster, recorder)
+        self.read_pod = features.pod_as_read   # pods as this version's kube-scheduler reads them
         pods, self.base_attempts = [], {}
         for row in PodRow.objects.filter(cluster=cluster).order_by("created", "id"):
             pod = _readable(CorePod, row, cluster)
             if pod is None:
                 continue
+            pod = self.read_pod(pod)
             if row.node_name and pod.node_name != row.node_name:
                 pod = pod.bound_to(row.node_name)
             pods.append(pod)
             if row.attempts:
                 self.base_attempts[pod.uid] = row.attempts
         self.cluster = RecordedCluster(nodes, pods, objectstore.scenario_objects(cluster.pk), journal=self.journal)
-        # the active profile version and the cluster's Kubernetes version, noted from the next cycle on
-        doc, features = engine_profile(cluster, recorder)
         registry = in_tree_registry()
         config = config_for(doc, registry, kube_version=features)
         self.scheduler = Scheduler(self.cluster, config=config, tie_break=cluster.tie_break, seed=cluster.seed,
@@ -442,6 +444,7 @@ class Engine(RecordingEngine):
             pod = _parsed(CorePod, raw, self.cluster_id)
             if pod is None:
                 return
+            pod = self.read_pod(pod)
             if cur is None or cur.uid != pod.uid:
                 if cur is not None:
                     cluster.delete_pod(key)
@@ -475,7 +478,7 @@ class Engine(RecordingEngine):
 
     # -- changes the loop makes itself (stored by its caller or the recorder) ------------------------
     def add_pod(self, raw: dict) -> None:
-        pod = CorePod(raw)
+        pod = self.read_pod(CorePod(raw))
         if pod.key not in self.cluster.pods:
             self.cluster.add_pod(pod)
         self._flush()

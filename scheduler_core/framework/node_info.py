@@ -15,9 +15,8 @@ class NodeInfo:
     """A node plus its pods and their summed requests, ports and claims."""
 
     __slots__ = ("node", "name", "pods", "pods_with_affinity", "pods_with_required_anti_affinity",
-                 "requested", "nonzero_cpu", "nonzero_memory", "score_cpu", "score_memory", "used_ports",
-                 "image_states",
-                 "pvc_ref_counts", "generation", "index", "dirty")
+                 "requested", "nonzero_cpu", "nonzero_memory", "summed_nonzero_cpu", "summed_nonzero_memory",
+                 "used_ports", "image_states", "pvc_ref_counts", "generation", "index", "dirty")
 
     def __init__(self, node=None):
         self.node = node
@@ -28,9 +27,9 @@ class NodeInfo:
         self.requested = {}
         self.nonzero_cpu = 0
         self.nonzero_memory = 0
-        # the pods' score_cpu/score_memory summed: NonZeroRequested from 1.36 on (versions: non-zero-requests-summed)
-        self.score_cpu = 0
-        self.score_memory = 0
+        # the pods' summed_nonzero_cpu/_memory: NonZeroRequested from 1.36 on (versions: non-zero-requests-summed)
+        self.summed_nonzero_cpu = 0
+        self.summed_nonzero_memory = 0
         self.used_ports = {}
         self.image_states = {}
         self.pvc_ref_counts = {}
@@ -84,8 +83,8 @@ class NodeInfo:
                 req[k] = get(k, 0) - v
         self.nonzero_cpu += sign * pod.nonzero_cpu
         self.nonzero_memory += sign * pod.nonzero_memory
-        self.score_cpu += sign * pod.score_cpu
-        self.score_memory += sign * pod.score_memory
+        self.summed_nonzero_cpu += sign * pod.summed_nonzero_cpu
+        self.summed_nonzero_memory += sign * pod.summed_nonzero_memory
         if pod.host_ports:
             for port in pod.host_ports:
                 # kube's HostPortInfo is a set: removing a pod frees its ports even if another pod listed them.
@@ -117,8 +116,8 @@ class NodeInfo:
         self.requested = dict(src.requested)
         self.nonzero_cpu = src.nonzero_cpu
         self.nonzero_memory = src.nonzero_memory
-        self.score_cpu = src.score_cpu
-        self.score_memory = src.score_memory
+        self.summed_nonzero_cpu = src.summed_nonzero_cpu
+        self.summed_nonzero_memory = src.summed_nonzero_memory
         self.used_ports = dict(src.used_ports)
         self.image_states = src.image_states
         self.pvc_ref_counts = dict(src.pvc_ref_counts)

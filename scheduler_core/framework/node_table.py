@@ -18,8 +18,8 @@ import numpy as np
 
 EXACT_LIMIT = 2**53
 _COLUMNS = ("alloc_cpu", "alloc_memory", "alloc_ephemeral", "alloc_pods", "req_cpu", "req_memory", "req_ephemeral",
-            "nonzero_cpu", "nonzero_memory", "score_cpu", "score_memory", "pod_count", "unschedulable", "hard_taints",
-            "prefer_taints", "has_images", "generation", "_wide")
+            "nonzero_cpu", "nonzero_memory", "summed_nonzero_cpu", "summed_nonzero_memory", "pod_count", "unschedulable",
+            "hard_taints", "prefer_taints", "has_images", "generation", "_wide")
 MAX_INDEXES = 256
 HARD_EFFECTS = ("NoSchedule", "NoExecute")
 
@@ -43,8 +43,8 @@ class NodeTable:
         self.req_ephemeral = np.zeros(n, i64)
         self.nonzero_cpu = np.zeros(n, i64)
         self.nonzero_memory = np.zeros(n, i64)
-        self.score_cpu = np.zeros(n, i64)
-        self.score_memory = np.zeros(n, i64)
+        self.summed_nonzero_cpu = np.zeros(n, i64)
+        self.summed_nonzero_memory = np.zeros(n, i64)
         self.pod_count = np.zeros(n, i64)
         self.unschedulable = np.zeros(n, bool)
         self.hard_taints = np.zeros(n, bool)      # has NoSchedule or NoExecute taints
@@ -83,7 +83,7 @@ class NodeTable:
         req = ni.requested
         values = (alloc.get("cpu", 0), alloc.get("memory", 0), alloc.get("ephemeral-storage", 0),
                   alloc.get("pods", 0), req.get("cpu", 0), req.get("memory", 0), req.get("ephemeral-storage", 0),
-                  ni.nonzero_cpu, ni.nonzero_memory, ni.score_cpu, ni.score_memory)
+                  ni.nonzero_cpu, ni.nonzero_memory, ni.summed_nonzero_cpu, ni.summed_nonzero_memory)
         wide = False
         for v in values:
             if v >= EXACT_LIMIT or v <= -EXACT_LIMIT:
@@ -92,8 +92,8 @@ class NodeTable:
         if wide:
             values = (0,) * len(values)
         (self.alloc_cpu[i], self.alloc_memory[i], self.alloc_ephemeral[i], self.alloc_pods[i], self.req_cpu[i],
-         self.req_memory[i], self.req_ephemeral[i], self.nonzero_cpu[i], self.nonzero_memory[i], self.score_cpu[i],
-         self.score_memory[i]) = values
+         self.req_memory[i], self.req_ephemeral[i], self.nonzero_cpu[i], self.nonzero_memory[i],
+         self.summed_nonzero_cpu[i], self.summed_nonzero_memory[i]) = values
         self.pod_count[i] = len(ni.pods)
         self.generation[i] = ni.generation
         self.unschedulable[i] = node.unschedulable

@@ -107,25 +107,106 @@ def _add(into: dict, other: dict):
 
 def _max_into(into: dict, other: dict):
     for k, v in other.items():
-        into[k] = max(into.get(k, 0), v)
+        if k not in into or v > into[k]:
+            into[k] = v
 
 
-def _non_missing(reqs: dict) -> dict:
-    out = dict(reqs)
-    out.setdefault("cpu", DEFAULT_MILLI_CPU_REQUEST)
-    out.setdefault("memory", DEFAULT_MEMORY_REQUEST)
+def _max(first: dict | None, *others) -> dict:
+    """component-helpers' max: per resource, the largest of the lists (a nil list adds nothing)."""
+    out = dict(first or {})
+    for other in others:
+        _max_into(out, other or {})
     return out
 
 
-def pod_requests(containers, init_containers, overhead, non_missing=False) -> dict:
-    """resourcehelper.PodRequests: sum of containers and sidecars vs. init peak, plus overhead."""
+def _non_missing(reqs: dict, defaults: dict) -> dict:
+    """applyNonMissing: ``defaults`` added for each resource the container does not request (an explicit zero
+    is kept)."""
+    out = dict(reqs)
+    for k, v in defaults.items():
+        if k not in reqs:
+            out[k] = v
+    return out
+
+
+NON_MISSING_DEFAULTS = {"cpu": DEFAULT_MILLI_CPU_REQUEST, "memory": DEFAULT_MEMORY_REQUEST}
+
+
+def is_supported_pod_level_resource(name: str) -> bool:
+    """resource.IsSupportedPodLevelResource: cpu, memory and hugepages-*."""
+    return name in ("cpu", "memory") or name.startswith("hugepages-")
+
+
+class ResizeState:
+    """What a pod's status says of its resources while it is (or was) resized in place: each container's
+    actuated requests (``status.containerStatuses[].resources.requests``; None when the status has no
+    ``resources``) and allocated ones (``allocatedResources``), the pod level's, and whether the PodResizePending
+    condition says Infeasible (resource.IsPodResizeInfeasible)."""
+
+    __slots__ = ("containers", "pod_actuated", "pod_allocated", "infeasible")
+
+    def __init__(self, containers: dict, pod_actuated, pod_allocated, infeasible: bool):
+        self.containers = containers   # name -> (actuated or None, allocated)
+        self.pod_actuated = pod_actuated
+        self.pod_allocated = pod_allocated
+        self.infeasible = infeasible
+
+    def effective(self, spec: dict, actuated: dict, allocated) -> dict:
+        """determineEffectiveRequests: max(actuated, allocated) when the resize is infeasible, else
+        max(spec, actuated, allocated)."""
+        if self.infeasible:
+            return _max(actuated, allocated)
+        return _max(spec, actuated, allocated)
+
+    def container(self, c) -> dict:
+        """A container's effective requests: its spec's unless its status reports ``resources``."""
+        found = self.containers.get(c.name)
+        if found is None or found[0] is None:
+            return c.requests
+        return self.effective(c.requests, found[0], found[1])
+
+
+def _resize_state(status: dict, conditions) -> ResizeState | None:
+    """The ResizeState of a pod's status, None when it reports no resources (nothing to read)."""
+    containers = {}
+    for field in ("containerStatuses", "initContainerStatuses"):
+        for i, cs in enumerate(expect(status.get(field), list, f"status.{field}", "list") or []):
+            path = f"status.{field}[{i}]"
+            expect(cs, dict, path, "object")
+            res = expect(cs.get("resources"), dict, f"{path}.resources", "object")
+            actuated = (parse_resource_list(res.get("requests"), f"{path}.resources.requests")
+                        if res is not None else None)
+            allocated = parse_resource_list(cs.get("allocatedResources"), f"{path}.allocatedResources")
+            containers.setdefault(cs.get("name", ""), (actuated, allocated))
+    pod_res = expect(status.get("resources"), dict, "status.resources", "object")
+    pod_actuated = (parse_resource_list(pod_res.get("requests"), "status.resources.requests")
+                    if pod_res is not None else None)
+    pod_allocated = parse_resource_list(status.get("allocatedResources"), "status.allocatedResources")
+    if not any(a is not None for a, _ in containers.values()) and pod_actuated is None:
+        return None
+    infeasible = False
+    for cond in conditions:
+        if isinstance(cond, dict) and cond.get("type") == "PodResizePending":
+            infeasible = cond.get("reason") == "Infeasible"
+            break
+    return ResizeState(containers, pod_actuated, pod_allocated, infeasible)
+
+
+def pod_requests(containers, init_containers, overhead, non_missing=None, pod_level=None, resize=None) -> dict:
+    """resource.PodRequests (v1.36.2): the containers' requests (sidecars summed, the init peak) with
+    ``non_missing`` ({resource: amount}) for each container that lacks one, read from the status when
+    ``resize`` (a ResizeState: UseStatusResources) says so, then the pod-level requests of the supported
+    resources (``pod_level``, already resolved against the status), then the overhead."""
     reqs: dict = {}
     for c in containers:
-        _add(reqs, _non_missing(c.requests) if non_missing else c.requests)
+        creq = resize.container(c) if resize is not None else c.requests
+        _add(reqs, _non_missing(creq, non_missing) if non_missing else creq)
     restartable: dict = {}
     init_peak: dict = {}
     for c in init_containers:
-        creq = _non_missing(c.requests) if non_missing else c.requests
+        creq = resize.container(c) if resize is not None and c.restart_always else c.requests
+        if non_missing:
+            creq = _non_missing(creq, non_missing)
         if c.restart_always:
             _add(reqs, creq)
             _add(restartable, creq)
@@ -135,6 +216,8 @@ def pod_requests(containers, init_containers, overhead, non_missing=False) -> di
             _add(entry, restartable)
         _max_into(init_peak, entry)
     _max_into(reqs, init_peak)
+    if pod_level:
+        reqs.update(pod_level)
     if overhead:
         _add(reqs, overhead)
     return reqs
@@ -174,7 +257,8 @@ class Pod:
     __slots__ = ("raw", "uid", "name", "namespace", "labels", "annotations", "owner_references",
                  "priority", "preemption_policy", "scheduler_name", "node_name", "nominated_node_name",
                  "phase", "deletion_timestamp", "start_time", "conditions", "containers",
-                 "init_containers", "overhead", "requests", "score_cpu", "score_memory",
+                 "init_containers", "overhead", "pod_level_requests", "pod_level_limits", "resize", "requests",
+                 "spec_requests", "score_requests", "summed_nonzero_cpu", "summed_nonzero_memory",
                  "nonzero_cpu", "nonzero_memory", "host_ports", "tolerations", "node_selector",
                  "required_node_affinity", "preferred_node_affinity", "affinity_required",
                  "affinity_preferred", "anti_affinity_required", "anti_affinity_preferred",
@@ -208,11 +292,7 @@ class Pod:
                                      for i, c in enumerate(expect(spec.get("initContainers"), list,
                                                                   "spec.initContainers", "list") or []))
         self.overhead = parse_resource_list(spec.get("overhead"), "spec.overhead")
-        self.requests = pod_requests(self.containers, self.init_containers, self.overhead)
-        scoring = pod_requests(self.containers, self.init_containers, self.overhead, non_missing=True)
-        self.score_cpu = scoring.get("cpu", 0)
-        self.score_memory = scoring.get("memory", 0)
-        self.nonzero_cpu, self.nonzero_memory = self._node_info_nonzero()
+        self._count_requests(spec, status)
         self.host_ports = tuple(p for c in self.containers for p in c.ports if p[2] > 0)
         self.tolerations = tuple(Toleration(t, f"spec.tolerations[{i}]")
                                  for i, t in enumerate(expect(spec.get("tolerations"), list,
@@ -227,6 +307,92 @@ class Pod:
         self.volumes = tuple(expect(spec.get("volumes"), list, "spec.volumes", "list") or ())
         self.scheduling_gates = tuple(g.get("name", "") for g in spec.get("schedulingGates") or ()
                                       if isinstance(g, dict))
+
+    def _count_requests(self, spec: dict, status: dict) -> None:
+        """The requests kube-scheduler v1.36 counts (pod-level resources and in-place resize included):
+
+        - ``requests``: PodInfo.CalculateResource's (UseStatusResources): a node's Requested, preemption, the
+          dashboard's utilisation;
+        - ``spec_requests``: NodeResourcesFit's PreFilter (computePodResourceRequest: no status resources);
+        - ``score_requests``: NodeResourcesFit's scorer's calculatePodResourceRequest (LeastAllocated,
+          MostAllocated, RequestedToCapacityRatio): 100m / 200Mi for each container that requests no cpu / memory,
+          and neither pod-level nor status resources (v1.36.2's NewFit leaves its scorer's gates unset);
+        - ``summed_nonzero_cpu``/``_memory``: CalculateResource's Non0CPU/Non0Mem (a node's NonZeroRequested);
+        - ``nonzero_cpu``/``_memory``: v1.30's NonZeroRequested per pod (see ``_node_info_nonzero``).
+
+        A pod whose spec or status v1.30 does not read is counted by 1.30 through ``without_newer_resources``.
+        """
+        res = expect(spec.get("resources"), dict, "spec.resources", "object") or {}
+        self.pod_level_requests = parse_resource_list(res.get("requests"), "spec.resources.requests")
+        self.pod_level_limits = parse_resource_list(res.get("limits"), "spec.resources.limits")
+        self.resize = _resize_state(status, self.conditions)
+        parts = (self.containers, self.init_containers, self.overhead)
+        spec_level = self._pod_level(None)
+        pod_level = self._pod_level(self.resize) if self.resize is not None else spec_level
+        self.requests = pod_requests(*parts, pod_level=pod_level, resize=self.resize)
+        self.spec_requests = (self.requests if self.resize is None
+                              else pod_requests(*parts, pod_level=spec_level))
+        self.score_requests = pod_requests(*parts, non_missing=NON_MISSING_DEFAULTS)
+        # getNonMissingContainerRequests: with pod-level requests, only the resources requested nowhere
+        if pod_level is None and self.resize is None:
+            non0 = self.score_requests
+        elif pod_level is None:
+            non0 = pod_requests(*parts, non_missing=NON_MISSING_DEFAULTS, resize=self.resize)
+        else:
+            missing = {k: v for k, v in NON_MISSING_DEFAULTS.items() if k not in self.requests}
+            non0 = (pod_requests(*parts, non_missing=missing, pod_level=pod_level, resize=self.resize)
+                    if missing else self.requests)
+        self.summed_nonzero_cpu = non0.get("cpu", 0)
+        self.summed_nonzero_memory = non0.get("memory", 0)
+        self.nonzero_cpu, self.nonzero_memory = self._node_info_nonzero()
+
+    def _pod_level(self, resize) -> dict | None:
+        """PodRequests' pod-level part: the supported resources of ``spec.resources.requests`` (None when it
+        names none: IsPodLevelRequestsSet), each resolved against ``status.resources`` when ``resize`` is given
+        and the status has them (InPlacePodLevelResourcesVerticalScaling); a resource the resolved list lacks
+        counts 0, as Go's map read does."""
+        supported = {k: v for k, v in self.pod_level_requests.items() if is_supported_pod_level_resource(k)}
+        if not supported:
+            return None
+        if resize is None or resize.pod_actuated is None:
+            return supported
+        effective = resize.effective(self.pod_level_requests, resize.pod_actuated, resize.pod_allocated)
+        return {k: effective.get(k, 0) for k in supported}
+
+    @property
+    def has_pod_level_resources(self) -> bool:
+        """resource.IsPodLevelResourcesSet: spec.resources names a supported resource."""
+        return any(is_supported_pod_level_resource(k)
+                   for k in (*self.pod_level_requests, *self.pod_level_limits))
+
+    def without_newer_resources(self) -> "Pod":
+        """The pod as kube-scheduler v1.30 reads it: without ``spec.resources`` (a field v1.30's Pod does not
+        have) and with the status's resources unread (InPlacePodVerticalScaling off). Itself when it has
+        neither."""
+        spec = self.raw.get("spec") or {}
+        if "resources" not in spec and self.resize is None:
+            return self
+        raw = dict(self.raw, spec={k: v for k, v in spec.items() if k != "resources"})
+        status = self._without_pod_level_status()
+        for field in ("containerStatuses", "initContainerStatuses"):
+            if isinstance(status.get(field), list):
+                status[field] = [{k: v for k, v in cs.items() if k not in ("resources", "allocatedResources")}
+                                 if isinstance(cs, dict) else cs for cs in status[field]]
+        raw["status"] = status
+        return Pod(raw)
+
+    def without_pod_level_status(self) -> "Pod":
+        """The pod with its pod-level ``status.resources`` unread (InPlacePodLevelResourcesVerticalScaling off);
+        itself when it reports none."""
+        if self.resize is None or self.resize.pod_actuated is None:
+            return self
+        return Pod(dict(self.raw, status=self._without_pod_level_status()))
+
+    def _without_pod_level_status(self) -> dict:
+        status = dict(self.raw.get("status") or {})
+        status.pop("resources", None)
+        status.pop("allocatedResources", None)
+        return status
 
     def _node_info_nonzero(self):
         """NodeInfo.NonZeroRequested per pod (v1.30 calculateResource quirk).

@@ -144,6 +144,17 @@ class Features:
     def default_multi_point(self) -> list:
         return self.version.default_multi_point(self.gates)
 
+    def pod_as_read(self, pod):
+        """A parsed Pod as this version's kube-scheduler reads it: without pod-level resources (a field before
+        PodLevelResources) and with its status resources unread (InPlacePodVerticalScaling off) when this version
+        has neither (the implemented gates allow no other mix), with its pod-level status resources unread when
+        InPlacePodLevelResourcesVerticalScaling is off; the pod itself otherwise."""
+        if not (self.gates.get("PodLevelResources") and self.gates.get("InPlacePodVerticalScaling")):
+            return pod.without_newer_resources()
+        if not self.gates.get("InPlacePodLevelResourcesVerticalScaling"):
+            return pod.without_pod_level_status()
+        return pod
+
     def __eq__(self, other):
         return isinstance(other, Features) and other.version is self.version and other.gates == self.gates
 

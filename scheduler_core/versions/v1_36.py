@@ -350,6 +350,7 @@ IMPLEMENTED_GATES = {
     "NominatedNodeNameForExpectation": (True,),
     "SchedulerAsyncAPICalls": (False,),
     "PodLevelResources": (True,),
+    "InPlacePodLevelResourcesVerticalScaling": (True, False),
     "NodeDeclaredFeatures": (True, False),
     "MatchLabelKeysInPodTopologySpread": (True,),
     "MatchLabelKeysInPodTopologySpreadSelectorMerge": (True,),

@@ -260,3 +260,26 @@ def test_configuration_error_texts():
         {"name": "ImageLocality", "weight": -1}]}}}]}
     assert error("1.36", heavy).endswith(": score plugins: total score of Score plugins could overflow")
     assert error("1.30", heavy).endswith("default-scheduler: total score of Score plugins could overflow")
+
+
+def test_pod_level_requests_count_at_1_36_only():
+    """spec.resources (PodLevelResources) is what NodeResourcesFit counts at 1.36; v1.30 has no such field."""
+    nodes = [_node("a", cpu="2")]
+    pending = _pod("p", {"cpu": "500m"}, resources={"requests": {"cpu": "3"}})
+    assert _decision("1.30", nodes, pending)["bound_node"] == "a"
+    assert _decision("1.36", nodes, pending)["message"] == \
+        "0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate, preemption: 0/1 nodes are " \
+        "available: 1 Preemption is not helpful for scheduling."
+
+
+def test_resized_pod_counts_its_status_at_1_36_only():
+    """A running pod resized in place counts max(spec, actuated, allocated) at 1.36 (InPlacePodVerticalScaling
+    GA); v1.30 (the gate off) reads only its spec."""
+    nodes = [_node("a", cpu="4")]
+    resized = _pod("r", {"cpu": "1"}, node="a")
+    resized["status"] = {"phase": "Running", "containerStatuses": [
+        {"name": "c", "allocatedResources": {"cpu": "1"}, "resources": {"requests": {"cpu": "3"}}}]}
+    pending = _pod("p", {"cpu": "2"})
+    assert _decision("1.30", nodes, pending, pods=[resized])["bound_node"] == "a"
+    assert _decision("1.36", nodes, pending, pods=[resized])["message"].startswith(
+        "0/1 nodes are available: 1 Insufficient cpu.")

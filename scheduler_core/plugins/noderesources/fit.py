@@ -144,7 +144,7 @@ class Fit(PreFilterPlugin, FilterPlugin, ResourceAllocationScoring):
                    ratio_by_type=features.has("fit-args-requested-to-capacity-ratio"))
 
     def pre_filter(self, state, pod):
-        state.write(PRE_FILTER_KEY, pod.requests)
+        state.write(PRE_FILTER_KEY, pod.spec_requests)   # computePodResourceRequest: no status resources
         return None, None
 
     def filter(self, state, pod, node_info):

@@ -18,18 +18,16 @@ def is_extended_resource(name: str) -> bool:
 
 
 def pod_request(pod, resource: str, use_requested: bool) -> int:
-    """calculatePodResourceRequest: non-zero cpu/memory defaults unless use_requested."""
-    if not use_requested:
-        if resource == "cpu":
-            return pod.score_cpu
-        if resource == "memory":
-            return pod.score_memory
-    return pod.requests.get(resource, 0)
+    """calculatePodResourceRequest: BalancedAllocation's (use_requested) counts pod-level and status resources;
+    NodeResourcesFit's has non-zero cpu/memory defaults and neither (Pod.score_requests)."""
+    if use_requested:
+        return pod.requests.get(resource, 0)
+    return pod.score_requests.get(resource, 0)
 
 
 # What a scorer counts for the pods already on a node (kube's useRequested: Requested, else NonZeroRequested,
-# which 1.36 sums as the incoming pod's own non-zero requests: versions' non-zero-requests-summed).
-REQUESTED, NONZERO, NONZERO_SUMMED = "requested", "nonzero", "score"
+# which 1.36 sums as PodInfo.CalculateResource's Non0CPU/Non0Mem: versions' non-zero-requests-summed).
+REQUESTED, NONZERO, NONZERO_SUMMED = "requested", "nonzero", "summed_nonzero"
 
 
 def allocatable_and_requested(node_info, resource: str, pod_req: int, counted: str):
