@@ -110,9 +110,18 @@ def parse_quantity(text) -> Fraction:
     return _parse(text)[0]
 
 
+def quantity_format(text) -> str:
+    """A quantity's format: "DecimalSI", "DecimalExponent" or "BinarySI" (what a sum of quantities keeps)."""
+    return _parse(text)[1]
+
+
 def canonical(text) -> str:
     """``Quantity.String()``: the canonical form kube prints (e.g. "-0.5" -> "-500m", "2048Ki" -> "2Mi")."""
-    value, fmt = _parse(text)
+    return format_quantity(*_parse(text))
+
+
+def format_quantity(value: Fraction, fmt: str) -> str:
+    """``Quantity.String()`` of a value in a format (see ``canonical``)."""
     if value == 0:
         return "0"
     sign, value = ("-" if value < 0 else ""), abs(value)

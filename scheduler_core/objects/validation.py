@@ -16,7 +16,9 @@ from .errors import ParseError
 from .field import forbidden, invalid, not_supported, required, too_long
 from .identifiers import (is_dns1035_label, is_dns1123_label, is_dns1123_subdomain, is_extended_resource_name,
                           is_qualified_name, is_valid_label_value)
-from .quantity import QuantityError, canonical, parse_quantity, resource_amount
+from .pod import is_supported_pod_level_resource
+from .quantity import (QuantityError, canonical, format_quantity, parse_quantity, quantity_format,
+                       resource_amount)
 
 TOTAL_ANNOTATION_SIZE_LIMIT = 256 * 1024
 NEGATIVE = "must be greater than or equal to 0"
@@ -204,6 +206,147 @@ def _validate_container(c, path: str, errs: list) -> None:
                                            f"{canonical(res['limits'][name])}"))
 
 
+# helper.IsStandardResourceName's names without a "/" (hugepages-* aside)
+STANDARD_RESOURCES = ("cpu", "memory", "ephemeral-storage", "requests.cpu", "requests.memory",
+                      "requests.ephemeral-storage", "limits.cpu", "limits.memory", "limits.ephemeral-storage", "pods",
+                      "quota", "services", "replicationcontrollers", "resourcequotas", "secrets", "configmaps",
+                      "persistentvolumeclaims", "storage", "requests.storage", "services.nodeports",
+                      "services.loadbalancers")
+SUPPORTED_POD_LEVEL_RESOURCES = ("cpu", "hugepages-", "memory")   # sets.List(SupportedPodLevelResources())
+
+
+def _pod_resource_name(name: str, path: str, errs: list) -> bool:
+    """validatePodResourceName: a qualified, standard name that pod-level resources support."""
+    before = len(errs)
+    errs.extend(invalid(path, name, m) for m in is_qualified_name(name))
+    if len(errs) == before and "/" not in name and name not in STANDARD_RESOURCES \
+            and not name.startswith("hugepages-"):
+        errs.append(invalid(path, name, "must be a standard resource type or fully qualified"))
+    if len(errs) == before and not is_supported_pod_level_resource(name):
+        errs.append(not_supported(path, name, SUPPORTED_POD_LEVEL_RESOURCES))
+    return len(errs) == before
+
+
+def _overcommit_allowed(name: str) -> bool:
+    """helper.IsOvercommitAllowed: a native resource that is not hugepages."""
+    return ("/" not in name or "kubernetes.io/" in name) and not name.startswith("hugepages-")
+
+
+def _aggregate(containers, init_containers, field: str) -> dict:
+    """AggregateContainerRequests / AggregateContainerLimits over the valid quantities of the containers'
+    ``field`` ("requests" or "limits"): {name: (value, format of the first quantity counted)}, the format being
+    what Quantity.Add keeps."""
+    def listed(c):
+        res = c.get("resources") if isinstance(c, dict) else None
+        raw = res.get(field) if isinstance(res, dict) else None
+        return {k: (parse_quantity(q), quantity_format(q)) for k, q in (raw if isinstance(raw, dict) else {}).items()
+                if not _invalid_quantity(q)}
+
+    def add(into, other):
+        for k, (v, fmt) in other.items():
+            into[k] = (into[k][0] + v, into[k][1]) if k in into else (v, fmt)
+
+    def peak(into, other):
+        for k, (v, fmt) in other.items():
+            if k not in into or v > into[k][0]:
+                into[k] = (v, fmt)
+
+    out, sidecars, init_peak = {}, {}, {}
+    for c in containers:
+        add(out, listed(c))
+    for c in init_containers:
+        mine = listed(c)
+        if isinstance(c, dict) and c.get("restartPolicy") == "Always":
+            add(out, mine)
+            add(sidecars, mine)
+            peak(init_peak, sidecars)
+        else:
+            entry = dict(mine)
+            add(entry, sidecars)
+            peak(init_peak, entry)
+    peak(out, init_peak)
+    return out
+
+
+def _invalid_quantity(q) -> bool:
+    try:
+        parse_quantity(q)
+    except QuantityError:
+        return True
+    return False
+
+
+def _validate_pod_resources(spec: dict, errs: list) -> None:
+    """validatePodResources (PodLevelResources): ``spec.resources`` names cpu, memory or hugepages-* with valid
+    quantities, requests not above limits (hugepages equal to them), no claims, not on a windows pod, requests
+    at least the containers' aggregate, limits at least each container's (and the aggregate's for hugepages)."""
+    res = spec.get("resources")
+    if res is None:
+        return
+    path = "spec.resources"
+    os_name = (spec.get("os") or {}).get("name") if isinstance(spec.get("os"), dict) else None
+    if os_name == "windows":
+        errs.append(forbidden(path, "may not be set for a windows pod"))
+        return
+    if not isinstance(res, dict):
+        return
+    if res.get("claims") is not None:
+        errs.append(forbidden(f"{path}.claims", "claims may not be set for Resources at pod-level"))
+    raw_limits = res.get("limits") if isinstance(res.get("limits"), dict) else {}
+    raw_requests = res.get("requests") if isinstance(res.get("requests"), dict) else {}
+    cpu_or_memory = hugepages = False
+    limits = {}
+    for name, q in raw_limits.items():
+        at = f"{path}.limits[{name}]"
+        _pod_resource_name(name, at, errs)
+        value = _quantity(name, q, at, errs)
+        if value is not None:
+            limits[name] = value
+        hugepages = hugepages or name.startswith("hugepages-")
+        cpu_or_memory = cpu_or_memory or name in ("cpu", "memory")
+    requests = {}
+    for name, q in raw_requests.items():
+        at = f"{path}.requests[{name}]"
+        _pod_resource_name(name, at, errs)
+        value = _quantity(name, q, at, errs)
+        if value is not None:
+            requests[name] = value
+        if name in raw_limits:
+            if value is not None and name in limits:
+                if value != limits[name] and not _overcommit_allowed(name):
+                    errs.append(invalid(f"{path}.requests", canonical(q), f"must be equal to {name} limit of "
+                                                                          f"{canonical(raw_limits[name])}"))
+                elif value > limits[name]:
+                    errs.append(invalid(f"{path}.requests", canonical(q), f"must be less than or equal to {name} "
+                                                                          f"limit of {canonical(raw_limits[name])}"))
+        elif not _overcommit_allowed(name):
+            errs.append(required(f"{path}.limits", "Limit must be set for non overcommitable resources"))
+        hugepages = hugepages or name.startswith("hugepages-")
+        cpu_or_memory = cpu_or_memory or name in ("cpu", "memory")
+    if hugepages and not cpu_or_memory:
+        errs.append(forbidden(path, "HugePages require cpu or memory"))
+    containers = [c for c in spec.get("containers") or () if isinstance(c, dict)] \
+        if isinstance(spec.get("containers"), list) else []
+    init = [c for c in spec.get("initContainers") or () if isinstance(c, dict)] \
+        if isinstance(spec.get("initContainers"), list) else []
+    for name, (value, fmt) in _aggregate(containers, init, "requests").items():
+        if name in requests and value > requests[name]:
+            errs.append(invalid(f"{path}.requests[{name}]", canonical(raw_requests[name]),
+                                f"must be greater than or equal to aggregate container requests of "
+                                f"{format_quantity(value, fmt)}"))
+    for name, (value, fmt) in _aggregate(containers, init, "limits").items():
+        if name.startswith("hugepages-") and name in limits and value > limits[name]:
+            errs.append(invalid(f"{path}.limits[{name}]", canonical(raw_limits[name]),
+                                f"must be greater than or equal to aggregate container limits of "
+                                f"{format_quantity(value, fmt)}"))
+    for i, c in enumerate(containers):
+        c_limits = (c.get("resources") or {}).get("limits") if isinstance(c.get("resources"), dict) else None
+        for name, q in (c_limits if isinstance(c_limits, dict) else {}).items():
+            if name in limits and not _invalid_quantity(q) and parse_quantity(q) > limits[name]:
+                errs.append(invalid(f"{path}.containers[{i}][{name}].limits", canonical(q),
+                                    f"must be less than or equal to pod limits of {canonical(raw_limits[name])}"))
+
+
 # -- kinds ------------------------------------------------------------------------------------------
 def _validate_pod(raw: dict, errs: list) -> None:
     spec = raw.get("spec")
@@ -213,6 +356,7 @@ def _validate_pod(raw: dict, errs: list) -> None:
         items = spec.get(field)
         for i, c in enumerate(items if isinstance(items, list) else ()):
             _validate_container(c, f"spec.{field}[{i}]", errs)
+    _validate_pod_resources(spec, errs)
     validate_resource_list(spec.get("overhead"), "spec.overhead", errs, key_style=True)
     node_name = spec.get("nodeName")
     if isinstance(node_name, str) and node_name:
