@@ -354,6 +354,7 @@ IMPLEMENTED_GATES = {
     "NodeDeclaredFeatures": (True, False),
     "MatchLabelKeysInPodTopologySpread": (True,),
     "MatchLabelKeysInPodTopologySpreadSelectorMerge": (True,),
+    "GenericWorkload": (False,),
     "GangScheduling": (False,),
     "TopologyAwareWorkloadScheduling": (False,),
 }
