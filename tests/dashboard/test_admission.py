@@ -218,3 +218,25 @@ def test_the_rest_api_pages_and_generator_keep_the_bytes_quota_as_the_kubernetes
     # deletes and a scenario load keep the counter with the rows
     Pod.objects.filter(cluster=cluster, name__startswith="gen-").delete()
     assert StoreCounter.objects.get(cluster=cluster).bytes == _used_bytes(cluster)
+
+
+def test_pod_level_resources_are_checked_and_counted_by_every_writer(small, api):
+    """spec.resources (PodLevelResources): the pages, the REST API and the Kubernetes API refuse pod-level
+    requests below the containers' sum in kube-apiserver's words, and store a valid one, whose cpu the pod's
+    columns count."""
+    cluster, token = small
+    editor = page_client(make_user("editor", "editor"))
+    low = pod("low", resources={"requests": {"cpu": "100m"}})
+    low["spec"]["containers"][0]["resources"] = {"requests": {"cpu": "500m"}}
+    message = ('spec.resources.requests[cpu]: Invalid value: "100m": must be greater than or equal to aggregate '
+               'container requests of 500m')
+    resp = editor.post(f"/clusters/{cluster.name}/new/pod/", {"manifest": json.dumps(low, indent=1)})
+    assert resp.context["form"].errors["manifest"][0].endswith(message)
+    status, answer = k8s(cluster, token, "POST", PODS, low)
+    assert (status, answer["message"]) == (422, f'Pod "low" is invalid: {message}')
+    r = api.post(f"/api/clusters/{cluster.name}/pods/", low, format="json")
+    assert r.status_code in (400, 422) and "must be greater than or equal to aggregate" in r.content.decode()
+    fine = dict(low, spec=dict(low["spec"], resources={"requests": {"cpu": "2"}}))
+    assert k8s(cluster, token, "POST", PODS, fine)[0] == 201
+    stored = Pod.objects.get(cluster=cluster, name="low")
+    assert stored.raw["spec"]["resources"] == {"requests": {"cpu": "2"}} and stored.cpu_m == 2000
