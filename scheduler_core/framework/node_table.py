@@ -18,8 +18,8 @@ import numpy as np
 
 EXACT_LIMIT = 2**53
 _COLUMNS = ("alloc_cpu", "alloc_memory", "alloc_ephemeral", "alloc_pods", "req_cpu", "req_memory", "req_ephemeral",
-            "nonzero_cpu", "nonzero_memory", "summed_nonzero_cpu", "summed_nonzero_memory", "pod_count", "unschedulable",
-            "hard_taints", "prefer_taints", "has_images", "generation", "_wide")
+            "nonzero_cpu", "nonzero_memory", "summed_nonzero_cpu", "summed_nonzero_memory", "pod_count",
+            "unschedulable", "hard_taints", "prefer_taints", "has_images", "generation", "_wide")
 MAX_INDEXES = 256
 HARD_EFFECTS = ("NoSchedule", "NoExecute")
 

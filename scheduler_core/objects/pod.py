@@ -177,7 +177,7 @@ def _resize_state(status: dict, conditions) -> ResizeState | None:
             actuated = (parse_resource_list(res.get("requests"), f"{path}.resources.requests")
                         if res is not None else None)
             allocated = parse_resource_list(cs.get("allocatedResources"), f"{path}.allocatedResources")
-            containers.setdefault(cs.get("name", ""), (actuated, allocated))
+            containers[cs.get("name", "")] = (actuated, allocated)   # a later status of a name wins, as in Go
     pod_res = expect(status.get("resources"), dict, "status.resources", "object")
     pod_actuated = (parse_resource_list(pod_res.get("requests"), "status.resources.requests")
                     if pod_res is not None else None)
