@@ -36,8 +36,10 @@ def container(name: str, requests=None, limits=None, image: str = "registry.k8s.
     return {"name": name, "image": image, "resources": res}
 
 
-def pod(name: str, containers, resources=None, node: str = "") -> dict:
+def pod(name: str, containers, resources=None, node: str = "", priority_class: str = "") -> dict:
     spec = {"containers": containers, "terminationGracePeriodSeconds": 0}
+    if priority_class:
+        spec["priorityClassName"] = priority_class
     if resources:
         spec["resources"] = resources
     if node:
@@ -109,6 +111,12 @@ SCENARIOS = {
         [(pod("shrinking", [container("app", {"cpu": "1"})], node="n1"),
           resized("app", "1", "3", "1", {"type": "PodResizeInProgress"}))],
         pod("next", [container("app", {"cpu": "1500m"})])),
+    "plr04-preempt-pod-level-victim": (
+        "Preemption on a node whose low-priority pod holds its pod-level cpu 3 (its container asks 1): removing it "
+        "frees 3.",
+        [("n1", "4", "16Gi")],
+        [(pod("batch", [container("app", {"cpu": "1"})], {"requests": {"cpu": "3"}}, node="n1"), RUNNING)],
+        pod("urgent", [container("app", {"cpu": "2"})], priority_class="high")),
     "rsz05-pod-level-resize": (
         "A pod whose pod-level cpu is being resized down (spec 1, still running with 3): its pod-level status "
         "resources count (InPlacePodLevelResourcesVerticalScaling).",
@@ -145,8 +153,9 @@ def _wait(predicate, what: str, timeout: float = 60.0):
     raise TimeoutError(f"timed out waiting for {what}")
 
 
-def _decision(core, name: str, log: Path) -> dict:
-    """The pending pod's decision once the scheduler made it: bound node or FailedScheduling message, scores."""
+def _decision(core, name: str, log: Path, bound_names) -> dict:
+    """The pending pod's decision once the scheduler made it: bound node or FailedScheduling message (and the
+    node it was nominated to, with the victims: the bound pods that went before it was bound), scores."""
     def decided():
         p = _stored(core, "Pod", name)
         if p["spec"].get("nodeName"):
@@ -157,23 +166,34 @@ def _decision(core, name: str, log: Path) -> dict:
         return None
     p = _wait(decided, f"a decision on {name}")
     key = f"{NAMESPACE}/{name}"
-    scores = {}
-    for pod_key, plugin, node, score in SCORE_LINE.findall(log.read_text(errors="replace")):
+    bound = p["spec"].get("nodeName")
+    scores = {}   # an attempt that found no node scored none (the log's later lines are later attempts')
+    for pod_key, plugin, node, score in SCORE_LINE.findall(log.read_text(errors="replace")) if bound else ():
         if pod_key == key:
             scores.setdefault(node, {})[plugin] = {"weighted": int(score)}
     for per_plugin in scores.values():
         per_plugin["_total"] = sum(v["weighted"] for v in per_plugin.values())
-    bound = p["spec"].get("nodeName")
     message = None
     if not bound:
         message = next(c["message"] for c in p["status"]["conditions"] if c.get("type") == "PodScheduled")
     top = max((s["_total"] for s in scores.values()), default=None)
-    return {"pod": key, "priority": p["spec"].get("priority", 0), "bound_node": bound or None,
-            "unschedulable": not bound, "message": message, "scoring_run_by_scheduler": bool(scores),
-            "feasible_nodes": sorted(scores) if scores else ([bound] if bound else []),
-            "top_nodes": sorted(n for n, s in scores.items() if s["_total"] == top) if scores else
-            ([bound] if bound else []),
-            "top_score": top, "scores": scores}
+    preemption = None
+    nominated = (p.get("status") or {}).get("nominatedNodeName")
+    if not bound and nominated:
+        after = _wait(lambda: _stored(core, "Pod", name)["spec"].get("nodeName"), f"{name} bound after preemption")
+        left = {q["metadata"]["name"] for q in json.loads(core.list_namespaced_pod(
+            NAMESPACE, _preload_content=False).data)["items"]}
+        preemption = {"nominated_node": nominated, "bound_node_after": after,
+                      "victims": sorted(f"{NAMESPACE}/{b}" for b in bound_names if b not in left)}
+    decision = {"pod": key, "priority": p["spec"].get("priority", 0), "bound_node": bound or None,
+                "unschedulable": not bound, "message": message, "scoring_run_by_scheduler": bool(scores),
+                "feasible_nodes": sorted(scores) if scores else ([bound] if bound else []),
+                "top_nodes": sorted(n for n, s in scores.items() if s["_total"] == top) if scores else
+                ([bound] if bound else []),
+                "top_score": top, "scores": scores}
+    if preemption:
+        decision["preemption"] = preemption
+    return decision
 
 
 def run_scenario(name: str, work: Path) -> tuple[dict, dict]:
@@ -185,6 +205,8 @@ def run_scenario(name: str, work: Path) -> tuple[dict, dict]:
         api = kconfig.new_client_from_config(str(cp.kubeconfig))
         core = kclient.CoreV1Api(api)
         ensure_namespace(api, NAMESPACE)
+        kclient.SchedulingV1Api(api).create_priority_class(
+            {"metadata": {"name": "high"}, "value": 1000, "description": "the preemptors of these scenarios"})
         for node, cpu, memory in nodes:
             add_ready_node(api, node, cpu=cpu, memory=memory)
         for body, status in bound:
@@ -195,7 +217,8 @@ def run_scenario(name: str, work: Path) -> tuple[dict, dict]:
                     "nodes": [_stored(core, "Node", n) for n, _c, _m in nodes],
                     "pods": [_stored(core, "Pod", b["metadata"]["name"]) for b, _s in bound]}
         core.create_namespaced_pod(NAMESPACE, pending)
-        decision = _decision(core, pending["metadata"]["name"], cp.scheduler_log)
+        decision = _decision(core, pending["metadata"]["name"], cp.scheduler_log,
+                             [b["metadata"]["name"] for b, _s in bound])
         stored_pending = _stored(core, "Pod", pending["metadata"]["name"])
         stored_pending["spec"].pop("nodeName", None)
         stored_pending["status"] = {"phase": "Pending"}
