@@ -63,6 +63,7 @@ from .framework.cycle_state import CycleState
 from .framework.node_info import NodeInfo
 from .framework.status import Code
 from .objects import Node, Pod, tolerates_taint
+from .objects.pod import is_supported_pod_level_resource
 from .objects.selectors import requirement_matches
 from .plugins import names
 from .plugins.helper.volume import (ANN_BIND_COMPLETED, NOT_SUPPORTED_PROVISIONER, access_modes_satisfied,
@@ -337,8 +338,9 @@ def node_variant(node, name=None, labels=None, unschedulable=None, taints=None, 
 def pod_with_requests(pod, targets: dict):
     """A copy of the pod whose total request (kube's PodRequests) of each resource is the target.
 
-    The whole amount, less the pod overhead, goes to the first container and every other container's
-    request of that resource is dropped. None when a target is below the overhead or there is no container.
+    The whole amount, less the pod overhead, goes to the pod-level request when the pod has one for that resource
+    (``spec.resources.requests``), else to the first container, and every container's request of that resource is
+    dropped. None when a target is below the overhead or there is no container.
     """
     overhead = pod.overhead
     if not (pod.raw.get("spec") or {}).get("containers") or any(v < overhead.get(r, 0) for r, v in targets.items()):
@@ -352,6 +354,9 @@ def pod_with_requests(pod, targets: dict):
                     reqs = (c.get("resources") or {}).get("requests")
                     if isinstance(reqs, dict):
                         reqs.pop(r, None)
+            if r in pod.pod_level_requests and is_supported_pod_level_resource(r):
+                spec["resources"]["requests"][r] = _exact_quantity(r, total - overhead.get(r, 0))
+                continue
             resources = containers[0].get("resources")
             if not isinstance(resources, dict):
                 resources = containers[0]["resources"] = {}

@@ -105,6 +105,17 @@ def test_lowering_requests_fits_one_then_all():
     assert [s.nodes for s in per_node] == [["a"], ["c"], ["b"]]   # smallest shortfall first
 
 
+def test_lowering_a_pod_level_request_edits_spec_resources():
+    """At 1.36 a pod-level request is the pod's total: the lowered one goes to spec.resources."""
+    nodes = [node("a", cpu="1")]
+    web = pod("web", cpu="200m", resources={"requests": {"cpu": "800m"}})
+    got = run(nodes, [web], [pod("x", cpu="500m", node_name="a")], kubeVersion="1.36")["web"]
+    assert texts(by_kind(got, "request")) == ["lowering the pod's cpu request from 800m to 500m would fit 1 node (a)"]
+    lowered = pod_with_requests(Pod(web), {"cpu": 500})
+    assert lowered.raw["spec"]["resources"] == {"requests": {"cpu": "500m"}}
+    assert lowered.requests == {"cpu": 500}
+
+
 def test_lowering_two_resources_at_once():
     got = run([node("a", cpu="1", memory="2Gi")], [pod("web", cpu="800m", memory="2Gi")],
               [pod("x", cpu="500m", memory="1536Mi", node_name="a")])["web"]
