@@ -257,7 +257,7 @@ class Pod:
     __slots__ = ("raw", "uid", "name", "namespace", "labels", "annotations", "owner_references",
                  "priority", "preemption_policy", "scheduler_name", "node_name", "nominated_node_name",
                  "phase", "deletion_timestamp", "start_time", "conditions", "containers",
-                 "init_containers", "overhead", "pod_level_requests", "pod_level_limits", "resize", "requests",
+                 "init_containers", "overhead", "pod_level_requests", "resize", "requests",
                  "spec_requests", "score_requests", "summed_nonzero_cpu", "summed_nonzero_memory",
                  "nonzero_cpu", "nonzero_memory", "host_ports", "tolerations", "node_selector",
                  "required_node_affinity", "preferred_node_affinity", "affinity_required",
@@ -324,7 +324,6 @@ class Pod:
         """
         res = expect(spec.get("resources"), dict, "spec.resources", "object") or {}
         self.pod_level_requests = parse_resource_list(res.get("requests"), "spec.resources.requests")
-        self.pod_level_limits = parse_resource_list(res.get("limits"), "spec.resources.limits")
         self.resize = _resize_state(status, self.conditions)
         parts = (self.containers, self.init_containers, self.overhead)
         spec_level = self._pod_level(None)
@@ -358,12 +357,6 @@ class Pod:
             return supported
         effective = resize.effective(self.pod_level_requests, resize.pod_actuated, resize.pod_allocated)
         return {k: effective.get(k, 0) for k in supported}
-
-    @property
-    def has_pod_level_resources(self) -> bool:
-        """resource.IsPodLevelResourcesSet: spec.resources names a supported resource."""
-        return any(is_supported_pod_level_resource(k)
-                   for k in (*self.pod_level_requests, *self.pod_level_limits))
 
     def without_newer_resources(self) -> "Pod":
         """The pod as kube-scheduler v1.30 reads it: without ``spec.resources`` (a field v1.30's Pod does not
