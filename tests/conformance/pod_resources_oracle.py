@@ -18,7 +18,6 @@ import json
 import re
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 from tests.envtest import ControlPlane, add_ready_node, ensure_namespace
@@ -143,56 +142,63 @@ def _stored(core, kind: str, name: str) -> dict:
     return obj
 
 
-def _wait(predicate, what: str, timeout: float = 60.0):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.1)
-    raise TimeoutError(f"timed out waiting for {what}")
+def _watched_states(api, core, name: str, resource_version: str):
+    """The pending pod's states as the apiserver wrote them after ``resource_version``, in order (a watch, so
+    that a failed attempt is seen even when the pod is bound right after)."""
+    from kubernetes import watch
+    w = watch.Watch()
+    for event in w.stream(core.list_namespaced_pod, NAMESPACE, field_selector=f"metadata.name={name}",
+                          resource_version=resource_version, timeout_seconds=120):
+        yield api.sanitize_for_serialization(event["object"])
 
 
-def _decision(core, name: str, log: Path, bound_names) -> dict:
-    """The pending pod's decision once the scheduler made it: bound node or FailedScheduling message (and the
-    node it was nominated to, with the victims: the bound pods that went before it was bound), scores."""
-    def decided():
-        p = _stored(core, "Pod", name)
-        if p["spec"].get("nodeName"):
-            return p
-        for cond in (p.get("status") or {}).get("conditions") or ():
-            if cond.get("type") == "PodScheduled" and cond.get("status") == "False" and cond.get("message"):
-                return p
-        return None
-    p = _wait(decided, f"a decision on {name}")
+def _failed(state: dict):
+    """The PodScheduled=False condition's message of a pod state, or None."""
+    for cond in (state.get("status") or {}).get("conditions") or ():
+        if cond.get("type") == "PodScheduled" and cond.get("status") == "False" and cond.get("message"):
+            return cond["message"]
+    return None
+
+
+def _decision(api, core, created: dict, log: Path, bound_names) -> dict:
+    """The pending pod's first decision: bound node or FailedScheduling message (and the node it was nominated to,
+    with the victims: the bound pods that went before it was bound), scores."""
+    name = created["metadata"]["name"]
     key = f"{NAMESPACE}/{name}"
-    bound = p["spec"].get("nodeName")
+    bound = message = nominated = after = None
+    for state in _watched_states(api, core, name, created["metadata"]["resourceVersion"]):
+        node = state["spec"].get("nodeName")
+        if message is None and node:
+            bound = node
+            break
+        if message is None:
+            message = _failed(state)
+            nominated = (state.get("status") or {}).get("nominatedNodeName") if message else None
+            if message and not nominated:
+                break
+        elif node:
+            after = node
+            break
+    if bound is None and message is None:
+        raise TimeoutError(f"no decision on {name}")
     scores = {}   # an attempt that found no node scored none (the log's later lines are later attempts')
     for pod_key, plugin, node, score in SCORE_LINE.findall(log.read_text(errors="replace")) if bound else ():
         if pod_key == key:
             scores.setdefault(node, {})[plugin] = {"weighted": int(score)}
     for per_plugin in scores.values():
         per_plugin["_total"] = sum(v["weighted"] for v in per_plugin.values())
-    message = None
-    if not bound:
-        message = next(c["message"] for c in p["status"]["conditions"] if c.get("type") == "PodScheduled")
     top = max((s["_total"] for s in scores.values()), default=None)
-    preemption = None
-    nominated = (p.get("status") or {}).get("nominatedNodeName")
-    if not bound and nominated:
-        after = _wait(lambda: _stored(core, "Pod", name)["spec"].get("nodeName"), f"{name} bound after preemption")
-        left = {q["metadata"]["name"] for q in json.loads(core.list_namespaced_pod(
-            NAMESPACE, _preload_content=False).data)["items"]}
-        preemption = {"nominated_node": nominated, "bound_node_after": after,
-                      "victims": sorted(f"{NAMESPACE}/{b}" for b in bound_names if b not in left)}
-    decision = {"pod": key, "priority": p["spec"].get("priority", 0), "bound_node": bound or None,
+    decision = {"pod": key, "priority": created["spec"].get("priority", 0), "bound_node": bound,
                 "unschedulable": not bound, "message": message, "scoring_run_by_scheduler": bool(scores),
                 "feasible_nodes": sorted(scores) if scores else ([bound] if bound else []),
                 "top_nodes": sorted(n for n, s in scores.items() if s["_total"] == top) if scores else
                 ([bound] if bound else []),
                 "top_score": top, "scores": scores}
-    if preemption:
-        decision["preemption"] = preemption
+    if nominated:
+        left = {q["metadata"]["name"] for q in json.loads(core.list_namespaced_pod(
+            NAMESPACE, _preload_content=False).data)["items"]}
+        decision["preemption"] = {"nominated_node": nominated, "bound_node_after": after,
+                                  "victims": sorted(f"{NAMESPACE}/{b}" for b in bound_names if b not in left)}
     return decision
 
 
@@ -216,9 +222,8 @@ def run_scenario(name: str, work: Path) -> tuple[dict, dict]:
         scenario = {"name": name, "description": description, "kubeVersion": "1.36",
                     "nodes": [_stored(core, "Node", n) for n, _c, _m in nodes],
                     "pods": [_stored(core, "Pod", b["metadata"]["name"]) for b, _s in bound]}
-        core.create_namespaced_pod(NAMESPACE, pending)
-        decision = _decision(core, pending["metadata"]["name"], cp.scheduler_log,
-                             [b["metadata"]["name"] for b, _s in bound])
+        created = _raw(core.create_namespaced_pod(NAMESPACE, pending, _preload_content=False))
+        decision = _decision(api, core, created, cp.scheduler_log, [b["metadata"]["name"] for b, _s in bound])
         stored_pending = _stored(core, "Pod", pending["metadata"]["name"])
         stored_pending["spec"].pop("nodeName", None)
         stored_pending["status"] = {"phase": "Pending"}
