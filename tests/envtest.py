@@ -390,8 +390,8 @@ def ensure_namespace(api_client, name: str) -> None:
 
 
 class FakeKubelet:
-    """Marks bound pods Running (phase, Ready condition, a pod IP) as their kubelet would, from a watch of pods,
-    in a thread; reconnects when the apiserver goes away."""
+    """Marks bound pods Running (phase, Ready condition, a pod IP) and finishes the graceful deletion of bound pods
+    as their kubelet would, from a watch of pods, in a thread; reconnects when the apiserver goes away."""
 
     def __init__(self, api_client):
         from kubernetes import client as kclient
@@ -427,7 +427,13 @@ class FakeKubelet:
                 self.stop_event.wait(0.5)
 
     def _maybe_run(self, p) -> None:
-        if not p.spec.node_name or (p.status and p.status.phase == "Running") or p.metadata.deletion_timestamp:
+        if p.spec.node_name and p.metadata.deletion_timestamp:   # its containers stopped: the deletion finishes
+            try:
+                self.core.delete_namespaced_pod(p.metadata.name, p.metadata.namespace, grace_period_seconds=0)
+            except Exception:
+                pass
+            return
+        if not p.spec.node_name or (p.status and p.status.phase == "Running"):
             return
         key = (p.metadata.namespace, p.metadata.name, p.metadata.uid)
         now = _now()
