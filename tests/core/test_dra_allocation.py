@@ -240,3 +240,35 @@ def test_cel_runtime_error_is_a_scheduler_error_in_the_golden_document():
     assert (d["unschedulable"], d["condition_reason"]) == (True, "SchedulerError")
     assert d["message"] == ('running "DynamicResources" filter plugin: claim ml/c: selector #0: CEL runtime error: '
                             'no such key: nope')
+
+
+def test_scheduler_core_runs_without_cel_python_when_no_dra_object_is_used():
+    """cel-python is imported on the first selector only: with it unimportable, scheduler_core imports and a
+    non-DRA cluster schedules at 1.30 and 1.36; a DeviceClass selector then fails for want of it."""
+    import os
+    import subprocess
+    import sys
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    code = """
+import sys
+sys.modules["celpy"] = None   # import celpy raises ImportError
+import scheduler_core
+from scheduler_core.cluster.simulated import SimulatedCluster
+from scheduler_core.objects import Node, Pod
+from scheduler_core.scheduler import Scheduler
+node = {"metadata": {"name": "n1"}, "status": {"allocatable": {"cpu": "1", "pods": "10"}}}
+for version in ("1.30", "1.36"):
+    cluster = SimulatedCluster([Node(node)])
+    sched = Scheduler(cluster, kube_version=version)
+    cluster.add_pod(Pod({"metadata": {"name": "p", "namespace": "default"}, "spec": {"containers": [{"name": "c"}]}}))
+    sched.run_until_idle()
+    assert cluster.get_pod("default", "p").node_name == "n1"
+from scheduler_core.dra.cel import compile_selector
+try:
+    compile_selector("true")
+except ImportError:
+    print("ok")
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=root)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["ok"]

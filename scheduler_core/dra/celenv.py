@@ -1,0 +1,322 @@
+"""The CEL environment of DRA's device selectors on cel-python (see cel.py, which imports this module on first
+use): kube's functions and equality, the ``device`` variable, ``cel.bind``, compiled programs and cel-go's compile
+errors."""
+from __future__ import annotations
+
+import re
+from fractions import Fraction
+
+import celpy
+from celpy import celtypes as ct
+from celpy.evaluation import CELEvalError, Evaluator
+
+from ..objects.quantity import QuantityError, parse_quantity
+from .cel import SEMVER, CELError, Quantity, Semver
+
+
+def _cmp(a, b) -> int:
+    return (a > b) - (a < b)
+
+
+def _same_type(name, a, b):
+    if type(a) is not type(b) or not isinstance(a, (Semver, Quantity)):
+        raise CELError(f"no such overload: {name}")
+    return (a.value, b.value) if isinstance(a, Quantity) else (a, b)
+
+
+def _semver(s):
+    return Semver(str(s))
+
+
+def _is_semver(s):
+    return ct.BoolType(SEMVER.match(str(s)) is not None)
+
+
+def _quantity(s):
+    try:
+        return Quantity(parse_quantity(str(s)))
+    except QuantityError as err:
+        raise CELError(str(err)) from None
+
+
+def _is_quantity(s):
+    try:
+        parse_quantity(str(s))
+        return ct.BoolType(True)
+    except QuantityError:
+        return ct.BoolType(False)
+
+
+def _compare_to(a, b):
+    x, y = _same_type("compareTo", a, b)
+    return ct.IntType(_cmp(x, y))
+
+
+def _is_greater_than(a, b):
+    x, y = _same_type("isGreaterThan", a, b)
+    return ct.BoolType(x > y)
+
+
+def _is_less_than(a, b):
+    x, y = _same_type("isLessThan", a, b)
+    return ct.BoolType(x < y)
+
+
+def _arith(sign):
+    def op(a, b):
+        if not isinstance(a, Quantity):
+            raise CELError("no such overload: add" if sign > 0 else "no such overload: sub")
+        other = b.value if isinstance(b, Quantity) else Fraction(int(b))
+        return Quantity(a.value + sign * other)
+    return op
+
+
+def _as_integer(q):
+    if not isinstance(q, Quantity) or q.value.denominator != 1 or abs(q.value) > 2**63 - 1:
+        raise CELError("cannot convert value to integer")
+    return ct.IntType(int(q.value))
+
+
+_NUMBERS = (ct.IntType, ct.UintType, ct.DoubleType)
+
+
+def _equals(a, b) -> bool:
+    """cel-go's heterogeneous equality: values of different types are unequal (numbers compare by value)."""
+    if isinstance(a, _NUMBERS) and isinstance(b, _NUMBERS):
+        return Fraction(a) == Fraction(b)
+    if isinstance(a, (Semver, Quantity)) or isinstance(b, (Semver, Quantity)):
+        return a == b
+    if type(a) is not type(b) and not (isinstance(a, str) and isinstance(b, str)):
+        return False
+    try:
+        return bool(a == b)
+    except TypeError:
+        return False
+
+
+def _error_of(a, b):
+    """An operand that is an evaluation error, which the comparison propagates."""
+    return a if isinstance(a, CELEvalError) else b if isinstance(b, CELEvalError) else None
+
+
+FUNCTIONS = {
+    "_==_": lambda a, b: _error_of(a, b) or ct.BoolType(_equals(a, b)),
+    "_!=_": lambda a, b: _error_of(a, b) or ct.BoolType(not _equals(a, b)),
+    "semver": _semver, "isSemver": _is_semver,
+    "major": lambda v: ct.IntType(v.major), "minor": lambda v: ct.IntType(v.minor),
+    "patch": lambda v: ct.IntType(v.patch),
+    "quantity": _quantity, "isQuantity": _is_quantity,
+    "sign": lambda q: ct.IntType(_cmp(q.value, 0)),
+    "isInteger": lambda q: ct.BoolType(q.value.denominator == 1),
+    "asInteger": _as_integer,
+    "asApproximateFloat": lambda q: ct.DoubleType(float(q.value)),
+    "add": _arith(1), "sub": _arith(-1),
+    "compareTo": _compare_to, "isGreaterThan": _is_greater_than, "isLessThan": _is_less_than,
+}
+
+
+# -- the device variable ------------------------------------------------------------------------------------
+class _DomainMap(ct.MapType):
+    """device.attributes / device.capacity: a domain the device lacks is an empty map."""
+
+    def __getitem__(self, key):
+        try:
+            return super().__getitem__(key)
+        except KeyError:
+            return ct.MapType()
+
+
+def qualified(name: str, driver: str):
+    """parseQualifiedName: (domain, id), the driver's domain for a bare id."""
+    domain, sep, ident = name.partition("/")
+    return (domain, ident) if sep else (driver, name)
+
+
+def attribute_value(attr: dict):
+    """A DeviceAttribute as a CEL value (semver for versions)."""
+    if "int" in attr:
+        return ct.IntType(int(attr["int"]))
+    if "bool" in attr:
+        return ct.BoolType(bool(attr["bool"]))
+    if "string" in attr:
+        return ct.StringType(attr["string"])
+    if "version" in attr:
+        return Semver(attr["version"])
+    raise CELError("unsupported attribute value")
+
+
+def device_activation(driver: str, device: dict) -> dict:
+    """The ``device`` variable for one ResourceSlice device (its raw dict)."""
+    attributes, capacity = {}, {}
+    for name, attr in (device.get("attributes") or {}).items():
+        domain, ident = qualified(name, driver)
+        try:
+            value = attribute_value(attr)
+        except CELError as err:
+            raise CELError(f"attribute {name}: {err}") from None
+        attributes.setdefault(ct.StringType(domain), {})[ct.StringType(ident)] = value
+    for name, cap in (device.get("capacity") or {}).items():
+        domain, ident = qualified(name, driver)
+        capacity.setdefault(ct.StringType(domain), {})[ct.StringType(ident)] = Quantity(parse_quantity(cap["value"]))
+    return {"device": ct.MapType({
+        ct.StringType("driver"): ct.StringType(driver),
+        ct.StringType("allowMultipleAllocations"): ct.BoolType(bool(device.get("allowMultipleAllocations"))),
+        ct.StringType("attributes"): _DomainMap({k: ct.MapType(v) for k, v in attributes.items()}),
+        ct.StringType("capacity"): _DomainMap({k: ct.MapType(v) for k, v in capacity.items()}),
+    })}
+
+
+def _runtime_text(err: CELEvalError) -> str:
+    """kube's (cel-go's) text for a cel-python evaluation error."""
+    args = err.args
+    msg = str(args[0]) if args else str(err)
+    cause = args[1] if len(args) > 1 else None
+    if cause is KeyError:
+        m = re.match(r"no such member in mapping: '(.*)'$", msg)
+        if m:
+            return f"no such key: {m.group(1)}"
+        detail = args[2] if len(args) > 2 and args[2] else ()
+        if msg == "no such key" and detail:
+            return f"no such key: {detail[0]}"
+    if cause is TypeError and "no matching overload" in msg:
+        return "no such overload"
+    return msg
+
+
+class Program:
+    """A compiled selector: ``matches(activation)`` is True/False or raises CELError (runtime error)."""
+
+    __slots__ = ("expression", "program", "error")
+
+    def __init__(self, expression: str, program=None, error: str | None = None):
+        self.expression = expression
+        self.program = program
+        self.error = error
+
+    def matches(self, activation) -> bool:
+        try:
+            result = self.program.evaluate(activation)
+        except CELEvalError as err:
+            raise CELError(_runtime_text(err)) from None
+        except CELError:
+            raise
+        except (TypeError, ValueError, ArithmeticError) as err:
+            raise CELError(str(err)) from None
+        if isinstance(result, CELEvalError):
+            raise CELError(_runtime_text(result))
+        if not isinstance(result, (bool, ct.BoolType)):
+            raise CELError(f"CEL result of type {type(result).__name__} could not be converted to bool")
+        return bool(result)
+
+
+class _Evaluator(Evaluator):
+    """cel-python's evaluator with the ``cel.bind(name, init, expr)`` macro of cel-go's bindings extension (in
+    kube's DRA environment since 1.31)."""
+
+    def sub_evaluator(self, ast):
+        return _Evaluator(ast, activation=self.activation)
+
+    def member_dot_arg(self, tree):
+        target, method = tree.children[:2]
+        if method.value == "bind" and len(tree.children) == 3 and _identifier(target) == "cel":
+            args = tree.children[2].children
+            name = _identifier(args[0]) if len(args) == 3 else None
+            if name is not None:
+                init = self.visit(args[1])
+                if isinstance(init, CELEvalError):
+                    return init
+                return self.sub_evaluator(args[2]).evaluate({name: init})
+        return super().member_dot_arg(tree)
+
+
+def _identifier(tree):
+    """The name of an expression that is a bare identifier, else None."""
+    idents = list(tree.find_data("ident")) if hasattr(tree, "find_data") else []
+    if len(idents) != 1 or any(t.data not in ("ident", "primary", "member", "unary", "multiplication", "addition",
+                                               "relation", "conditionaland", "conditionalor", "expr")
+                               for t in tree.iter_subtrees()):
+        return None
+    return idents[0].children[0].value
+
+
+class _Runner(celpy.InterpretedRunner):
+    def evaluate(self, context):
+        return _Evaluator(ast=self.ast, activation=self.new_activation()).evaluate(context)
+
+
+_ENV = celpy.Environment(runner_class=_Runner)
+
+
+# What cel-go's ANTLR parser expects where an operand is missing (after an operator, at the end).
+_OPERAND_EXPECTED = ("{'[', '{', '(', '.', '-', '!', 'true', 'false', 'null', NUM_FLOAT, NUM_INT, NUM_UINT, STRING, "
+                     "BYTES, IDENTIFIER}")
+_DECLARED = {"device"}                                             # the DRA environment's one variable
+_MACROS = {"all", "exists", "exists_one", "map", "filter"}        # x.m(v, ...): v is bound in the other arguments
+
+
+def _cel_error(expression: str, offset: int, message: str) -> str:
+    """One of cel-go's errors as common.Errors prints it: position, message, the source line and a caret."""
+    line_no = expression.count("\n", 0, offset) + 1
+    start = expression.rfind("\n", 0, offset) + 1
+    end = expression.find("\n", offset)
+    col = offset - start + 1
+    return (f"ERROR: <input>:{line_no}:{col}: {message}\n | {expression[start:end if end >= 0 else None]}"
+            f"\n | {'.' * (col - 1)}^")
+
+
+def _syntax_error(expression: str, err: celpy.CELParseError) -> str:
+    """cel-go's text for a syntax error: an operand missing at the end of the expression gets ANTLR's own words;
+    other errors keep cel-python's description at cel-go's position format."""
+    cause = err.__cause__ or err.__context__
+    token = getattr(cause, "token", None)
+    if token is not None and token.type == "$END" and "IDENT" in (getattr(cause, "expected", None) or ()):
+        return _cel_error(expression, len(expression),
+                          f"Syntax error: mismatched input '<EOF>' expecting {_OPERAND_EXPECTED}")
+    return str(err).splitlines()[0]
+
+
+def _undeclared(expression: str, tree) -> list:
+    """cel-go's checker errors for identifiers the DRA environment does not declare (``device`` only; macro and
+    ``cel.bind`` variables within their scope), in source order."""
+    found = []
+
+    def walk(node, bound):
+        if not hasattr(node, "data"):
+            return
+        if node.data == "ident":
+            token = node.children[0]
+            if token.value not in bound:
+                found.append((token.start_pos, token.value))
+            return
+        if node.data == "member_dot_arg" and len(node.children) == 3:
+            target, method, args = node.children
+            names = [_identifier(a) for a in getattr(args, "children", ())]
+            if method.value in _MACROS and len(names) >= 2 and names[0]:
+                walk(target, bound)
+                for a in args.children[1:]:
+                    walk(a, bound | {names[0]})
+                return
+            if method.value == "bind" and _identifier(target) == "cel" and len(names) == 3 and names[0]:
+                walk(args.children[1], bound)
+                walk(args.children[2], bound | {names[0]})
+                return
+        for child in node.children:
+            walk(child, bound)
+
+    walk(tree, frozenset(_DECLARED))
+    return [_cel_error(expression, pos, f"undeclared reference to '{name}' (in container '')")
+            for pos, name in sorted(found)]
+
+
+def compile_selector(expression: str) -> Program:
+    """The program for an expression, or one whose ``error`` says why it does not compile (kube's
+    ``compilation failed: `` and cel-go's errors, for syntax errors and undeclared references)."""
+    try:
+        ast = _ENV.compile(expression)
+    except celpy.CELParseError as err:
+        return Program(expression, error=f"compilation failed: {_syntax_error(expression, err)}")
+    undeclared = _undeclared(expression, ast)
+    if undeclared:
+        return Program(expression, error="compilation failed: " + "\n".join(undeclared))
+    return Program(expression, _ENV.program(ast, functions=FUNCTIONS))
+
