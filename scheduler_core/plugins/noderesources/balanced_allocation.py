@@ -31,6 +31,8 @@ def balanced_score(requested, allocatable, _weights) -> int:
 
 def balanced_score_batch(requested, allocatable, _weights):
     """balanced_score over columns (float64 in Go's operation order); a column of alloc 0 is skipped."""
+    if len(requested) == 2:
+        return _balanced_score_two(requested, allocatable)
     n = len(requested[0]) if requested else 0
     count = np.zeros(n, np.int64)
     total = np.zeros(n, np.float64)
@@ -64,6 +66,17 @@ def balanced_score_batch(requested, allocatable, _weights):
             d = f - mean
             ssum += np.where(ok, d * d, 0.0)
         std = np.where(many, np.sqrt(ssum / np.where(many, count, 1)), std)
+    return ((1 - std) * 100).astype(np.int64)
+
+
+def _balanced_score_two(requested, allocatable):
+    """balanced_score_batch of two resources (the default cpu and memory): |f0 - f1| / 2 where both columns have
+    allocatable, else 0."""
+    (r0, r1), (a0, a1) = requested, allocatable
+    ok0, ok1 = a0 != 0, a1 != 0
+    f0 = np.minimum(r0.astype(np.float64) / np.where(ok0, a0, 1).astype(np.float64), 1.0)
+    f1 = np.minimum(r1.astype(np.float64) / np.where(ok1, a1, 1).astype(np.float64), 1.0)
+    std = np.where(ok0 & ok1, np.abs((f0 - f1) / 2), 0.0)
     return ((1 - std) * 100).astype(np.int64)
 
 
