@@ -12,6 +12,8 @@ for a firstAvailable request the first subrequest that leads to a full solution 
 """
 from __future__ import annotations
 
+import itertools
+import json
 from fractions import Fraction
 
 from ..objects.quantity import canonical, parse_quantity
@@ -40,34 +42,62 @@ def format_device_id(did) -> str:
 
 
 class AllocatedState:
-    """The devices in use: dedicated ones, shared ones (consumable capacity) and their summed consumed capacity."""
+    """The devices in use: dedicated ones, shared ones (consumable capacity) and their summed consumed capacity.
+    Allocations can be taken out again, so one state can follow the claims from cycle to cycle; ``pool_versions``
+    changes for a pool whenever what is allocated in it does (a number never given twice; a pool absent from it
+    never had anything allocated)."""
 
-    __slots__ = ("devices", "shared", "capacity")
+    __slots__ = ("devices", "shared", "capacity", "pool_versions", "_capacity_uses")
 
     def __init__(self):
-        self.devices = set()
-        self.shared = set()
-        self.capacity = {}     # device id -> {capacity name: Fraction}
+        self.devices = {}         # device id -> number of allocations holding it (normally 1)
+        self.shared = {}          # (device id, share id) -> number of allocations holding it
+        self.capacity = {}        # device id -> {capacity name: Fraction}
+        self.pool_versions = {}   # (driver, pool) -> version
+        self._capacity_uses = {}  # device id -> number of allocations consuming its capacity
 
     def add_allocation(self, allocation: dict) -> None:
         """foreachAllocatedDevice: admin-access results do not count; shared results add consumed capacity."""
+        self._apply(allocation, 1)
+
+    def remove_allocation(self, allocation: dict) -> None:
+        """Take out an allocation added before."""
+        self._apply(allocation, -1)
+
+    def _apply(self, allocation: dict, sign: int) -> None:
         for res in ((allocation or {}).get("devices") or {}).get("results") or ():
             if res.get("adminAccess"):
                 continue
             did = device_id(res.get("driver", ""), res.get("pool", ""), res.get("device", ""))
+            self.pool_versions[did[:2]] = next(_VERSIONS)
             if res.get("shareID"):
-                self.shared.add((did, res["shareID"]))
+                _count(self.shared, (did, res["shareID"]), sign)
                 consumed = res.get("consumedCapacity")
                 if consumed:
                     agg = self.capacity.setdefault(did, {})
                     for name, q in consumed.items():
-                        agg[name] = agg.get(name, 0) + parse_quantity(q)
+                        agg[name] = agg.get(name, 0) + sign * parse_quantity(q)
+                    if not _count(self._capacity_uses, did, sign):
+                        del self.capacity[did]
                 continue
-            self.devices.add(did)
+            _count(self.devices, did, sign)
 
     def is_allocated(self, did) -> bool:
         """IsDeviceAllocated."""
         return did in self.devices or did in self.capacity or any(d == did for d, _ in self.shared)
+
+
+_VERSIONS = itertools.count(1)
+
+
+def _count(counts: dict, key, sign: int) -> int:
+    """Add ``sign`` to a count, dropping it at zero; returns the new count."""
+    n = counts.get(key, 0) + sign
+    if n:
+        counts[key] = n
+    else:
+        counts.pop(key, None)
+    return n
 
 
 # -- requests ------------------------------------------------------------------------------------------------
@@ -438,15 +468,51 @@ class _Constraint:
 
 
 # -- the allocator -------------------------------------------------------------------------------------------
-class Allocator:
-    """NewAllocator: slices split into per-node and shared ones; ``allocate`` per node."""
+class AllocationCache:
+    """Each node's pools and allocation results, kept across cycles. kube gathers the pools and runs the search
+    anew on every node in every cycle; the outcome depends only on the inputs this cache compares, so a node whose
+    inputs did not change gets the outcome it had: the ResourceSlices and DeviceClasses (the same stored objects:
+    the cluster replaces an object it changes, never edits it), the node (the same object), the claims' specs, and
+    what is allocated in the node's pools (AllocatedState.pool_versions). Errors are not kept. The
+    cache holds what it compares, so an object's id is not reused while an entry names it."""
 
-    def __init__(self, allocated: AllocatedState, classes: dict, slices, selector_cache: SelectorCache | None = None):
+    MAX_RESULTS = 100_000
+
+    def __init__(self):
+        self._inputs = None    # (slices, classes) the entries were computed from
+        self._input_ids = None
+        self.pools = {}        # node name -> (node, pools)
+        self.results = {}      # (node name, claims' specs) -> (node, its pools' versions, results or None)
+
+    def use_inputs(self, slices: list, classes: dict) -> None:
+        """Drop every entry unless ``slices`` and ``classes`` are the objects the entries were computed from."""
+        ids = (tuple(map(id, slices)), tuple((name, id(c)) for name, c in classes.items()))
+        if ids != self._input_ids:
+            self._inputs, self._input_ids = (slices, list(classes.values())), ids
+            self.pools.clear()
+            self.results.clear()
+
+    def store(self, key, entry) -> None:
+        if len(self.results) >= self.MAX_RESULTS:
+            self.results.clear()
+        self.results[key] = entry
+
+
+class Allocator:
+    """NewAllocator: slices split into per-node and shared ones; ``allocate`` per node. With ``cache`` (an
+    AllocationCache kept across cycles), a node's pools and results are reused while their inputs are unchanged."""
+
+    def __init__(self, allocated: AllocatedState, classes: dict, slices, selector_cache: SelectorCache | None = None,
+                 cache: AllocationCache | None = None):
         self.allocated = allocated
         self.selector_cache = selector_cache or SelectorCache()
         self._pools = {}       # node name -> its pools (gathered once a cycle)
         self.classes = classes
         self.all_slices = list(slices)
+        self.cache = cache
+        if cache is not None:
+            cache.use_inputs(self.all_slices, classes)
+        self._specs = {}       # ids of a list of claims -> (the claims, their specs as JSON)
         self.on_node, self.shared = {}, []
         for s in self.all_slices:
             spec = _spec(s)
@@ -457,14 +523,41 @@ class Allocator:
         self._available_counters = {}
 
     def allocate(self, node, claims: list):
-        """A list of allocation results (one per claim), None when they do not fit, or AllocationError."""
-        return _Run(self, node, claims).run()
+        """A list of allocation results (one per claim), None when they do not fit, or AllocationError. The
+        results may be shared with other calls: callers copy them before changing them."""
+        if self.cache is None:
+            return _Run(self, node, claims).run()
+        key = (node.name, self._specs_json(claims))
+        versions = self.allocated.pool_versions
+        allocated = tuple(versions.get((p.driver, p.name), 0) for p in self.pools_for(node))
+        hit = self.cache.results.get(key)
+        if hit is not None and hit[0] is node and hit[1] == allocated:
+            return hit[2]
+        results = _Run(self, node, claims).run()
+        self.cache.store(key, (node, allocated, results))
+        return results
+
+    def _specs_json(self, claims: list) -> tuple:
+        """What of the claims the search reads (their specs), as canonical JSON, computed once per list of claim
+        objects."""
+        ids = tuple(map(id, claims))
+        hit = self._specs.get(ids)
+        if hit is None or any(a is not b for a, b in zip(hit[0], claims)):
+            hit = self._specs[ids] = (list(claims), tuple(json.dumps(c.get("spec") or {}, sort_keys=True)
+                                                          for c in claims))
+        return hit[1]
 
     def pools_for(self, node) -> list:
         pools = self._pools.get(node.name)
         if pools is None:
-            pools = self._pools[node.name] = gather_pools(self.on_node.get(node.name, []) + self.shared, node,
-                                                          self.all_slices)
+            hit = self.cache.pools.get(node.name) if self.cache is not None else None
+            if hit is not None and hit[0] is node:
+                pools = hit[1]
+            else:
+                pools = gather_pools(self.on_node.get(node.name, []) + self.shared, node, self.all_slices)
+                if self.cache is not None:
+                    self.cache.pools[node.name] = (node, pools)
+            self._pools[node.name] = pools
         return pools
 
     def available_counters(self, pool: Pool) -> dict:

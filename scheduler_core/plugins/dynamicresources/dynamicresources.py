@@ -9,11 +9,13 @@ from __future__ import annotations
 import copy
 import hashlib
 import uuid
+from itertools import compress
+from operator import is_not
 
 import numpy as np
 
-from ...dra.allocator import (FIRST_AVAILABLE_MAX_SIZE, AllocatedState, AllocationError, Allocator, FailedOnNode,
-                              SelectorCache, claim_key)
+from ...dra.allocator import (FIRST_AVAILABLE_MAX_SIZE, AllocatedState, AllocationCache, AllocationError, Allocator,
+                              FailedOnNode, SelectorCache, claim_key)
 from ...dra.claims import DELETE_PROTECTION_FINALIZER, ClaimLookupError, pod_claims, pod_uid
 from ...dra.extended import (EXTENDED_CLAIM_ANNOTATION, SPECIAL_CLAIM_NAME, class_for_resource,
                              is_dra_extended_resource_name, requests_and_mappings)
@@ -37,7 +39,7 @@ class StateData:
     Shared by clones of the cycle state (kube guards it with a mutex)."""
 
     __slots__ = ("claims", "available_on", "allocator", "node_allocations", "unavailable", "extended_resources",
-                 "extended_claim")
+                 "extended_claim", "_to_allocate")
 
     def __init__(self, claims: ClaimStore):
         self.claims = claims
@@ -48,12 +50,17 @@ class StateData:
         self.unavailable = set()                   # claim indices not usable on some node
         self.extended_resources = {}               # DRA-backed extended resources the pod requests
         self.extended_claim = None                 # the extended-resource claim as Reserve assumed it
+        self._to_allocate = None
 
     def clone(self):
         return self
 
     def to_allocate(self):
-        return [(i, c) for i, c in self.claims.all() if not (c.get("status") or {}).get("allocation")]
+        """(index, claim) of the claims without an allocation (the claims are fixed once PreFilter set them)."""
+        if self._to_allocate is None or self._to_allocate[0] is not self.claims:
+            self._to_allocate = (self.claims, [(i, c) for i, c in self.claims.all()
+                                               if not (c.get("status") or {}).get("allocation")])
+        return self._to_allocate[1]
 
 
 def _state(state):
@@ -81,6 +88,10 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
         # the claim tracker's in-flight allocations: claim key -> the claim as assumed (allocated, reserved)
         self.in_flight = {}
         self.selector_cache = SelectorCache()   # kube's cel.Cache, with the results per device as well
+        self.allocation_cache = AllocationCache()
+        # allocated_state: the state, and the claims it holds (key -> claim)
+        self._allocated = AllocatedState()
+        self._tracked_claims = {}
 
     @classmethod
     def new(cls, args, handle):
@@ -114,12 +125,30 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
         return claims
 
     def allocated_state(self, claims: dict) -> AllocatedState:
-        state = AllocatedState()
-        for claim in claims.values():
-            allocation = (claim.get("status") or {}).get("allocation")
-            if allocation:
-                state.add_allocation(allocation)
+        """The devices the claims' allocations hold. One state follows the claims from cycle to cycle: only the
+        claims added, replaced or gone since the last call are added or taken out (compared by identity: the
+        cluster and the in-flight map replace a claim they change, never edit it)."""
+        tracked, state = self._tracked_claims, self._allocated
+        if len(tracked) == len(claims) and list(tracked) == list(claims):   # the same keys in the same order
+            for key in list(compress(claims, map(is_not, tracked.values(), claims.values()))):
+                self._allocation_changed(state, tracked[key], claims[key])
+                tracked[key] = claims[key]
+            return state
+        for key in tracked.keys() - claims.keys():
+            self._allocation_changed(state, tracked[key], None)
+        for key, claim in claims.items():
+            old = tracked.get(key)
+            if old is not claim:
+                self._allocation_changed(state, old, claim)
+        self._tracked_claims = dict(claims)
         return state
+
+    @staticmethod
+    def _allocation_changed(state: AllocatedState, old, new) -> None:
+        for claim, change in ((old, state.remove_allocation), (new, state.add_allocation)):
+            allocation = ((claim or {}).get("status") or {}).get("allocation")
+            if allocation:
+                change(allocation)
 
     # -- PreEnqueue, PreFilter, Filter, PostFilter -------------------------------------------
     def pre_enqueue(self, pod):
@@ -176,7 +205,8 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
                     return None, st
         if to_allocate:
             slices = objects.resource_slices.values() if objects is not None else ()
-            s.allocator = Allocator(self.allocated_state(claims_view), classes, slices, self.selector_cache)
+            s.allocator = Allocator(self.allocated_state(claims_view), classes, slices, self.selector_cache,
+                                    self.allocation_cache)
         s.claims, s.available_on = claims, available_on   # set last: a rejected pod has no claims in its state
         return None, None
 
@@ -274,6 +304,47 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
             s.node_allocations[node.name] = (allocations, node_claim, mappings)
         return None
 
+    def filter_batch_statuses(self, state, pod, table, rows):
+        """Filter over NodeTable rows for a pod without an extended-resource claim, in one loop: per row -1 (the
+        claims fit) or the index of its (code, reasons); None (each row's ``filter`` then) for the other pods
+        and when a node gives an allocation error."""
+        s = _state(state) if self.enabled else None
+        if s is None or s.claims.empty() or s.claims.extended_resource_claim() is not None:
+            return None
+        restricted = [(i, sel) for i, sel in enumerate(s.available_on) if sel is not None]
+        claims = [c for _i, c in s.to_allocate()]
+        allocate = s.allocator.allocate if s.allocator is not None else None
+        kinds = np.full(len(rows), -1, np.int8)
+        statuses, kind_of = [], {}
+        infos = table.infos
+        for j, r in enumerate(rows):
+            node = infos[r].node
+            reason, allocations = None, None
+            if allocate is not None:
+                try:
+                    allocations = allocate(node, claims)
+                except FailedOnNode as err:
+                    reason = str(err)
+                except AllocationError:
+                    return None
+                else:
+                    if allocations is None:
+                        reason = CANNOT_ALLOCATE
+            if reason is None:
+                unavailable = [i for i, sel in restricted if not sel.matches(node.labels, node.name)]
+                if unavailable:
+                    s.unavailable.update(unavailable)
+                    reason = NOT_AVAILABLE
+                elif allocate is not None:
+                    s.node_allocations[node.name] = (allocations, None, None)
+            if reason is not None:
+                k = kind_of.get(reason)
+                if k is None:
+                    k = kind_of[reason] = len(statuses)
+                    statuses.append((Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (reason,)))
+                kinds[j] = k
+        return kinds, statuses
+
     def post_filter(self, state, pod, node_statuses):
         if not self.enabled:
             return None, Status(Code.UNSCHEDULABLE, "plugin disabled")
@@ -322,9 +393,12 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
         return compute_score(s.claims, found[0])
 
     def score_batch(self, state, pod, table, rows):
-        """A pod without claims scores 0 on every node."""
+        """A pod without claims, or whose claims have no firstAvailable request (computeScore adds only for
+        chosen subrequests), scores 0 on every node."""
         s = _state(state) if self.enabled else None
-        if self.enabled and (s is None or not s.claims.empty()):
+        if self.enabled and (s is None or any(
+                req.get("firstAvailable") for _i, c in s.claims.all()
+                for req in ((c.get("spec") or {}).get("devices") or {}).get("requests") or ())):
             return None
         return np.zeros(len(rows), np.int64)
 
