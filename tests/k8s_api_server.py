@@ -118,10 +118,11 @@ class ApiServer:
                                     env=self.env, check=True, capture_output=True, text=True).stdout.split()[-1]
         return self.token
 
-    def create_cluster(self, name: str, scenario: dict) -> Path:
-        """A simulated cluster loaded with ``scenario``; returns the path of its kubeconfig."""
+    def create_cluster(self, name: str, scenario: dict, **fields) -> Path:
+        """A simulated cluster loaded with ``scenario`` (``fields``: more of the cluster's, e.g. kube_version);
+        returns the path of its kubeconfig."""
         self._admin_token()
-        _http("POST", f"{self.url}/api/clusters/", {"name": name, "kind": "simulated", "tie_break": "name"},
+        _http("POST", f"{self.url}/api/clusters/", {"name": name, "kind": "simulated", "tie_break": "name", **fields},
               token=self.token)
         status, text = _http("POST", f"{self.url}/api/clusters/{name}/scenario/", {"scenario": scenario},
                              token=self.token)

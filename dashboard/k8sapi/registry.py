@@ -81,7 +81,8 @@ def _event_raw(row) -> dict:
 def _load(name: str, pk: int, kubelet: bool) -> ApiCluster:
     """The cache listed from the store, with the initial namespaces and system PriorityClasses it lacks stored
     (under the cluster's row lock: nothing is written meanwhile)."""
-    release = kubeversions.release(Cluster.objects.get(pk=pk)) if kubelet else ""
+    cluster = Cluster.objects.get(pk=pk)
+    release = kubeversions.release(cluster) if kubelet else ""
     with objectstore.writing(pk) as w:
         nodes = []
         for row in NodeRow.objects.filter(cluster_id=pk).order_by("id"):
@@ -106,7 +107,7 @@ def _load(name: str, pk: int, kubelet: bool) -> ApiCluster:
                   .order_by("time", "id")]
         api = ApiCluster(name, nodes, pods, objectstore.scenario_objects(pk), window=WATCH_WINDOW,
                          start_rv=w.start_rv + 1, extra=extra, quota=quota(), kubelet=kubelet,
-                         kubelet_version=release)
+                         kubelet_version=release, features=kubeversions.cluster_features(cluster))
         objectstore.store_changes(w, [(kind, objectstore.ADDED, raw, int(raw["metadata"]["resourceVersion"]))
                                       for kind, raw in api.created])
         w.rv = api.rv

@@ -21,6 +21,7 @@ import uuid
 from collections import OrderedDict
 from contextlib import contextmanager
 
+from scheduler_core import versions
 from scheduler_core.cluster.simulated import OBJECT_KINDS, ClusterError, SimulatedCluster
 from scheduler_core.framework.preemption import PDB
 from scheduler_core.objects import Node, ParseError, Pod
@@ -136,12 +137,13 @@ class ApiCluster(SimulatedCluster):
 
     def __init__(self, name: str, nodes=(), pods=(), objects: dict | None = None, clock=None,
                  window: int = 10000, start_rv: int = 1, extra=(), quota: dict | None = None, kubelet: bool = True,
-                 kubelet_version: str = ""):
+                 kubelet_version: str = "", features=None):
         """``extra``: stored (kind, raw) of EXTRA_KINDS; objects that keep their resourceVersion. The initial
         namespaces and the system PriorityClasses that are missing are made (``created``: to be stored).
         ``quota``: the most pods, nodes and events, and ``bytes`` of every object, the cluster may hold.
         ``kubelet``: the simulated kubelet runs the pods bound through the API (``Cluster.kubelet``) and registers
-        the nodes created through it with ``kubelet_version`` (the cluster's release)."""
+        the nodes created through it with ``kubelet_version`` (the cluster's release). ``features``: the cluster's
+        versions.Features (the latest version's defaults if None), for the rules of its kube-apiserver."""
         self.name = name
         self.kubelet = kubelet
         self.kubelet_version = kubelet_version
@@ -159,7 +161,9 @@ class ApiCluster(SimulatedCluster):
         self._pending = None                  # changes of the writes in progress (``collecting``)
         self.group_commit = None              # the registry's group commit of this cache's writes
         self._loading = True
-        super().__init__(nodes, pods, objects, clock)
+        self.features = features or versions.features()
+        clears = admitted.binding_clears_nominated_node_name(self.features)
+        super().__init__(nodes, pods, objects, clock, binding_clears_nominated_node_name=clears)
         for kind, raw in extra:
             key = meta_key(raw, BY_STORE[kind].namespaced)
             self.extra[kind][key] = raw
@@ -527,7 +531,7 @@ class ApiCluster(SimulatedCluster):
             new["metadata"] = dict(new.get("metadata") or {}, resourceVersion=old_meta.get("resourceVersion", ""))
             with admission.refusals(res, name):
                 if res.kind == "Pod":
-                    new = admitted.admit_pod_update(old, new).raw
+                    new = admitted.admit_pod_update(old, new, self.features).raw
                 elif res.kind == "Node":
                     new = admitted.admit_node_update(old, new).raw
                 else:
@@ -604,8 +608,6 @@ class ApiCluster(SimulatedCluster):
                 bound, node = self.pods[pod.key], self.nodes.get(target["name"])
                 status = running_status(bound.raw, node.raw if node is not None else None, target["name"],
                                         self.clock.now())
-                if pod.nominated_node_name:   # a kubelet leaves it (kube-apiserver v1.30 keeps it at binding)
-                    status["nominatedNodeName"] = pod.nominated_node_name
                 self.update_pod(dict(bound.raw, status=status))
 
     def evict_pod(self, res, namespace: str, name: str, eviction: dict, dry_run: bool = False) -> None:

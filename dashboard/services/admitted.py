@@ -26,7 +26,7 @@ import orjson
 
 from scheduler_core.dra.defaults import with_defaults
 from scheduler_core.dra.validation import admin_access_errors
-from scheduler_core.objects import Node, ParseError, Pod
+from scheduler_core.objects import Node, ParseError, Pod, field
 from scheduler_core.objects.validation import object_errors, pod_update_errors
 
 MAX_OBJECT_BYTES = 3 * 1024 * 1024   # kube-apiserver's request body limit (3 MiB)
@@ -323,17 +323,30 @@ def _admit_priority(pod: dict, spec: dict, priority_classes: dict) -> None:
         spec["preemptionPolicy"] = policy
 
 
-def admit_pod_update(old: dict, new: dict) -> Pod:
+def admit_pod_update(old: dict, new: dict, features) -> Pod:
     """A pod update as kube-apiserver stores it (``new`` with the status the write may set: the stored one unless
     it is a status write): the stored uid and creation time, the size limit, validation and ValidatePodUpdate (its
-    first error, as the API answers)."""
+    first error, as the API answers); at ``features`` (the cluster's versions.Features) with
+    ClearingNominatedNodeNameAfterBinding, ValidatePodStatusUpdate's refusal of a nominatedNodeName newly given to
+    a bound pod."""
     out = dict(new, metadata=kept_metadata(old, new))
     check_size(out)
     validate("Pod", out)
     errs = pod_update_errors(old, out)
     if errs:
         raise invalid("Pod", out, [(errs[0].path, errs[0].reason, errs[0].body())])
+    nominated = (out.get("status") or {}).get("nominatedNodeName") or ""
+    if (binding_clears_nominated_node_name(features) and (old.get("spec") or {}).get("nodeName") and nominated
+            and nominated != ((old.get("status") or {}).get("nominatedNodeName") or "")):
+        err = field.forbidden("status.nominatedNodeName", "may not be set on pods that are already bound to a node")
+        raise invalid("Pod", out, [(err.path, err.reason, err.body())])
     return parsed("Pod", out)
+
+
+def binding_clears_nominated_node_name(features) -> bool:
+    """Whether a binding clears the pod's status.nominatedNodeName at ``features`` (versions.Features): kube-apiserver's
+    ClearingNominatedNodeNameAfterBinding gate (v1.36, on by default; v1.30 has no such gate and keeps it)."""
+    return features.gates.get("ClearingNominatedNodeNameAfterBinding", False)
 
 
 # -- nodes ------------------------------------------------------------------------------------------

@@ -178,7 +178,7 @@ def update_pod(cluster: Cluster, pod: Pod, raw: dict, user=None) -> Pod:
         if old is None:
             raise ValidationFailed({"metadata.name": [f'pod "{pod.key}" no longer exists']})
         new = replacement(old.raw, admitted.check_kind("Pod", raw), ("status",))
-        parsed = admitted.admit_pod_update(old.raw, new)
+        parsed = admitted.admit_pod_update(old.raw, new, kubeversions.cluster_features(cluster))
         row = pod_row(cluster, parsed)
         objectstore.within_quota(w, row.raw, old.raw)
         ungated = old.queue == Pod.GATED and row.queue != Pod.GATED

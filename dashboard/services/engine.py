@@ -43,7 +43,7 @@ from ..models import Cluster
 from ..models import Node as NodeRow
 from ..models import Pod as PodRow
 from ..profiles.services import engine_profile
-from . import extenders, objectstore
+from . import admitted, extenders, objectstore
 
 QUEUE_NAMES = {ACTIVE_Q: PodRow.ACTIVE, BACKOFF_Q: PodRow.BACKOFF, UNSCHEDULABLE_PODS: PodRow.UNSCHEDULABLE}
 FAILED_CODES = ("Unschedulable", "UnschedulableAndUnresolvable")
@@ -393,7 +393,9 @@ class Engine(RecordingEngine):
             pods.append(pod)
             if row.attempts:
                 self.base_attempts[pod.uid] = row.attempts
-        self.cluster = RecordedCluster(nodes, pods, objectstore.scenario_objects(cluster.pk), journal=self.journal)
+        self.cluster = RecordedCluster(nodes, pods, objectstore.scenario_objects(cluster.pk), journal=self.journal,
+                                       binding_clears_nominated_node_name=admitted.
+                                       binding_clears_nominated_node_name(features))
         registry = in_tree_registry()
         config = config_for(doc, registry, kube_version=features)
         self.scheduler = Scheduler(self.cluster, config=config, tie_break=cluster.tie_break, seed=cluster.seed,

@@ -146,7 +146,6 @@ def running_status(raw: dict, node_raw: dict | None, node_name: str, now: float)
     status.update(phase="Running", conditions=conditions, hostIP=host, hostIPs=[{"ip": host}], podIP=ips[0],
                   podIPs=[{"ip": ip} for ip in ips], startTime=status.get("startTime") or ts, containerStatuses=containers,
                   qosClass=status.get("qosClass") or "BestEffort")
-    status.pop("nominatedNodeName", None)
     return status
 
 
@@ -155,7 +154,6 @@ def scheduled_status(raw: dict, now: float) -> dict:
     status = dict(raw.get("status") or {})
     status["conditions"] = [c for c in status.get("conditions") or () if c.get("type") != "PodScheduled"] + [
         {"type": "PodScheduled", "status": "True", "lastProbeTime": None, "lastTransitionTime": rfc3339(now)}]
-    status.pop("nominatedNodeName", None)
     return status
 
 

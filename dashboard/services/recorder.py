@@ -48,7 +48,7 @@ from scheduler_core.trace import TraceSink
 from ..fields import PackedJSONField
 from ..packing import PACK_OPTIONS
 from ..models import Node, NodeList, Pod, QueueSnapshot, SchedulingCycle, SchedulingEvent, ShadowDecision
-from . import metrics, objectstore
+from . import admitted, kubeversions, metrics, objectstore
 from .tracecodec import NodeLists, trace_fields
 
 log = logging.getLogger("dashboard.recorder")
@@ -136,6 +136,7 @@ class Recorder(TraceSink):
         self.cluster_id = cluster.id
         self.cluster_name = cluster.name
         self.kubelet = getattr(cluster, "kubelet", True)
+        self.clears_nominated = admitted.binding_clears_nominated_node_name(kubeversions.cluster_features(cluster))
         self.node_lists = NodeLists()   # used by the writer thread only
         self.series = objectstore.EventSeries()   # the writer thread's too
         self.batch_size = batch_size
@@ -553,7 +554,7 @@ class Recorder(TraceSink):
                 for kind, raw in objects:
                     objectstore.put_object(w, kind, raw)
                 if bindings:
-                    update_bindings(w, bindings, self.kubelet)
+                    update_bindings(w, bindings, self.kubelet, self.clears_nominated)
                 if deleted:
                     gone = Pod.objects.filter(cluster_id=cid, uid__in=deleted)
                     objectstore.deleted(w, "pods", list(gone.values_list("raw", flat=True)))
@@ -639,10 +640,12 @@ def update_statuses(w, statuses: dict) -> None:
                          w.cluster_id])
 
 
-def update_bindings(w, bindings: dict, kubelet: bool = True) -> None:
+def update_bindings(w, bindings: dict, kubelet: bool, clears_nominated: bool) -> None:
     """Mark pods bound, in the store ``w``: ``bindings`` maps a pod uid to (node, cycle seq, attempts, bound
     at); attempts None keeps the pod's attempts and latest cycle. Each pod's object gets spec.nodeName, the status
-    its binding (and, with ``kubelet``, the simulated kubelet) gives it and a resourceVersion; the changes are
+    its binding (status.nominatedNodeName cleared if ``clears_nominated``, see
+    ``admitted.binding_clears_nominated_node_name``) and, with ``kubelet``, the simulated kubelet give it and a
+    resourceVersion; the changes are
     logged. PostgreSQL: COPY into a temporary table, then the change log's rows and one UPDATE ... FROM it.
     Elsewhere: one UPDATE per pod."""
     cluster_id = w.cluster_id
@@ -658,6 +661,8 @@ def update_bindings(w, bindings: dict, kubelet: bool = True) -> None:
         if raw is None:
             continue   # deleted meanwhile
         t = when.timestamp()
+        if clears_nominated:
+            raw = dict(raw, status={k: v for k, v in (raw.get("status") or {}).items() if k != "nominatedNodeName"})
         status = (objectstore.running_status(raw, nodes.get(node), node, t) if kubelet
                   else objectstore.scheduled_status(raw, t))
         new = dict(raw, spec=dict(raw.get("spec") or {}, nodeName=node), status=status)

@@ -139,11 +139,15 @@ class SimulatedCluster:
     ``claim_controller`` stands in for kube's resourceclaim controller: a pod added with claim templates gets its
     claims (dra.claims), so do the pods the cluster starts with that lack them, and a pod that goes releases its claims (owned ones deleted, shared ones unreserved and,
     when nobody holds them, deallocated).
+    ``binding_clears_nominated_node_name``: a binding clears the pod's status.nominatedNodeName, as kube-apiserver
+    does with ClearingNominatedNodeNameAfterBinding (v1.36); v1.30 keeps it.
     """
 
     def __init__(self, nodes=(), pods=(), objects: dict | None = None, clock: Clock | None = None,
-                 pv_controller: bool = True, claim_controller: bool = True):
+                 pv_controller: bool = True, claim_controller: bool = True,
+                 binding_clears_nominated_node_name: bool = False):
         self.clock = clock or Clock()
+        self.binding_clears_nominated_node_name = binding_clears_nominated_node_name
         self.pv_controller = pv_controller
         self.claim_controller = claim_controller
         self._rv = itertools.count(1)
@@ -316,7 +320,8 @@ class SimulatedCluster:
                 self.delete_object("ResourceClaim", claim)
 
     def bind(self, pod, node_name: str) -> None:
-        """The pods/binding subresource: sets spec.nodeName and PodScheduled=True."""
+        """The pods/binding subresource: sets spec.nodeName and PodScheduled=True (and clears
+        status.nominatedNodeName if ``binding_clears_nominated_node_name``)."""
         cur = self.pods.get(pod.key)
         if cur is None or (pod.uid and cur.uid != pod.uid):
             raise ClusterError(f'pods "{pod.name}" not found')
@@ -325,7 +330,8 @@ class SimulatedCluster:
                                f'already assigned to node "{cur.node_name}"')
         conditions, _ = _set_condition(cur.conditions, {"type": "PodScheduled", "status": "True"},
                                        self._now_text())
-        new = _replace_status(cur, conditions=conditions)
+        cleared = {"nominatedNodeName": None} if self.binding_clears_nominated_node_name else {}
+        new = _replace_status(cur, conditions=conditions, **cleared)
         new.raw["spec"] = dict(new.raw.get("spec") or {}, nodeName=node_name)
         new.raw["metadata"]["resourceVersion"] = self._next_rv()
         new.node_name = node_name

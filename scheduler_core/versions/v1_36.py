@@ -348,6 +348,7 @@ IMPLEMENTED_GATES = {
     "SchedulerPopFromBackoffQ": (True,),
     "OpportunisticBatching": (True,),
     "NominatedNodeNameForExpectation": (True,),
+    "ClearingNominatedNodeNameAfterBinding": (True, False),
     "SchedulerAsyncAPICalls": (False,),
     "PodLevelResources": (True,),
     "InPlacePodLevelResourcesVerticalScaling": (True, False),

@@ -237,6 +237,36 @@ def test_pod_crud_selectors_conflicts_and_patches(server):
 
 
 # -- binding, status, nodes -----------------------------------------------------------------------------
+@pytest.mark.parametrize("version, gates, kept", [("1.36", "", False),
+                                                  ("1.36", "ClearingNominatedNodeNameAfterBinding=false", True),
+                                                  ("1.30", "", True)])
+def test_binding_clears_nominated_node_name_at_1_36(server, version, gates, kept):
+    """ClearingNominatedNodeNameAfterBinding (kube-apiserver 1.36, on by default): pods/binding clears
+    status.nominatedNodeName and a bound pod's status may not be given another; 1.30, or the gate off, keeps it
+    and allows it."""
+    name = f"nominated-{version.replace('.', '-')}-{'off' if gates else 'default'}"
+    core = kclient.CoreV1Api(api_client(server.create_cluster(name, two_nodes(), kube_version=version,
+                                                              feature_gates=gates)))
+    core.create_namespaced_pod("default", pod("a"))
+    core.patch_namespaced_pod_status("a", "default", {"status": {"nominatedNodeName": "n2"}})
+    core.create_namespaced_pod_binding("a", "default", kclient.V1Binding(
+        metadata=kclient.V1ObjectMeta(name="a"), target=kclient.V1ObjectReference(kind="Node", name="n1")),
+        _preload_content=False)
+    bound = core.read_namespaced_pod("a", "default")
+    assert bound.spec.node_name == "n1" and bound.status.nominated_node_name == ("n2" if kept else None)
+    renominate = {"status": {"nominatedNodeName": "n1"}}
+    if kept:
+        assert core.patch_namespaced_pod_status("a", "default", renominate).status.nominated_node_name == "n1"
+        return
+    with pytest.raises(ApiException) as err:
+        core.patch_namespaced_pod_status("a", "default", renominate)
+    assert (err.value.status, status_of(err)["message"]) == (
+        422, 'Pod "a" is invalid: status.nominatedNodeName: Forbidden: may not be set on pods that are already bound '
+             'to a node')
+    cleared = core.patch_namespaced_pod_status("a", "default", {"status": {"nominatedNodeName": None}})
+    assert cleared.status.nominated_node_name is None and cleared.spec.node_name == "n1"
+
+
 def test_binding_status_subresources_and_nodes(server):
     api = api_client(server.create_cluster("bind", two_nodes()))
     core = kclient.CoreV1Api(api)

@@ -383,6 +383,24 @@ def test_status_patches_of_a_batch_land_in_one_update():
     assert {pods["p-0"].rv, pods["p-1"].rv, pods["p-2"].rv} <= set(logged)
 
 
+@pytest.mark.parametrize("version, gates, kept", [("1.36", "", False),
+                                                  ("1.36", "ClearingNominatedNodeNameAfterBinding=false", True),
+                                                  ("1.30", "", True)])
+def test_a_binding_clears_nominated_node_name_at_1_36(version, gates, kept):
+    """A binding of the scheduler loop clears the pod's stored status.nominatedNodeName where kube-apiserver has
+    ClearingNominatedNodeNameAfterBinding (1.36 by default); 1.30, or the gate off, keeps it."""
+    cluster = Cluster.objects.create(name="nominated", kube_version=version, feature_gates=gates)
+    _pending_pods(cluster, 1)
+    rec, batches = _one_batch(cluster)
+    seq = rec.record_trace(traces()[0])
+    rec.record_pod_status("p-0", {"phase": "Pending", "nominatedNodeName": "node-y"})
+    rec.record_binding("p-0", "node-z", seq, attempts=1)
+    _commit_one_batch(rec, batches)
+    raw = Pod.objects.get(cluster=cluster, uid="p-0").raw
+    assert raw["spec"]["nodeName"] == "node-z"
+    assert raw["status"].get("nominatedNodeName") == ("node-y" if kept else None)
+
+
 def test_an_event_series_ends_six_minutes_after_its_last_event():
     """client-go's series: isomorphic Events (the note aside) count in the first one's series while each comes
     within six minutes of the one before; after a longer pause the next one is a new Event."""
