@@ -216,7 +216,7 @@ def test_preemption_through_the_api_evicts_nominates_and_binds(server):
         loop.stop()
     assert [p.metadata.name for p in core.list_namespaced_pod("default").items] == ["high"]
     high = core.read_namespaced_pod("high", "default")
-    assert high.status.nominated_node_name == "n1"
+    assert high.status.nominated_node_name is None   # kube-apiserver 1.36 clears it at the binding
     events = kclient.EventsV1Api(api).list_namespaced_event("default").items
     preempted = [e for e in events if e.reason == "Preempted"]
     assert [(e.regarding.name, e.related.name, e.note, e.action) for e in preempted] == [
