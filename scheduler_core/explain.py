@@ -28,13 +28,14 @@ change that makes more nodes feasible, then to the order the analyses ran in:
 
  0. diagnoses: what blocks the pod, with no change (e.g. "no node has label disk=nvme"), and what preemption
     did or cannot do; diagnoses keep the analyses' order, whatever they fit;
- 1. adding tolerations, or giving a toleration the exact key of a taint it nearly names, to the pod, or to a
-    claim's request for device taints (size: taints tolerated);
+ 1. adding tolerations, or giving a toleration the exact key or value of a taint it nearly names, to the pod,
+    or to a claim's request for device taints (size: taints tolerated);
  2. raising a topology spread maxSkew (size: how much);
  3. lowering requests, or the devices a claim asks for (size: the largest relative cut, 0.75 for 32 to 8 cpu);
  4. dropping a hostPort;
  5. dropping a nodeSelector entry or a node affinity requirement, or asking for a label key the nodes have
-    in place of one no node has (``disk`` for ``disktype``: a near miss); changing a claim's device selector to
+    in place of one no node has (``disk`` for ``disktype``: a near miss), or a value the nodes have in place
+    of one no node has (``ssd`` for ``SSD``, ``ssd1`` for ``ssd``: see ``near_value``); changing a claim's device selector to
     a value devices have (size 0) or dropping it (size 1);
  6. dropping a pod affinity or anti-affinity term;
  7. uncordoning nodes; creating a missing PersistentVolumeClaim (of the default StorageClass, or bound to an
@@ -55,6 +56,7 @@ from __future__ import annotations
 
 import copy
 import difflib
+import re
 from contextlib import contextmanager
 
 from .dra.explain import claim_fixes
@@ -77,6 +79,7 @@ TOO_MANY_PODS = "Too many pods"
 CONTROL_PLANE_KEYS = ("node-role.kubernetes.io/control-plane", "node-role.kubernetes.io/master")
 DEFAULT_CLASS_ANNOTATION = "storageclass.kubernetes.io/is-default-class"
 NEAR_MISS_RATIO = 0.75   # how alike two label or taint keys' names must be (difflib) to be a near miss
+NEAR_VALUE_EDITS = 2     # how many single-character edits apart two label or taint values may be to be near
 INSUFFICIENT = "Insufficient "
 TEXT_NAMES = 5
 _BINARY = (("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10))
@@ -86,9 +89,9 @@ DIAGNOSIS, NOT_ENOUGH = 0, 12
 # Ranks of the changes that fit (module docstring): pod changes by the key of change["pod"], then cluster
 # changes by the first key of the change that is present ("free" before "add_node_like": freeing a node's
 # suggestion also offers adding one like it).
-_POD_CHANGE_RANKS = {"add_tolerations": 1, "toleration_key": 1, "topology_spread_constraint": 2, "requests": 3,
+_POD_CHANGE_RANKS = {"add_tolerations": 1, "toleration_key": 1, "toleration_value": 1, "topology_spread_constraint": 2, "requests": 3,
                      "remove_host_port": 4, "remove_node_selector": 5, "remove_node_affinity_requirement": 5,
-                     "node_selector_key": 5, "node_affinity_key": 5,
+                     "node_selector_key": 5, "node_affinity_key": 5, "node_selector_value": 5, "node_affinity_value": 5,
                      "remove_pod_affinity_term": 6, "remove_pod_anti_affinity_term": 6}
 _CLUSTER_CHANGE_RANKS = (("uncordon", 7), ("create_pvc", 7), ("bind_pvc", 7), ("label_nodes", 8), ("free", 9), ("evict", 10), ("add_node_like", 11))
 # changes to a claim (change["claim"]) by the first key present
@@ -407,6 +410,44 @@ def near_miss(wanted: str, key: str) -> bool:
     return difflib.SequenceMatcher(None, a, b).ratio() >= NEAR_MISS_RATIO
 
 
+def near_value(wanted: str, value: str) -> int | None:
+    """How near ``value`` is to ``wanted`` (label or taint values), or None: 0 when they differ only in case
+    (``SSD``, ``ssd``); 1 when, in lower case, one is the other with a ``-``, ``_`` or ``.`` separated part
+    added (``ssd``, ``nvme-ssd``) or they are at most NEAR_VALUE_EDITS single-character edits apart
+    (``ssd``, ``ssd1``; both at least 3 characters, so that ``a`` is not near ``b``)."""
+    if value == wanted:
+        return None
+    a, b = wanted.lower(), value.lower()
+    if a == b:
+        return 0
+    if min(len(a), len(b)) < 3:
+        return None
+    short, long_ = sorted((a, b), key=len)
+    if short in re.split(r"[-_.]", long_) or _edit_distance(a, b) <= NEAR_VALUE_EDITS:
+        return 1
+    return None
+
+
+def _edit_distance(a: str, b: str) -> int:
+    """Levenshtein distance (insertions, deletions and substitutions of one character)."""
+    row = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        prev, row[0] = row[0], i
+        for j, cb in enumerate(b, 1):
+            prev, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, prev + (ca != cb))
+    return row[-1]
+
+
+def _nearest_values(wanted, values) -> list:
+    """[(wanted value, near value)] for the values nearest to any wanted one (case first, see near_value)."""
+    pairs = [(near_value(w, v), w, v) for w in wanted for v in values]
+    pairs = [p for p in pairs if p[0] is not None]
+    if not pairs:
+        return []
+    best = min(p[0] for p in pairs)
+    return [(w, v) for d, w, v in pairs if d == best]
+
+
 def is_control_plane(node) -> bool:
     """A control-plane node: kube's role label or taint."""
     return any(k in node.labels for k in CONTROL_PLANE_KEYS) or any(t.key in CONTROL_PLANE_KEYS
@@ -467,6 +508,25 @@ class _Req:
             term["nodeSelectorTerms"][j]["matchExpressions"][k]["key"] = key
         return (f"the key {key} in place of {old} in node affinity term {j}", edit,
                 {"node_affinity_key": {"term": j, "matchExpressions": k, "from": old, "to": key}})
+
+    def with_value(self, old: str, value: str):
+        """(phrase, spec edit, change) asking for label value ``value`` in place of ``old`` (one of this
+        requirement's values)."""
+        key = self.key
+        if self.kind == "node-selector":
+            def edit(spec):
+                spec["nodeSelector"][key] = value
+            return (f"nodeSelector {key}={value} in place of {key}={old}", edit,
+                    {"node_selector_value": {"key": key, "from": old, "to": value}})
+        j, k = self.change["remove_node_affinity_requirement"]["term"], \
+            self.change["remove_node_affinity_requirement"]["matchExpressions"]
+        i = self.values.index(old)
+
+        def edit(spec):
+            term = spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+            term["nodeSelectorTerms"][j]["matchExpressions"][k]["values"][i] = value
+        return (f"the value {value} in place of {old} for {key} in node affinity term {j}", edit,
+                {"node_affinity_value": {"term": j, "matchExpressions": k, "key": key, "from": old, "to": value}})
 
     def match(self, node) -> bool:
         if self.field:
@@ -843,6 +903,7 @@ class _Explainer:
                 concerned = [ni.name for ni in rejected if not req.match(ni.node)]
                 self.add(req.kind, self._nobody_text(req), nodes=concerned)
                 self.near_label_keys(req, all_nodes, concerned)
+                self.near_label_values(req, all_nodes, concerned)
         for j, term in enumerate(terms):
             if not term.valid:
                 self.add("node-affinity", f"node affinity term {j} is invalid and matches no node",
@@ -882,6 +943,24 @@ class _Explainer:
             wanted = f"{key}={_and(req.values)}" if req.op == "In" else key
             self.try_pod(req.kind, f"no node has label {req.label}, but {_plural(n, 'node')} "
                                    f"{'has' if n == 1 else 'have'} {wanted}",
+                         phrase, pod_variant(self.pod, edit), concerned, change, always=False)
+
+    def near_label_values(self, req, all_nodes, concerned):
+        """A requirement ``key In (values)`` no node meets where nodes have the key with a value near a wanted
+        one (``disktype=SSD`` asked, ``disktype=ssd`` there; see near_value): that value instead, verified."""
+        if req.field or req.op != "In":
+            return
+        counts = {}
+        for n in all_nodes:
+            v = n.labels.get(req.key)
+            if v is not None:
+                counts[v] = counts.get(v, 0) + 1
+        pairs = _nearest_values(req.values, counts)
+        for old, value in sorted(pairs, key=lambda p: (-counts[p[1]], p[1]))[:self.max]:
+            phrase, edit, change = req.with_value(old, value)
+            n = counts[value]
+            self.try_pod(req.kind, f"no node has label {req.label}, but {_plural(n, 'node')} "
+                                   f"{'has' if n == 1 else 'have'} {req.key}={value}",
                          phrase, pod_variant(self.pod, edit), concerned, change, always=False)
 
     def _nobody_text(self, req) -> str:
@@ -999,12 +1078,17 @@ class _Explainer:
 
     def near_toleration_keys(self, taints, concerned):
         """A toleration whose key nearly names an untolerated taint's (``gpu`` for ``nvidia.com/gpu``) and that
-        would tolerate it with that key: the exact key, verified."""
+        would tolerate it with that key: the exact key, verified. Likewise an Equal toleration of the taint's
+        key whose value is near the taint's (``Gpu`` for ``gpu``, see near_value): the exact value."""
         raw = (self.pod.raw.get("spec") or {}).get("tolerations") or []
         for i, tol in enumerate(raw):
             if not isinstance(tol, dict) or not tol.get("key"):
                 continue
             for key, value, effect in taints:
+                if tol["key"] == key and tol.get("operator", "Equal") == "Equal" and \
+                        tol.get("effect", "") in ("", effect) and near_value(value, tol.get("value", "")) is not None:
+                    self._near_toleration_value(i, tol, (key, value, effect), concerned)
+                    continue
                 if not near_miss(key, tol["key"]) or tol.get("effect", "") not in ("", effect) or (
                         tol.get("operator", "Equal") == "Equal" and tol.get("value", "") != value):
                     continue
@@ -1015,6 +1099,15 @@ class _Explainer:
                                        f"{_taint_text(key, value, effect)}: another key",
                              f"the key {key} in that toleration", pod_variant(self.pod, edit), concerned,
                              {"toleration_key": {"index": i, "from": tol["key"], "to": key}}, always=False, size=0)
+
+    def _near_toleration_value(self, i: int, tol: dict, taint: tuple, concerned):
+        def edit(spec, value=taint[1]):
+            spec["tolerations"][i]["value"] = value
+        self.try_pod("taints", f"the pod's toleration of {tol['key']}={tol.get('value', '')} does not tolerate the "
+                               f"taint {_taint_text(*taint)}: another value",
+                     f"the value {taint[1]} in that toleration", pod_variant(self.pod, edit), concerned,
+                     {"toleration_value": {"index": i, "from": tol.get("value", ""), "to": taint[1]}},
+                     always=False, size=0)
 
     def volume_claims(self):
         """The pod's claims VolumeBinding's PreFilter stops at: a missing one created (of the default

@@ -5,7 +5,7 @@ from contextlib import redirect_stdout
 
 from scheduler_core.cli import main
 from scheduler_core.explain import (Suggestion, explain, explain_preemption, format_quantity, pod_with_requests,
-                                    with_diagnoses)
+                                    near_value, with_diagnoses)
 from scheduler_core.framework.status import Code, Status
 from scheduler_core.objects import Pod
 from scheduler_core.scenario import scenario_from_data
@@ -619,3 +619,58 @@ def test_an_unbound_claim_of_a_class_without_provisioner_gets_a_volume_that_matc
         "PersistentVolume for it)",
         "claim default/data is unbound; binding it to PersistentVolume big (10Gi) would fit 1 node (n-1)"]
     assert by_kind(got, "volume")[1].change == {"bind_pvc": {"claim": "default/data", "volume": "big"}}
+
+
+def test_a_selector_value_the_nodes_nearly_have_is_named_and_verified():
+    nodes = [node("n-1", labels={"disktype": "ssd"}), node("n-2", labels={"disktype": "ssd"}),
+             node("n-3", labels={"disktype": "ssd1"})]
+    got = run(nodes, [pod("db", nodeSelector={"disktype": "SSD"})])["db"]
+    # the value that differs only in case comes first and alone (ssd1 is also near, but further)
+    (near,) = [s for s in got if "node_selector_value" in s.change.get("pod", {})]
+    assert near.text == ("no node has label disktype=SSD, but 2 nodes have disktype=ssd; nodeSelector disktype=ssd in "
+                         "place of disktype=SSD would fit 2 nodes (n-1 and n-2)")
+    assert near.change == {"pod": {"node_selector_value": {"key": "disktype", "from": "SSD", "to": "ssd"}}}
+    assert near.fits == ["n-1", "n-2"] and near.rank == 5
+    # a value a few edits away, or with a separated part added, in a node affinity term
+    affinity = {"nodeAffinity": {REQ: {"nodeSelectorTerms": [{"matchExpressions": [
+        {"key": "disktype", "operator": "In", "values": ["hdd", "ssd2"]}]}]}}}
+    got = run([node("n-3", labels={"disktype": "ssd1"}), node("n-4", labels={"disktype": "nvme-hdd"}),
+               node("n-5", labels={"disktype": "tape"})], [pod("db", affinity=affinity)])["db"]
+    near = [s for s in got if "node_affinity_value" in s.change.get("pod", {})]
+    assert texts(near) == [
+        "no node has label disktype in (hdd, ssd2), but 1 node has disktype=nvme-hdd; the value nvme-hdd in place of "
+        "hdd for disktype in node affinity term 0 would fit 1 node (n-4)",
+        "no node has label disktype in (hdd, ssd2), but 1 node has disktype=ssd1; the value ssd1 in place of ssd2 for "
+        "disktype in node affinity term 0 would fit 1 node (n-3)"]
+    assert near[1].change["pod"]["node_affinity_value"] == {"term": 0, "matchExpressions": 0, "key": "disktype",
+                                                            "from": "ssd2", "to": "ssd1"}
+    # a near value on a node that another plugin rejects is not suggested (verified), nor a far value
+    got = run([node("n-1", labels={"disktype": "ssd"}, cpu="100m")], [pod("db", cpu="1",
+                                                                          nodeSelector={"disktype": "SSD"})])["db"]
+    assert not [s for s in got if "node_selector_value" in s.change.get("pod", {})]
+    got = run([node("n-5", labels={"disktype": "tape"})], [pod("db", nodeSelector={"disktype": "ssd"})])["db"]
+    assert not [s for s in got if "node_selector_value" in s.change.get("pod", {})]
+
+
+def test_a_toleration_value_that_nearly_names_a_taints_gets_the_exact_value():
+    gpu = [{"key": "gpu", "value": "gpu", "effect": "NoSchedule"}]
+    nodes = [node("gpu-1", taints=gpu), node("small", cpu="100m")]
+    tolerations = [{"key": "gpu", "operator": "Equal", "value": "Gpu", "effect": "NoSchedule"}]
+    got = run(nodes, [pod("train", cpu="1", tolerations=tolerations)])["train"]
+    (near,) = [s for s in got if "toleration_value" in s.change.get("pod", {})]
+    assert near.text == ("the pod's toleration of gpu=Gpu does not tolerate the taint gpu=gpu:NoSchedule: another "
+                         "value; the value gpu in that toleration would fit 1 node (gpu-1)")
+    assert near.change["pod"]["toleration_value"] == {"index": 0, "from": "Gpu", "to": "gpu"}
+    assert near.rank == 1
+    # another effect, or a value far from the taint's: no hint
+    for change in ({"effect": "NoExecute"}, {"value": "tpu-v5e"}):
+        other = [dict(tolerations[0], **change)]
+        got = run(nodes, [pod("train", cpu="1", tolerations=other)])["train"]
+        assert not [s for s in got if "toleration_value" in s.change.get("pod", {})]
+
+
+def test_near_value_rule():
+    assert near_value("SSD", "ssd") == 0
+    assert near_value("ssd", "ssd1") == near_value("ssd", "nvme-ssd") == near_value("ssd", "sdd") == 1
+    assert near_value("ssd", "ssd") is None and near_value("ssd", "tape") is None
+    assert near_value("a", "b") is None and near_value("ssd", "hdd-nvme") is None
