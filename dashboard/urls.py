@@ -30,6 +30,8 @@ urlpatterns = [
     path("clusters/<slug:name>/events/", views.events, name="events"),
     path("clusters/<slug:name>/whatif/", views.whatif_page, name="whatif"),
     path("clusters/<slug:name>/whatif/<int:run_id>/", views.whatif_run, name="whatif-run"),
+    path("clusters/<slug:name>/whatif/<int:run_id>/pods/<slug:section>/", views.whatif_drain_pods,
+         name="whatif-drain-pods"),
     path("clusters/<slug:name>/whatif/<int:run_id>/status/", views.whatif_status, name="whatif-status"),
     path("clusters/<slug:name>/whatif/<int:run_id>/traces/<int:number>/", views.whatif_trace, name="whatif-trace"),
     path("clusters/<slug:name>/k8s/", include("dashboard.k8sapi.urls")),

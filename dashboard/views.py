@@ -343,6 +343,19 @@ def whatif_run(request, cluster, run_id):
 
 
 @cluster_view()
+def whatif_drain_pods(request, cluster, run_id, section):
+    """Every pod of one section of a drain's answer, or of one group of it (``?key=``), paged."""
+    run = get_object_or_404(WhatIfRun, cluster=cluster, pk=run_id)
+    found = whatif.drain_pods(run, section, request.GET.get("key"), request.GET.get("page", 1))
+    if found is None:
+        raise Http404("no such section or group in this run's answer")
+    params = request.GET.copy()
+    params.pop("page", None)
+    return render(request, "dashboard/whatif_drain_pods.html", dict(
+        found, cluster=cluster, run=run, section=section, key=request.GET.get("key"), params=params.urlencode()))
+
+
+@cluster_view()
 def whatif_status(request, cluster, run_id):
     run = get_object_or_404(WhatIfRun, cluster=cluster, pk=run_id)
     return JsonResponse({"state": run.state, "stage": run.stage, "done": run.done, "total": run.total,

@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 
 from django.conf import settings
+from django.core.paginator import Paginator
 
 from scheduler_core import whatif as core
 from scheduler_core.objects import Node as CoreNode
@@ -29,6 +30,12 @@ from .tracecodec import NodeLists, trace_fields
 PROGRESS_SECONDS = 0.5
 DRAIN_PODS_LISTED = 50     # pods named per group of a drain's page (placed on a node, stranded for a reason)
 DRAIN_GROUPS_LISTED = 50   # groups shown (nodes, reasons); the rest are counted
+DRAIN_PODS_PER_PAGE = 200  # pods per page of the full list of a drain's section or group
+# a drain's sections as their full list's page names them: (title, what groups them)
+DRAIN_SECTIONS = {"blocked": ("Blocked evictions", "budget"), "placed": ("Placed", "node"),
+                  "stranded": ("Stranded: left Pending", "why (kube's FitError)"),
+                  "already_pending": ("Pods that were pending already", "kube's reason"),
+                  "lost": ("Stranded: lost (no controller)", None), "skipped": ("Left in place", None)}
 TRACE_FIELDS = ("result", "node", "message", "num_nodes", "num_feasible", "failing_plugins", "matrix", "preemption")
 
 
@@ -321,27 +328,59 @@ def _grouped(entries, key, limit: int) -> list:
     return [{"key": k, "count": len(v), "entries": v[:limit], "more": max(0, len(v) - limit)} for k, v in ordered]
 
 
-def _drain_groups(r: dict) -> dict:
-    """A drain's evicted pods as groups that stay short however many there are: placed per node, stranded (left
-    Pending) per reason, lost; the evictions blocked per budget; the pods that were pending already per reason. A group of pending pods links the
-    first decision trace kept for one of them (the fixes are there); groups past DRAIN_GROUPS_LISTED are counted."""
+def _drain_sections(r: dict) -> dict:
+    """A drain's pods by section: {name: (entries, the key that groups them, or None for a plain list)}: the
+    evictions blocked (per budget), the evicted pods placed (per node), stranded (left Pending, per reason) and
+    lost, the pods that were pending already (per reason), the pods left in place."""
     pending = {p["pod"]: p for p in r["pending"]}
     placed = [e for e in r["evicted"] if e.get("node")]
     stranded = [dict(e, trace=(pending.get(e["replacement"]) or {}).get("trace"))
                 for e in r["evicted"] if e["replacement"] and not e.get("node")]
     already = [p for p in r["pending"] if not p["displaced"]]
-    out = {"placed_count": len(placed), "left_pending": len(stranded), "already_count": len(already),
-           "stranded_count": len(stranded) + len(r["lost"])}
-    for name, entries, key in (("blocked", r["blocked"], lambda b: ", ".join(b["budgets"])),
-                               ("placed", placed, lambda e: e["node"]),
-                               ("stranded", stranded, lambda e: e.get("why") or ""),
-                               ("already_pending", already, lambda p: p["message"])):
+    return {"blocked": (r["blocked"], lambda b: ", ".join(b["budgets"])),
+            "placed": (placed, lambda e: e["node"]),
+            "stranded": (stranded, lambda e: e.get("why") or ""),
+            "already_pending": (already, lambda p: p["message"]),
+            "lost": (r["lost"], None), "skipped": (r["skipped"], None)}
+
+
+def _drain_groups(r: dict) -> dict:
+    """A drain's sections (``_drain_sections``) as groups that stay short however many pods there are. A group
+    of pending pods links the first decision trace kept for one of them (the fixes are there); groups past
+    DRAIN_GROUPS_LISTED, and pods past DRAIN_PODS_LISTED in a group or list, are counted (``drain_pods`` lists
+    them all)."""
+    sections = _drain_sections(r)
+    out = {"placed_count": len(sections["placed"][0]), "left_pending": len(sections["stranded"][0]),
+           "already_count": len(sections["already_pending"][0]),
+           "stranded_count": len(sections["stranded"][0]) + len(r["lost"])}
+    for name, (entries, key) in sections.items():
+        if key is None:
+            out[name] = entries[:DRAIN_PODS_LISTED]
+            out[f"{name}_more"] = max(0, len(entries) - DRAIN_PODS_LISTED)
+            continue
         groups = _grouped(entries, key, DRAIN_PODS_LISTED)
         for group in groups[:DRAIN_GROUPS_LISTED]:
             group["trace"] = next((e["trace"] for e in group["entries"] if e.get("trace")), None)
         out[name], out[f"{name}_groups"] = groups[:DRAIN_GROUPS_LISTED], len(groups)
         out[f"{name}_more"] = max(0, len(groups) - DRAIN_GROUPS_LISTED)
-    for name in ("lost", "skipped"):
-        out[name] = r[name][:DRAIN_PODS_LISTED]
-        out[f"{name}_more"] = max(0, len(r[name]) - DRAIN_PODS_LISTED)
     return out
+
+
+def drain_pods(run: WhatIfRun, section: str, key: str | None, page) -> dict | None:
+    """Every pod of one section of a drain's answer (see ``_drain_sections``), or of one of its groups when
+    ``key`` is given, a page of DRAIN_PODS_PER_PAGE; None when the run has no such section or group."""
+    r = run.result or {}
+    if run.kind != WhatIfRun.DRAIN or not r:
+        return None
+    entries, group_key = _drain_sections(r).get(section, (None, None))
+    if entries is None or (key is not None and group_key is None):
+        return None
+    if key is not None:
+        entries = [e for e in entries if group_key(e) == key]
+        if not entries:
+            return None
+    if key is None and group_key is not None:
+        entries = [dict(e, group=group_key(e)) for e in entries]
+    title, grouped_by = DRAIN_SECTIONS[section]
+    return {"page": Paginator(entries, DRAIN_PODS_PER_PAGE).get_page(page), "count": len(entries),
+            "title": title, "grouped_by": grouped_by if key is None else None}

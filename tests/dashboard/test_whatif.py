@@ -109,7 +109,7 @@ def test_a_drain_page_is_green_only_when_every_evicted_pod_is_placed_and_stays_s
     page = client.get(f"/clusters/{small.name}/whatif/{stranded.pk}/").content.decode()
     assert 'class="verdict warn"' in page and "<b>27 pods stranded</b>: 25 evicted pods left Pending, 2 lost" in page
     assert page.count("<tr>") < 120 and len(page) < 400_000
-    assert "… and 25 more." in page   # 75 pods per node, 50 named
+    assert "… and 25 more: <a href=" in page and ">all 75</a>" in page   # 75 pods per node, 50 named
     assert page.count("Insufficient cpu.") == 1 and "<b>13</b>" in page and "<b>12</b>" in page
     placed = WhatIfRun.objects.create(cluster=small, kind=WhatIfRun.DRAIN, state=WhatIfRun.DONE,
                                       result=_drain_result(30, 0, 0))
@@ -119,7 +119,44 @@ def test_a_drain_page_is_green_only_when_every_evicted_pod_is_placed_and_stays_s
                                        result=_drain_result(30, 0, 0, blocked=400))
     page = client.get(f"/clusters/{small.name}/whatif/{blocked.pk}/").content.decode()
     assert 'class="verdict warn"' in page and "<b>400 evictions blocked by a PodDisruptionBudget</b>" in page
-    assert '<td class="mono">web-pdb</td><td class="num"><b>400</b></td>' in page and "… and 350 more." in page
+    assert '<td class="mono">web-pdb</td><td class="num"><b>400</b></td>' in page and "… and 350 more: " in page
+
+
+def _pods_listed(html: str) -> list:
+    return re.findall(r'<td class="mono">(a/[\w-]+)</td>', html)
+
+
+def test_every_pod_of_a_drain_is_reachable_from_its_short_page(small, client):
+    """Each group cut on the drain's page links its full list, and so does a section whose groups are cut; the
+    lists are paged, and every pod is on one of their pages."""
+    result = _drain_result(3000, 120, 70)
+    why = [f"0/41 nodes are available: {i} Insufficient cpu." for i in range(60)]
+    for i, e in enumerate(e for e in result["evicted"] if e["pod"].startswith("a/s-")):
+        e["why"] = why[i % 60]   # 60 reasons: 10 past the groups listed
+    run = WhatIfRun.objects.create(cluster=small, kind=WhatIfRun.DRAIN, state=WhatIfRun.DONE, result=result)
+    base = f"/clusters/{small.name}/whatif/{run.pk}"
+    page = client.get(base + "/").content.decode()
+    assert f'<a href="{base}/pods/placed/?key=m-00">all 75</a>' in page
+    assert f'… and 10 more reasons: <a href="{base}/pods/stranded/">all 120 pods left Pending</a>' in page
+    assert f'… and 20 more: <a href="{base}/pods/lost/">all 70</a>' in page
+    group = client.get(f"{base}/pods/placed/?key=m-00").content.decode()
+    assert _pods_listed(group) == [f"a/p-{i}-x" for i in range(0, 3000, 40)]   # 75, one page
+    assert "page 1 of 1" in group and "was a/p-40 on n-0" in group
+    seen, number = [], 1
+    while True:   # the whole section, page after page, following the "next" link
+        html = client.get(f"{base}/pods/placed/?page={number}").content.decode()
+        seen += _pods_listed(html)
+        if "next →" not in html:
+            break
+        number += 1
+    assert number == 15 and sorted(seen) == sorted(f"a/p-{i}-x" for i in range(3000))
+    stranded = client.get(f"{base}/pods/stranded/").content.decode()
+    assert len(_pods_listed(stranded)) == 120 and why[59] in stranded   # the reason of each pod named
+    assert len(_pods_listed(client.get(f"{base}/pods/lost/").content.decode())) == 70
+    for bad in ("/pods/nope/", "/pods/placed/?key=ghost", "/pods/lost/?key=n-0"):
+        assert client.get(base + bad).status_code == 404
+    capacity = WhatIfRun.objects.create(cluster=small, kind=WhatIfRun.CAPACITY, state=WhatIfRun.DONE, result={})
+    assert client.get(f"/clusters/{small.name}/whatif/{capacity.pk}/pods/placed/").status_code == 404
 
 
 def test_drain_and_add_nodes_answer_and_their_pages_render(small, client):
@@ -272,6 +309,11 @@ def test_the_three_questions_in_a_browser(server, tmp_path):  # noqa: F811
         expect(stranded.first.locator("li").first).to_be_visible()
         assert page.locator("#drain-placed tbody tr").count() < 30   # a row per receiving node, not per pod
         _shot(page, tmp_path, "whatif-drain-stranded")
+        # every stranded pod on one paged list (the run page links it when its groups are cut)
+        page.goto(page.url.split("?")[0] + "pods/stranded/")
+        expect(page.locator("#drain-pods thead")).to_contain_text("why (kube's FitError)")
+        expect(page.locator("#drain-pods tbody tr").first).to_contain_text("0/53 nodes are available")
+        _shot(page, tmp_path, "whatif-drain-pods")
 
         page.goto(server + "/clusters/demo/whatif/?q=add-nodes")
         page.fill("textarea[name=manifest]", yaml.safe_dump(
