@@ -183,6 +183,7 @@ def _candidates(route: str, stored: dict) -> dict:
         values["kube_version"] = list(SUPPORTED_VERSIONS) + ["0.1"]
     if route.startswith("whatif"):
         values["run_id"] = values["pk"] = values["whatif_run"] + ["99999999999999999999"]
+        values["section"] = ["placed", "stranded", "lost", "no-such"]
     if route.startswith("k8s-api"):
         values["name"] = [OPEN]   # the cluster the token is for
     if route == "node-detail":
