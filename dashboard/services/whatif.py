@@ -177,11 +177,17 @@ class _Progress:
         self.last = now
         return True
 
+    @staticmethod
+    def _fitted(text: str) -> str:
+        """``text`` cut to the stage column's length (a pod's name alone may be 253 characters)."""
+        limit = WhatIfRun._meta.get_field("stage").max_length
+        return text if len(text) <= limit else text[:limit - 1] + "…"
+
     def stage(self, text: str, now: bool = False) -> None:
         """What is done outside the counted steps (reading the cluster's state, storing the answer); ``now``
         writes it at once, as a new stage begins."""
         if self._due(now):
-            WhatIfRun.objects.filter(pk=self.run_id).update(stage=text)
+            WhatIfRun.objects.filter(pk=self.run_id).update(stage=self._fitted(text))
 
     def reading(self, text: str) -> None:
         self.stage(f"reading the cluster's state: {text}")
@@ -189,7 +195,7 @@ class _Progress:
     def __call__(self, done: int, total: int | None, doing: str = "") -> None:
         if self._due(done == total):
             stage = f"{self.label} {done}" + (f" of {total}" if total else "") + (f"; {doing}" if doing else "")
-            WhatIfRun.objects.filter(pk=self.run_id).update(done=done, total=total or 0, stage=stage)
+            WhatIfRun.objects.filter(pk=self.run_id).update(done=done, total=total or 0, stage=self._fitted(stage))
 
 
 def _profile_document(run: WhatIfRun, version) -> tuple[dict | None, str]:

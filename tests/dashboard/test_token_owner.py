@@ -1,5 +1,5 @@
-"""A simulated cluster's API token follows its creator (issue 14): it stops working within 1 s of the creator
-losing editor rights on the cluster, whichever way they lose them."""
+"""A simulated cluster's API token follows its creator: it stops working within TOKEN_CACHE_SECONDS (1 s) of the
+creator losing editor rights on the cluster, whichever way they lose them."""
 from __future__ import annotations
 
 import asyncio
@@ -23,16 +23,13 @@ def list_namespaces(cluster, token) -> int:
                                          headers={"Authorization": f"Bearer {token}"})).status_code
 
 
-def refused_within_a_second(cluster, token) -> float:
-    """Seconds until the cluster's API answers the token with 401."""
-    start = time.monotonic()
-    while True:
-        status = list_namespaces(cluster, token)
-        if status == 401:
-            return time.monotonic() - start
-        assert status == 200
-        assert time.monotonic() - start < 1.5, "the token still works"
+def refused_once_the_cache_expires(cluster, token, lost: float) -> None:
+    """Until TOKEN_CACHE_SECONDS after the loss (``lost``, a monotonic time) the token may still pass; the first
+    request that starts after that is refused, however long each request takes on a loaded machine."""
+    while time.monotonic() - lost <= credentials.TOKEN_CACHE_SECONDS:
+        assert list_namespaces(cluster, token) in (200, 401)
         time.sleep(0.05)
+    assert list_namespaces(cluster, token) == 401, "the token still works after its cache entry expired"
 
 
 @pytest.fixture
@@ -49,6 +46,7 @@ def test_a_token_stops_working_when_its_creator_may_no_longer_edit(cluster, loss
         ClusterMembership.objects.create(cluster=cluster, user=user, role=ClusterMembership.EDITOR)
     _row, token = credentials.create_token(cluster, "kubectl", user)
     assert list_namespaces(cluster, token) == 200
+    lost = time.monotonic()
     if loss == "leaves the editor group":
         user.groups.remove(Group.objects.get(name="editor"))
     elif loss == "deactivated":
@@ -59,7 +57,7 @@ def test_a_token_stops_working_when_its_creator_may_no_longer_edit(cluster, loss
         assert ClusterToken.objects.get(name="kubectl").revoked is not None
     else:
         ClusterMembership.objects.filter(user=user).delete()
-    assert refused_within_a_second(cluster, token) <= 1.2
+    refused_once_the_cache_expires(cluster, token, lost)
 
 
 def test_an_operators_token_and_a_viewer_made_editor_by_membership(cluster):

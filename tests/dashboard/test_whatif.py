@@ -83,6 +83,14 @@ def test_capacity_on_the_demo_equals_the_loop(api):
                                                                        r["stop"]["message"])
 
 
+def test_a_stage_naming_a_long_pod_is_cut_to_its_column(small):
+    """A pod's name may be 253 characters: the progress line naming it is cut, not a failed run."""
+    run = WhatIfRun.objects.create(cluster=small, kind=WhatIfRun.DRAIN, state=WhatIfRun.RUNNING)
+    whatif._Progress(run.pk, "eviction")(0, None, "explaining why ns/" + "p" * 253)
+    stage = WhatIfRun.objects.get(pk=run.pk).stage
+    assert len(stage) == WhatIfRun._meta.get_field("stage").max_length and stage.endswith("p…")
+
+
 def _drain_result(placed: int, stranded: int, lost: int, blocked: int = 0) -> dict:
     """A drain's stored answer: ``placed`` pods re-created on 40 nodes, ``stranded`` left Pending for one of two
     reasons, ``lost`` bare pods, ``blocked`` evictions refused by one budget."""
