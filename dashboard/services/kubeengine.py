@@ -353,7 +353,9 @@ class KubeEngine(RecordingEngine):
         self.pump()
         if self.shadow is not None:
             self.shadow.judge_due()
-            tr = self._observed[-1][1] if self.shadow.observe_pending(limit=1) else None
+            # reports answered in kube's order may have been recorded (and _observed flushed) by the pump above
+            observed = self.shadow.observe_pending(limit=1)
+            tr = self._observed[-1][1] if observed and self._observed else None
             self._flush()
             return tr
         if not self.leading:

@@ -69,7 +69,8 @@ def test_events_page_width_wheel_zoom_keyboard_and_live_rows(server, tmp_path): 
             page.mouse.wheel(0, 400)
         page.wait_for_function("() => window.scrollY > 0", timeout=10000)
         page.wait_for_timeout(500)   # what a zoom would have done by now: nothing may happen (the check just below)
-        assert page.evaluate(WINDOW_MS) == before
+        # (four zoom steps would change its length far more than 1%; the live window may only slide with the clock)
+        assert abs(page.evaluate(WINDOW_MS) - before) < before / 100
         assert "window=15m" in page.url
         page.evaluate("window.scrollTo(0, 0)")
 

@@ -1,12 +1,14 @@
 """The recorder against real PostgreSQL: batched writes, the stored matrix, and a real database outage."""
 from __future__ import annotations
 
+import asyncio
 import time
 from datetime import datetime, timezone
 
 import psycopg
 import pytest
-from django.db import connection
+from asgiref.sync import sync_to_async
+from django.db import connection, connections
 
 from dashboard.models import Cluster, Pod, SchedulingCycle, SchedulingEvent, StoreChange
 from dashboard.services.recorder import Recorder
@@ -133,6 +135,8 @@ def test_database_outage_buffers_retries_and_counts_overflow():
     finally:
         _outage(admin, name, False)
         admin.close()
+        # the outage also ended the connection of asgiref's thread that serves the later tests' async requests
+        asyncio.run(sync_to_async(connections.close_all, thread_sensitive=True)())
     assert rec.flush(30), rec.last_error
     rec.close()
     connection.close()
