@@ -129,14 +129,38 @@ def claims_from_templates(pod_raw: dict, templates: dict, claims: dict):
     return dict(pod_raw, status=status), made
 
 
+def _claims_named_by_pod(pod_raw: dict, claims: dict):
+    """The claims the resourceclaim controller looks at when a pod goes (enqueuePod): those its
+    ``spec.resourceClaims`` name (directly or through its claim statuses) and its extended-resource claim."""
+    ns = _meta(pod_raw).get("namespace") or "default"
+    names = []
+    for pc in (pod_raw.get("spec") or {}).get("resourceClaims") or ():
+        try:
+            name, _owned = claim_name(pod_raw, pc)
+        except ClaimLookupError:
+            continue   # not created: nothing to release
+        if name:
+            names.append(name)
+    extended = (pod_raw.get("status") or {}).get("extendedResourceClaimStatus") or {}
+    if extended.get("resourceClaimName"):
+        names.append(extended["resourceClaimName"])
+    seen = set()
+    for name in names:
+        claim = claims.get(f"{ns}/{name}")
+        if claim is not None and name not in seen:
+            seen.add(name)
+            yield claim
+
+
 def released_by_pod(pod_raw: dict, claims: dict):
-    """The resourceclaim controller when a pod goes: (claims to update, claims to delete). Every claim reserved
-    for the pod drops it from ``status.reservedFor`` and, reserved for nobody any more, loses its allocation and
-    the scheduler's finalizer, which frees its devices (an update pods waiting for devices are retried on); the
-    claims the pod owns (made from its templates, or its extended-resource claim) are then deleted."""
+    """The resourceclaim controller when a pod goes: (claims to update, claims to delete). Of the claims the pod
+    names, every one reserved for the pod drops it from ``status.reservedFor`` and, reserved for nobody any more,
+    loses its allocation and the scheduler's finalizer, which frees its devices (an update pods waiting for devices
+    are retried on); the claims the pod owns (made from its templates, or its extended-resource claim) are then
+    deleted."""
     uid = pod_uid(pod_raw)
     updates, deletes = [], []
-    for claim in claims.values():
+    for claim in _claims_named_by_pod(pod_raw, claims):
         meta = _meta(claim)
         if any(o.get("controller") and o.get("uid") == uid for o in meta.get("ownerReferences") or ()):
             deletes.append(claim)
