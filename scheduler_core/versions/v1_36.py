@@ -358,6 +358,16 @@ IMPLEMENTED_GATES = {
     "GenericWorkload": (False,),
     "GangScheduling": (False,),
     "TopologyAwareWorkloadScheduling": (False,),
+    # DRA's allocator and the plugins at their defaults only: switching these off (or the alpha ones on) changes
+    # what kube's allocator and plugins accept, which is not implemented, so such a setting is refused
+    "DRAConsumableCapacity": (True,),
+    "DRADeviceTaints": (True,),
+    "DRADeviceTaintRules": (False,),
+    "DRAListTypeAttributes": (False,),
+    "DRANodeAllocatableResources": (False,),
+    "DRAPartitionableDevices": (True,),
+    "TaintTolerationComparisonOperators": (False,),
+    "VolumeLimitScaling": (False,),
 }
 IMPLEMENTED_GATES_REMOVED = ("VolumeCapacityPriority", "PodDisruptionConditions")
 

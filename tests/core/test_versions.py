@@ -206,3 +206,48 @@ def test_cli_kube_version_and_feature_gates(tmp_path, capsys):
     assert capsys.readouterr().err == "warning: unrecognized feature gate: Nope\n"
     assert cli_main(["run", str(path), "--kube-version", "1.29", "--until-idle"]) == 2
     assert "Kubernetes version 1.29 is not supported" in capsys.readouterr().err
+
+
+# The feature gates v1.36.2's pkg/scheduler and its DRA allocator read (`features.X` in pkg/scheduler, the
+# allocator's Features), from its source.
+V136_SCHEDULER_GATES = (
+    "DRAAdminAccess", "DRAConsumableCapacity", "DRADeviceBindingConditions", "DRADeviceTaintRules", "DRADeviceTaints",
+    "DRAExtendedResource", "DRAListTypeAttributes", "DRANodeAllocatableResources", "DRAPartitionableDevices",
+    "DRAPrioritizedList", "DRAResourceClaimDeviceStatus", "DRASchedulerFilterTimeout", "DRAWorkloadResourceClaims",
+    "DynamicResourceAllocation", "GangScheduling", "GenericWorkload", "InPlacePodLevelResourcesVerticalScaling",
+    "InPlacePodVerticalScaling", "MatchLabelKeysInPodTopologySpread", "NodeDeclaredFeatures",
+    "NodeInclusionPolicyInPodTopologySpread", "NominatedNodeNameForExpectation", "OpportunisticBatching",
+    "PodLevelResources", "SchedulerAsyncAPICalls", "SchedulerAsyncPreemption", "SchedulerPopFromBackoffQ",
+    "SchedulerQueueingHints", "SidecarContainers", "StorageCapacityScoring", "TaintTolerationComparisonOperators",
+    "TopologyAwareWorkloadScheduling", "VolumeAttributesClass", "VolumeLimitScaling", "WorkloadAwarePreemption")
+
+
+@pytest.mark.parametrize("gate", V136_SCHEDULER_GATES)
+def test_every_scheduler_gate_of_136_is_honoured_or_refused(gate):
+    """A gate the scheduler reads is either followed at both values, or its other value is refused: never
+    accepted and ignored."""
+    kv = versions.kube_version("1.36")
+    default = kv.gates[gate].default
+    other = "false" if default else "true"
+    followed = gate in _GATES_READ_BY_CODE or len(kv.implemented_gates.get(gate, ())) == 2
+    try:
+        versions.features("1.36", f"{gate}={other}")
+    except versions.FeatureGateError as err:
+        assert "has only" in str(err) or "locked" in str(err) or "depends" in str(err) or "requires" in str(err), err
+        return
+    assert followed, f"{gate}={other} is accepted but nothing follows it"
+
+
+def _gates_read_by_code():
+    import pathlib
+    import re
+    root = pathlib.Path(versions.__file__).resolve().parent.parent
+    read = set()
+    for path in root.rglob("*.py"):
+        if "versions" in path.parts:
+            continue
+        read.update(re.findall(r'enabled\("([A-Za-z]+)"\)', path.read_text()))
+    return read
+
+
+_GATES_READ_BY_CODE = _gates_read_by_code()
