@@ -142,8 +142,9 @@ def test_database_outage_buffers_retries_and_counts_overflow():
     connection.close()
     assert SchedulingCycle.objects.filter(cluster_id=cluster_id).count() == 10 + 40
     assert rec.written_cycles == 50
-    # emit() never waited for the database: 99 emits, each converting a trace, in well under a second
-    assert emit_seconds < 1.0
+    # emit() never waited for the database: 99 emits, each converting a trace, take well under a second on a quiet
+    # machine; waiting for the unreachable database would take seconds per emit
+    assert emit_seconds < 5.0, emit_seconds
     assert SchedulingEvent.objects.filter(cluster_id=cluster_id).count() == 0
 
 
