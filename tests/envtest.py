@@ -81,11 +81,13 @@ def free_ports() -> tuple[int, int]:
 class ControlPlane:
     """One control plane in ``directory`` (see the module doc). ``scheduler``: also run the real kube-scheduler
     (``scheduler_v``: its log level; 10 logs every plugin's score). ``users``: {name: groups} given static tokens
-    (``kubeconfig_for(name)``)."""
+    (``kubeconfig_for(name)``). ``ports``: (apiserver, etcd) ports to use instead of free ones."""
 
     def __init__(self, directory: Path, scheduler: bool = False, scheduler_v: int = 4, leader_elect: bool = False,
-                 feature_gates: str = "", scheduler_config: Path | None = None, users: dict | None = None):
+                 feature_gates: str = "", scheduler_config: Path | None = None, users: dict | None = None,
+                 ports: tuple | None = None):
         self.dir = Path(directory)
+        self.ports = ports   # (apiserver, etcd) to listen on; None: free ones (``free_ports``)
         self.scheduler = scheduler
         self.scheduler_v = scheduler_v
         self.leader_elect = leader_elect
@@ -117,7 +119,7 @@ class ControlPlane:
         self.dir.mkdir(parents=True, exist_ok=True)
         if self.users:
             self._write_tokens()
-        self.port, self.etcd_port = free_ports()
+        self.port, self.etcd_port = self.ports or free_ports()
         cmd = [str(self.src / "control-plane"), "start", str(self.dir), "--port", str(self.port),
                "--etcd-port", str(self.etcd_port)]
         if self.scheduler:

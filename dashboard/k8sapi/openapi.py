@@ -26,19 +26,20 @@ def _hash(group: str, version: str, release: str) -> str:
     return hashlib.sha256(f"{release}:{group}/{version}".encode()).hexdigest()[:16].upper()
 
 
-def root(prefix: str, release: str) -> dict:
-    """/openapi/v3: one entry per group version; ``prefix`` is the API's path (client-go requests it as is);
-    ``release``: the Kubernetes release the cluster reports ("v1.36.2")."""
+def root(prefix: str, release: str, served_versions) -> dict:
+    """/openapi/v3: one entry per group version the cluster serves (``served_versions``); ``prefix`` is the API's
+    path (client-go requests it as is); ``release``: the Kubernetes release the cluster reports ("v1.36.2")."""
     out = {}
-    for group, version in dict.fromkeys((r.group, r.version) for r in RESOURCES):
+    for group, version in dict.fromkeys((r.group, r.version) for r in RESOURCES
+                                        if r.group_version in served_versions):
         gv = _gv_path(group, version)
         out[gv] = {"serverRelativeURL": f"{prefix}/openapi/v3/{gv}?hash={_hash(group, version, release)}"}
     return {"paths": out}
 
 
-def group_version(gv: str, release: str) -> dict | None:
-    """/openapi/v3/api/v1 or /openapi/v3/apis/<group>/<version>; None when not served."""
-    served = [r for r in RESOURCES if _gv_path(r.group, r.version) == gv]
+def group_version(gv: str, release: str, served_versions) -> dict | None:
+    """/openapi/v3/api/v1 or /openapi/v3/apis/<group>/<version>; None when the cluster does not serve it."""
+    served = [r for r in RESOURCES if _gv_path(r.group, r.version) == gv and r.group_version in served_versions]
     if not served:
         return None
     paths = {}

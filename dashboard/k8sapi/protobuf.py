@@ -17,41 +17,12 @@ import struct
 
 from scheduler_core.documents import load_json
 
-from .protoschema import MESSAGES
+from scheduler_core.objects.protoschema import MESSAGES, ROOTS
 
 MAGIC = b"k8s\x00"
 MEDIA_TYPE = "application/vnd.kubernetes.protobuf"
 META = "k8s.io.apimachinery.pkg.apis.meta.v1."
 
-# (apiVersion, kind) of an envelope -> its message; DeleteOptions is sent with the group version of its request
-KINDS = {
-    ("v1", "Binding"): "k8s.io.api.core.v1.Binding",
-    ("v1", "Pod"): "k8s.io.api.core.v1.Pod",
-    ("v1", "Node"): "k8s.io.api.core.v1.Node",
-    ("v1", "Namespace"): "k8s.io.api.core.v1.Namespace",
-    ("v1", "Event"): "k8s.io.api.core.v1.Event",
-    ("v1", "PersistentVolume"): "k8s.io.api.core.v1.PersistentVolume",
-    ("v1", "PersistentVolumeClaim"): "k8s.io.api.core.v1.PersistentVolumeClaim",
-    ("v1", "Service"): "k8s.io.api.core.v1.Service",
-    ("v1", "ReplicationController"): "k8s.io.api.core.v1.ReplicationController",
-    ("apps/v1", "ReplicaSet"): "k8s.io.api.apps.v1.ReplicaSet",
-    ("apps/v1", "StatefulSet"): "k8s.io.api.apps.v1.StatefulSet",
-    ("coordination.k8s.io/v1", "Lease"): "k8s.io.api.coordination.v1.Lease",
-    ("events.k8s.io/v1", "Event"): "k8s.io.api.events.v1.Event",
-    ("policy/v1", "Eviction"): "k8s.io.api.policy.v1.Eviction",
-    ("policy/v1", "PodDisruptionBudget"): "k8s.io.api.policy.v1.PodDisruptionBudget",
-    ("resource.k8s.io/v1", "DeviceClass"): "k8s.io.api.resource.v1.DeviceClass",
-    ("resource.k8s.io/v1", "ResourceClaim"): "k8s.io.api.resource.v1.ResourceClaim",
-    ("resource.k8s.io/v1", "ResourceClaimTemplate"): "k8s.io.api.resource.v1.ResourceClaimTemplate",
-    ("resource.k8s.io/v1", "ResourceSlice"): "k8s.io.api.resource.v1.ResourceSlice",
-    ("scheduling.k8s.io/v1", "PriorityClass"): "k8s.io.api.scheduling.v1.PriorityClass",
-    ("storage.k8s.io/v1", "StorageClass"): "k8s.io.api.storage.v1.StorageClass",
-    ("storage.k8s.io/v1", "CSINode"): "k8s.io.api.storage.v1.CSINode",
-    ("storage.k8s.io/v1", "CSIDriver"): "k8s.io.api.storage.v1.CSIDriver",
-    ("storage.k8s.io/v1", "CSIStorageCapacity"): "k8s.io.api.storage.v1.CSIStorageCapacity",
-    ("storage.k8s.io/v1", "VolumeAttachment"): "k8s.io.api.storage.v1.VolumeAttachment",
-    ("v1", "Status"): META + "Status",
-}
 DELETE_OPTIONS = META + "DeleteOptions"
 
 VARINT, FIXED64, BYTES, FIXED32 = 0, 1, 2, 5
@@ -309,7 +280,7 @@ def decode(body: bytes) -> dict:
     api_version, kind, raw, encoding = _unknown(body)
     if encoding:
         raise ProtobufError(f"content encoding {encoding!r} is not supported")
-    name = DELETE_OPTIONS if kind == "DeleteOptions" else KINDS.get((api_version, kind))
+    name = DELETE_OPTIONS if kind == "DeleteOptions" else ROOTS.get((api_version, kind))
     if name is None:
         raise ProtobufError(f"no kind {kind!r} of version {api_version!r} is known to this server")
     return {"kind": kind, "apiVersion": api_version, **message(name, raw)}

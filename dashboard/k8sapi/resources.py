@@ -98,9 +98,11 @@ for _r in RESOURCES:
             GROUPS[_r.group].append(_r.version)
 
 
-def api_resource_list(group: str, version: str) -> dict | None:
-    """The APIResourceList of /api/v1 or /apis/<group>/<version>, or None when the version is not served."""
-    served = [r for r in RESOURCES if r.group == group and r.version == version]
+def api_resource_list(group: str, version: str, served_versions) -> dict | None:
+    """The APIResourceList of /api/v1 or /apis/<group>/<version>, or None when the version is not served
+    (``served_versions``: the group versions the cluster's version serves, ``KubeVersion.api_group_versions``)."""
+    served = [r for r in RESOURCES if r.group == group and r.version == version
+              and r.group_version in served_versions]
     if not served:
         return None
     items = []
@@ -127,18 +129,20 @@ def api_resource_list(group: str, version: str) -> dict | None:
             "resources": items}
 
 
-def api_group(group: str) -> dict | None:
-    versions = GROUPS.get(group)
+def api_group(group: str, served_versions) -> dict | None:
+    versions = [v for v in GROUPS.get(group, ()) if f"{group}/{v}" in served_versions]
     if not versions:
         return None
     gvs = [{"groupVersion": f"{group}/{v}", "version": v} for v in versions]
     return {"kind": "APIGroup", "apiVersion": "v1", "name": group, "versions": gvs, "preferredVersion": gvs[0]}
 
 
-def api_group_list() -> dict:
+def api_group_list(served_versions) -> dict:
     groups = []
     for name in GROUPS:
-        g = api_group(name)
+        g = api_group(name, served_versions)
+        if g is None:
+            continue
         del g["kind"], g["apiVersion"]
         groups.append(g)
     return {"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}

@@ -466,14 +466,12 @@ class ApiCluster(SimulatedCluster):
         obj = dict(body, apiVersion=res.group_version, kind=res.kind, metadata=meta)
         with admission.refusals(res, meta.get("name") or ""):
             if res.kind == "Pod":
-                return admitted.admit_pod(obj, self.extra["PriorityClass"], created).raw
+                return admitted.admit_pod(obj, self.extra["PriorityClass"], created, self.features).raw
             if res.kind == "Node":
                 if self.kubelet and self.kubelet_version:
                     obj = kubelet_node(obj, self.kubelet_version)
-                return admitted.admit_node(obj, created).raw
-            obj = admitted.defaulted(res.kind, obj, created)
-            admitted.check_size(obj)
-            admitted.validate(res.kind, obj)
+                return admitted.admit_node(obj, created, self.features).raw
+            obj = admitted.admit_object(res.kind, obj, created, self.features)
             if res.kind in ("ResourceClaim", "ResourceClaimTemplate"):
                 admitted.check_admin_access(res.kind, obj, self._namespace_labels(meta["namespace"]))
         obj["metadata"] = admitted.server_metadata(meta, created)
@@ -533,11 +531,9 @@ class ApiCluster(SimulatedCluster):
                 if res.kind == "Pod":
                     new = admitted.admit_pod_update(old, new, self.features).raw
                 elif res.kind == "Node":
-                    new = admitted.admit_node_update(old, new).raw
+                    new = admitted.admit_node_update(old, new, self.features).raw
                 else:
-                    new = admitted.defaulted(res.kind, new, rfc3339(self.clock.now()))
-                    admitted.check_size(new)
-                    admitted.validate(res.kind, new)
+                    new = admitted.admit_object(res.kind, new, rfc3339(self.clock.now()), self.features)
                     if res.kind == "ResourceClaim" and subresource == "status":
                         admitted.check_admin_access(res.kind, new, self._namespace_labels(namespace), old)
             if new == old or dry_run:

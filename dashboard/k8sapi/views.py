@@ -27,6 +27,8 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
 
 from scheduler_core.documents import load_json, safe_yaml_load
+from scheduler_core.objects import apifields
+from scheduler_core.objects.field import go_quote, not_supported
 
 from ..models import Cluster, ClusterToken
 from ..services import credentials, kubeversions
@@ -45,6 +47,7 @@ RETURNS_DELETED_OBJECT = ("Pod", "Namespace", "Service")
 UNAUTHENTICATED_PATHS = ("healthz", "livez", "readyz")   # /version names the cluster's version: a token's
 JSON = "application/json"
 BODY_TYPES = (JSON, "application/yaml", protobuf.MEDIA_TYPE)
+FIELD_VALIDATIONS = ("", "Ignore", "Strict", "Warn")   # allowedFieldValidationValues, as kube lists them
 STREAM_CHUNK_BYTES = 1 << 20
 # One item encoding at a time: concurrent lists share the GIL anyway, and one CPU-bound thread instead of
 # several leaves the event loop's thread a turn at the GIL every switch interval.
@@ -133,10 +136,11 @@ def _negotiate(accept: str) -> str:
     return ""
 
 
-def _body(request, patch: bool = False):
+def _body(request, patch: bool = False, duplicates: dict | None = None):
     """The object a request sends, as a JSON dict: JSON, YAML or Kubernetes protobuf for create, update, delete,
     binding and eviction (kube-apiserver's serializers), JSON for a PATCH (whose media type names the patch
-    kind, see _patch). Other media types get 415, bodies over MAX_BODY_BYTES 413."""
+    kind, see _patch). Other media types get 415, bodies over MAX_BODY_BYTES 413. ``duplicates``: filled with
+    the names a JSON body gives twice in one object (``apifields.load_with_duplicates``)."""
     if len(request.body) > MAX_BODY_BYTES:
         raise ApiError.too_large(MAX_BODY_BYTES)
     ctype = JSON if patch else (request.content_type or JSON).lower()
@@ -145,11 +149,53 @@ def _body(request, patch: bool = False):
             return protobuf.decode(request.body)
         if ctype == "application/yaml":
             return safe_yaml_load(request.body or b"")
+        if ctype == JSON and duplicates is not None:
+            body, found = apifields.load_with_duplicates(request.body or b"null")
+            duplicates.update(found)
+            return body
         if ctype == JSON:
             return load_json(request.body or b"null")
     except (ValueError, yaml.YAMLError) as err:
         raise ApiError.bad_request(f"the body of the request was in an unknown format: {err}") from None
     raise ApiError.unsupported_media_type(BODY_TYPES)
+
+
+def _field_validation(request, options: str) -> str:
+    """The write's ``fieldValidation`` (Ignore, Warn or Strict; Warn when not given), refused as
+    ValidateFieldValidation refuses another value (422 of the ``options`` kind, CreateOptions or UpdateOptions)."""
+    value = request.GET.get("fieldValidation", "")
+    if value not in FIELD_VALIDATIONS:
+        err = not_supported("fieldValidation", value, FIELD_VALIDATIONS)
+        raise ApiError(422, "Invalid", f'{options}.meta.k8s.io "" is invalid: {err.path}: {err.body()}',
+                       {"group": "meta.k8s.io", "kind": options,
+                        "causes": [{"reason": "FieldValueNotSupported", "message": err.body(), "field": err.path}]})
+    return value or "Warn"
+
+
+def _decoded_body(request, store, res, options: str) -> tuple:
+    """A create's or update's body as the cluster's kube-apiserver decodes it (``apifields.decode`` at its
+    version): with ``fieldValidation`` Strict, a field it does not know or a name given twice is refused (400, its
+    strict decoding error); with Warn each is a warning; with Ignore it is dropped silently. (body, warnings)."""
+    directive = _field_validation(request, options)
+    duplicates = {}
+    body = _body(request, duplicates=duplicates if directive != "Ignore" else None)
+    if not isinstance(body, dict):
+        return body, []
+    kind = body.get("kind") or res.kind
+    group_version = body.get("apiVersion") or res.group_version
+    decoded = apifields.decode(store.features.version, group_version, kind, body, duplicates)
+    if decoded.errors and directive == "Strict":
+        raise ApiError.bad_request(f'{kind} in version "{group_version.rsplit("/", 1)[-1]}" cannot be handled as a '
+                                   f'{res.kind}: strict decoding error: {", ".join(decoded.errors)}')
+    return decoded.obj, decoded.errors if directive == "Warn" else []
+
+
+def _warned(response: HttpResponse, warnings: list) -> HttpResponse:
+    """The response with each warning in a ``Warning`` header, as kube-apiserver sends them (code 299, agent
+    "-", the text quoted)."""
+    if warnings:
+        response["Warning"] = ", ".join(f"299 - {go_quote(w)}" for w in warnings)
+    return response
 
 
 def _encode_continue(rv: int, key: str) -> str:
@@ -229,14 +275,15 @@ def _dispatch(request, store, parts: list, pk: int):
         return _json({"kind": "APIVersions", "versions": ["v1"],
                       "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": host}]})
     if parts == ["apis"]:
-        return _json(resources.api_group_list())
+        return _json(resources.api_group_list(store.features.version.api_group_versions))
     if parts == ["openapi", "v2"]:
         body, ctype = openapi.v2(request.headers.get("Accept", ""), _release(pk))
         return HttpResponse(body, content_type=ctype)
     if parts[:2] == ["openapi", "v3"]:
         release = _release(pk)
-        doc = (openapi.root(request.path.rstrip("/")[:-len("/openapi/v3")], release) if len(parts) == 2
-               else openapi.group_version("/".join(parts[2:]), release))
+        served_versions = store.features.version.api_group_versions
+        doc = (openapi.root(request.path.rstrip("/")[:-len("/openapi/v3")], release, served_versions)
+               if len(parts) == 2 else openapi.group_version("/".join(parts[2:]), release, served_versions))
         if doc is None:
             raise ApiError.page_not_found()
         return _json(doc)
@@ -244,7 +291,7 @@ def _dispatch(request, store, parts: list, pk: int):
         group, version, rest = "", parts[1], parts[2:]
     elif parts[:1] == ["apis"] and len(parts) >= 2:
         if len(parts) == 2:
-            doc = resources.api_group(parts[1])
+            doc = resources.api_group(parts[1], store.features.version.api_group_versions)
             if doc is None:
                 raise ApiError.page_not_found()
             return _json(doc)
@@ -252,12 +299,12 @@ def _dispatch(request, store, parts: list, pk: int):
     else:
         raise ApiError.page_not_found()
     if not rest:
-        doc = resources.api_resource_list(group, version)
+        doc = resources.api_resource_list(group, version, store.features.version.api_group_versions)
         if doc is None:
             raise ApiError.page_not_found()
         return _json(doc)
     route = _route(group, version, rest)
-    if route is None:
+    if route is None or not apifields.served(store.features.version, f"{group}/{version}" if group else version):
         raise ApiError.page_not_found()
     if request.method in WRITE_METHODS:
         return registry.write(store, pk, lambda: _resource(request, store, route))
@@ -282,7 +329,9 @@ def _resource(request, store, route):
                 return _watch(request, store, res, route.namespace or "", options)
             return _list(request, store, res, route.namespace or "", options)
         if method == "POST":
-            return _json(served(res, store.create(res, route.namespace or "", _body(request), dry_run)), 201)
+            body, warnings = _decoded_body(request, store, res, "CreateOptions")
+            return _warned(_json(served(res, store.create(res, route.namespace or "", body, dry_run)), 201),
+                           warnings)
         if method == "DELETE":
             ListOptions(q)  # decoded for its errors, as kube decodes it
             return _delete_collection(request, store, res, route.namespace or "", dry_run)
@@ -303,7 +352,8 @@ def _resource(request, store, route):
     if method == "GET":
         return _json(_view(request, res, _get(store, res, ns, name)))
     if method == "PUT":
-        return _json(served(res, store.update(res, ns, name, _body(request), sub, dry_run)))
+        body, warnings = _decoded_body(request, store, res, "UpdateOptions")
+        return _warned(_json(served(res, store.update(res, ns, name, body, sub, dry_run))), warnings)
     if method == "PATCH":
         return _json(served(res, _patch(request, store, res, ns, name, sub, dry_run)))
     if method == "DELETE" and not sub:

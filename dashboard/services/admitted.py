@@ -1,7 +1,11 @@
-"""One admission path for pods and nodes, whoever writes them: the Kubernetes API (``k8sapi.store``, which adds
-its wire handling), the REST API and the pages (``services.clusters``) and the workload generator
-(``objectstore.insert_pods``) all pass what kube-apiserver does before it stores an object, in its words:
+"""One admission path for every object, whoever writes it: the Kubernetes API (``k8sapi.store``, which adds
+its wire handling), the REST API and the pages (``services.clusters``), scenario loads and the workload generator
+(``objectstore.insert_pods``) all pass what kube-apiserver of the cluster's version does before it stores an
+object, in its words:
 
+- decoding (``scheduler_core.objects.apifields``): the fields the version does not know are dropped (the
+  Kubernetes API also refuses or warns of them, as its ``fieldValidation`` asks), and a pod's fields whose gate
+  is off are cleared unless the stored pod uses them (the pod strategy's dropDisabledFields);
 - the size limit: an object above 3 MiB is refused as kube-apiserver refuses such a request (413);
 - on create, the fields the server owns: a new uid and creationTimestamp, no deletionTimestamp or resourceVersion;
   a pod's status is Pending with its QoS class (PodStrategy.PrepareForCreate), its ``spec.nodeName`` kept as kube
@@ -15,7 +19,8 @@ its wire handling), the REST API and the pages (``services.clusters``) and the w
   status).
 
 Scenario loads replace a cluster's state whole, uids, bindings and statuses included, as restoring a snapshot of
-etcd does: they pass validation, the size limit and the quota, not the create rules.
+etcd does: they pass decoding (``restored``), validation, the size limit and the quota, not the create rules; a
+kind whose group version the cluster's version does not serve is refused.
 """
 from __future__ import annotations
 
@@ -26,7 +31,8 @@ import orjson
 
 from scheduler_core.dra.defaults import with_defaults
 from scheduler_core.dra.validation import admin_access_errors
-from scheduler_core.objects import Node, ParseError, Pod, field
+from scheduler_core.objects import Node, ParseError, Pod, apifields, field
+from scheduler_core.objects.protoschema import ROOTS
 from scheduler_core.objects.validation import object_errors, pod_update_errors
 
 MAX_OBJECT_BYTES = 3 * 1024 * 1024   # kube-apiserver's request body limit (3 MiB)
@@ -41,6 +47,8 @@ NODE_INFO_FIELDS = ("machineID", "systemUUID", "bootID", "kernelVersion", "osIma
 QUOTA_NAME = "schedscope-cluster-quota"
 QUOTA_RESOURCES = {"pods": "pods", "nodes": "count/nodes", "Event": "count/events"}   # ResourceQuota's names
 PLURALS = {"Pod": "pods", "Node": "nodes"}
+# a body without apiVersion is read as its kind's first group version (core Events as v1, not events.k8s.io/v1)
+DEFAULT_API_VERSIONS = {kind: api_version for api_version, kind in reversed(ROOTS)}
 
 
 class ValidationFailed(ValueError):
@@ -116,10 +124,73 @@ def check_size(obj, size: int | None = None) -> int:
     return size
 
 
+def decoded(kind: str, obj, features, duplicates: dict | None = None) -> apifields.Decoded:
+    """``obj`` as the kube-apiserver of ``features`` (the cluster's versions.Features) decodes a write of it: the
+    fields its version does not know dropped, their strict decoding errors in ``errors`` (``apifields.decode``;
+    ``duplicates``: a body's, ``apifields.load_with_duplicates``)."""
+    api_version = (obj.get("apiVersion") if isinstance(obj, dict) else None) or DEFAULT_API_VERSIONS.get(kind, "")
+    return apifields.decode(features.version, api_version, kind, obj, duplicates)
+
+
+def _cleared(obj, path: list):
+    """``obj`` without the field at ``path`` (names; "[]" for every item of a list), copied where it changes."""
+    if not isinstance(obj, dict) or path[0] not in obj:
+        return obj
+    if len(path) == 1:
+        return {k: v for k, v in obj.items() if k != path[0]}
+    value = obj[path[0]]
+    if path[1] == "[]":
+        if not isinstance(value, list):
+            return obj
+        new = [_cleared(item, path[2:]) if len(path) > 2 else item for item in value]
+        changed = any(a is not b for a, b in zip(new, value))
+    else:
+        new = _cleared(value, path[1:])
+        changed = new is not value
+    return dict(obj, **{path[0]: new}) if changed else obj
+
+
+def _path(text: str) -> list:
+    return [part for name in text.split(".") for part in ((name[:-2], "[]") if name.endswith("[]") else (name,))]
+
+
+def without_disabled_fields(pod: dict, features, old: dict | None = None) -> dict:
+    """A pod without the fields of gates that are off at ``features`` (``KubeVersion.pod_gated_fields``, the pod
+    strategy's dropDisabledFields), unless ``old`` (the stored pod of an update) uses one of that gate's fields."""
+    for gate, paths in features.version.pod_gated_fields.items():
+        if features.gates.get(gate):
+            continue
+        if old is not None and any(_cleared(old, _path(p)) is not old for p in paths):
+            continue
+        for p in paths:
+            pod = _cleared(pod, _path(p))
+    return pod
+
+
+def restored(kind: str, obj, features):
+    """An object of a scenario (a restored snapshot) as the kube-apiserver of ``features`` serves it: decoded, a pod
+    without the fields of gates that are off; ValidationFailed for a kind whose group version it does not serve."""
+    api_version = DEFAULT_API_VERSIONS.get(kind)   # the kind's storage version
+    if api_version and not apifields.served(features.version, api_version):
+        raise ValidationFailed({"scenario": [f"{kind} {_name(obj)}: {api_version} is not served at Kubernetes "
+                                             f"{features.name}"]})
+    obj = decoded(kind, obj, features).obj
+    return without_disabled_fields(obj, features) if kind == "Pod" else obj
+
+
 def defaulted(kind: str, obj, now: str):
     """The object with kube-apiserver's defaults for its kind (resource.k8s.io's: ``scheduler_core.dra.defaults``;
     pods and nodes get theirs in ``admit_pod`` / ``admit_node``); ``now``: the write's RFC 3339 time."""
     return with_defaults(kind, obj, now)
+
+
+def admit_object(kind: str, obj, now: str, features):
+    """A write of a kind other than Pod and Node as the kube-apiserver of ``features`` stores it: decoding, the
+    kind's defaults (``now``: the write's RFC 3339 time), the size limit, validation; the object."""
+    obj = defaulted(kind, decoded(kind, obj, features).obj, now)
+    check_size(obj)
+    validate(kind, obj)
+    return obj
 
 
 def validate(kind: str, obj) -> None:
@@ -255,11 +326,12 @@ def _require_containers(pod: dict) -> None:
         raise invalid("Pod", pod, causes)
 
 
-def admit_pod(pod: dict, priority_classes: dict, created: str) -> Pod:
-    """A pod to create as kube-apiserver stores it (parsed; its ``raw`` is stored): the size limit, validation,
-    the server's metadata and status, SetDefaults_Pod, the Priority and DefaultTolerationSeconds admission plugins
-    (``priority_classes``: by name, ``with_system_priority_classes``); ``created``: the RFC 3339 time of the
-    create."""
+def admit_pod(pod: dict, priority_classes: dict, created: str, features) -> Pod:
+    """A pod to create as the kube-apiserver of ``features`` (the cluster's versions.Features) stores it (parsed;
+    its ``raw`` is stored): decoding, the size limit, validation, the server's metadata and status,
+    SetDefaults_Pod, the Priority and DefaultTolerationSeconds admission plugins (``priority_classes``: by name,
+    ``with_system_priority_classes``); ``created``: the RFC 3339 time of the create."""
+    pod = without_disabled_fields(decoded("Pod", pod, features).obj, features)
     check_size(pod)
     validate("Pod", pod)
     parsed("Pod", pod)   # a field the scheduler cannot read (a priority that is not an integer) before admission
@@ -326,9 +398,10 @@ def _admit_priority(pod: dict, spec: dict, priority_classes: dict) -> None:
 def admit_pod_update(old: dict, new: dict, features) -> Pod:
     """A pod update as kube-apiserver stores it (``new`` with the status the write may set: the stored one unless
     it is a status write): the stored uid and creation time, the size limit, validation and ValidatePodUpdate (its
-    first error, as the API answers); at ``features`` (the cluster's versions.Features) with
+    first error, as the API answers), after decoding at ``features`` (the cluster's versions.Features); with
     ClearingNominatedNodeNameAfterBinding, ValidatePodStatusUpdate's refusal of a nominatedNodeName newly given to
     a bound pod."""
+    new = without_disabled_fields(decoded("Pod", new, features).obj, features, old)
     out = dict(new, metadata=kept_metadata(old, new))
     check_size(out)
     validate("Pod", out)
@@ -357,8 +430,10 @@ def node_defaults(node: dict) -> dict:
     return dict(node, status=status)
 
 
-def admit_node(node: dict, created: str) -> Node:
-    """A node to create as kube-apiserver stores it (a node's status may be given: its kubelet registers it so)."""
+def admit_node(node: dict, created: str, features) -> Node:
+    """A node to create as the kube-apiserver of ``features`` stores it (a node's status may be given: its kubelet
+    registers it so)."""
+    node = decoded("Node", node, features).obj
     check_size(node)
     validate("Node", node)
     out = node_defaults(dict(node, apiVersion="v1", kind="Node",
@@ -366,9 +441,10 @@ def admit_node(node: dict, created: str) -> Node:
     return parsed("Node", out)
 
 
-def admit_node_update(old: dict, new: dict) -> Node:
-    """A node update (``new`` with the status the write may set): the stored uid and creation time, defaults, the
-    size limit and validation."""
+def admit_node_update(old: dict, new: dict, features) -> Node:
+    """A node update (``new`` with the status the write may set) at ``features``: decoding, the stored uid and
+    creation time, defaults, the size limit and validation."""
+    new = decoded("Node", new, features).obj
     out = node_defaults(dict(new, metadata=kept_metadata(old, new)))
     check_size(out)
     validate("Node", out)

@@ -16,7 +16,7 @@ from scheduler_core import versions
 from scheduler_core.config import ConfigError, load_config
 from scheduler_core.framework.profile import FrameworkError
 from scheduler_core.plugins.registry import in_tree_registry
-from scheduler_core.scenario import ScenarioError, scenario_from_data
+from scheduler_core.scenario import Scenario, ScenarioError, scenario_from_data
 
 from ..models import Cluster, ClusterState, Node, Pod
 from ..profiles import services as profiles
@@ -68,8 +68,10 @@ def load_scenario(cluster: Cluster, data, source: str = "upload", user=None) -> 
     # the scenario's kubeVersion becomes the cluster's; its configuration replaces the cluster's profile
     changes = {"kube_version": scen.extra["kubeVersion"]} if "kubeVersion" in scen.extra else {}
     kube = kubeversions.check_change(cluster, **changes, **({"profile": None} if scen.config else {}))
+    features = versions.features(kube["kube_version"], kube["feature_gates"] or None)
+    scen = restored(scen, features)
     check_bytes(scen)
-    validate_config(scen.config, user, versions.features(kube["kube_version"], kube["feature_gates"] or None))
+    validate_config(scen.config, user, features)
     seen = set()
     for pod in scen.bound_pods + scen.pending_pods:
         for key in (("name", pod.key), ("uid", pod.uid)):
@@ -103,6 +105,21 @@ def load_scenario(cluster: Cluster, data, source: str = "upload", user=None) -> 
     return counts
 
 
+def restored(scen: Scenario, features) -> Scenario:
+    """The scenario as the cluster's kube-apiserver (``features``) serves it once loaded (``admitted.restored``)."""
+    def parsed(kind: str, items) -> list:
+        out = []
+        for item in items:
+            raw = admitted.restored(kind, item.raw, features)
+            out.append(item if raw is item.raw else admitted.parsed(kind, raw))
+        return out
+
+    objects = {array: [admitted.restored(objectstore.ARRAYS[array], raw, features) for raw in items]
+               for array, items in (scen.objects or {}).items()}
+    return Scenario(scen.name, parsed("Node", scen.nodes), parsed("Pod", scen.bound_pods),
+                    parsed("Pod", scen.pending_pods), objects, scen.config, scen.extra)
+
+
 def check_bytes(scen) -> None:
     """A scenario's objects each within the size limit and together within the cluster's bytes quota (it replaces
     everything the cluster holds)."""
@@ -116,7 +133,8 @@ def check_bytes(scen) -> None:
 
 def add_node(cluster: Cluster, raw: dict, user=None) -> Node:
     require_simulated(cluster, "adding a node")
-    node = admitted.admit_node(admitted.check_kind("Node", raw), objectstore.rfc3339(time.time()))
+    node = admitted.admit_node(admitted.check_kind("Node", raw), objectstore.rfc3339(time.time()),
+                               kubeversions.cluster_features(cluster))
     check_size(cluster, nodes=1)
     try:
         with objectstore.writing(cluster.pk) as w:
@@ -159,7 +177,8 @@ def update_node(cluster: Cluster, node: Node, raw: dict, user=None) -> Node:
         old = Node.objects.select_for_update().filter(pk=node.pk).first()
         if old is None:
             raise ValidationFailed({"metadata.name": [f'node "{node.name}" no longer exists']})
-        parsed = admitted.admit_node_update(old.raw, replacement(old.raw, admitted.check_kind("Node", raw), ()))
+        parsed = admitted.admit_node_update(old.raw, replacement(old.raw, admitted.check_kind("Node", raw), ()),
+                                            kubeversions.cluster_features(cluster))
         row = node_row(cluster, parsed)
         row.pk = old.pk
         objectstore.within_quota(w, row.raw, old.raw)

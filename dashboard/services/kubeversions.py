@@ -15,7 +15,7 @@ from scheduler_core.plugins.registry import in_tree_registry
 
 from ..models import Cluster
 from ..profiles import validate
-from .objectstore import ValidationFailed
+from .admitted import ValidationFailed
 
 _UNCHANGED = object()
 

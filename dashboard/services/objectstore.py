@@ -32,7 +32,7 @@ from scheduler_core.objects import Pod as CorePod
 
 from ..models import Cluster, Node, Pod, SchedulingEvent, StoreChange, StoreCounter, StoredObject
 from ..profiles.models import AuditLog
-from . import admitted
+from . import admitted, kubeversions
 from .admitted import ValidationFailed
 from .groupcommit import GroupCommit, Item
 from .rowlock import lock_cluster
@@ -643,7 +643,9 @@ def insert_pods(cluster, raws, writer: str = "", audit=None) -> list:
     transaction of the caller's, which the pods then join. Returns the rows stored (on PostgreSQL without their
     ids: ``_insert_pod_rows``)."""
     classes, created = priority_classes(cluster.pk), rfc3339(time.time())
-    rows = [pod_row(cluster, admitted.admit_pod(admitted.check_kind("Pod", raw), classes, created)) for raw in raws]
+    features = kubeversions.cluster_features(cluster)
+    rows = [pod_row(cluster, admitted.admit_pod(admitted.check_kind("Pod", raw), classes, created, features))
+            for raw in raws]
     entries = [audit(row) for row in rows] if audit is not None else []
     if writer or connection.in_atomic_block:
         item = Item((rows, entries))

@@ -1,8 +1,9 @@
-"""Kubernetes versions as data: what kube-scheduler is at each supported version.
+"""Kubernetes versions as data: what kube-scheduler, and the kube-apiserver beside it, is at each supported version.
 
 ``v1_30`` is the base table; each later module states only its differences from the one before (gates added,
 changed or removed, in-tree plugins added or removed, the default profile's changes, the kinds its informers
-follow, and the named differences of behaviour, ``CHANGES``). ``kube_version(v)`` folds them into a ``KubeVersion``; ``features(v, feature_gates)``
+follow, the named differences of behaviour, ``CHANGES``, and kube-apiserver's: the group versions it serves and
+the fields it knows of each object, read by ``objects.apifields``). ``kube_version(v)`` folds them into a ``KubeVersion``; ``features(v, feature_gates)``
 applies a run's ``--feature-gates`` to it and gives the ``Features`` every plugin reads when it is built (kube's
 ``plfeature.Features``): ``enabled(gate)`` for a gate, ``has(change)`` for a difference of behaviour. Nothing
 reads a version per node or per pod: plugins keep what they need as attributes.
@@ -74,6 +75,9 @@ class KubeVersion:
         self.change_versions = {name: base.VERSION for name in base.CHANGES}
         self.unknown_gate_is_error = base.UNKNOWN_GATE_IS_ERROR
         self.informers = tuple(base.INFORMERS)
+        self.api_group_versions = tuple(base.API_GROUP_VERSIONS)
+        self.api_fields = dict(base.API_FIELDS)
+        self.pod_gated_fields = dict(base.POD_GATED_FIELDS)
         for rel in releases[1:]:
             for name in rel.GATES_REMOVED:
                 self.gates.pop(name, None)
@@ -90,6 +94,11 @@ class KubeVersion:
             self.change_versions.update({name: rel.VERSION for name in rel.CHANGES})
             self.unknown_gate_is_error = rel.UNKNOWN_GATE_IS_ERROR
             self.informers += rel.INFORMERS_ADDED
+            self.api_group_versions += rel.API_GROUP_VERSIONS_ADDED
+            for message, numbers in rel.API_FIELDS_REMOVED.items():
+                self.api_fields[message] = {n: f for n, f in self.api_fields[message].items() if n not in numbers}
+            for message, fields in rel.API_FIELDS_ADDED.items():
+                self.api_fields[message] = {**self.api_fields.get(message, {}), **fields}
 
     def __repr__(self):
         return f"KubeVersion({self.name})"

@@ -4,6 +4,7 @@ Gates are kube-scheduler's ``--feature-gates`` at v1.30.0: k8s.io/kubernetes pkg
 apiserver, apiextensions and controller-manager gates it lists), client-go's, component-base logs' and metrics'
 gates, and the special AllAlpha / AllBeta.
 """
+from ..objects.protoschema import MESSAGES
 from .featuregates import ALPHA, BETA, DEPRECATED, GA, Gate
 
 VERSION = "1.30"
@@ -237,3 +238,19 @@ INFORMERS = (
 
 # Differences of behaviour of this version from the previous one (none: this is the base).
 CHANGES = {}
+
+# -- kube-apiserver ---------------------------------------------------------------------------------
+# The group versions it serves of the kinds Schedscope stores, and the fields it knows of their objects
+# ({message: {field number: (JSON name, type, mode)}}, objects.protoschema; ``objects.apifields`` reads them): a
+# field it does not know is dropped when it decodes a write, or refused under strict field validation.
+API_GROUP_VERSIONS = ("v1", "apps/v1", "coordination.k8s.io/v1", "events.k8s.io/v1", "policy/v1",
+                      "scheduling.k8s.io/v1", "storage.k8s.io/v1")
+API_FIELDS = MESSAGES
+
+# Pod fields the pod strategy's dropDisabledFields clears while their gate is off, unless the stored pod already
+# uses one of them ("[]": every item of a list).
+POD_GATED_FIELDS = {
+    "DynamicResourceAllocation": ("spec.resourceClaims", "spec.containers[].resources.claims",
+                                  "spec.initContainers[].resources.claims",
+                                  "spec.ephemeralContainers[].resources.claims", "status.resourceClaimStatuses"),
+}

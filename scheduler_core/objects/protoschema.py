@@ -1,4 +1,6 @@
-"""Field tables of the Kubernetes v1.30 protobuf messages the API decodes (``protobuf.decode``).
+"""Field tables of the Kubernetes v1.30 API objects: the fields kube-apiserver v1.30 knows (the base table of
+``versions``, which later versions change by their differences) and the protobuf messages the simulated API decodes
+(``dashboard.k8sapi.protobuf``).
 
 Read from k8s.io/api and k8s.io/apimachinery v0.30.0 (resource.k8s.io/v1: v0.36.2): field numbers and types from
 each package's generated.proto, JSON names and encoding/json rules from the Go struct tags in its types.go. Roots: every kind
@@ -1705,4 +1707,35 @@ MESSAGES = {
         3: ('contentEncoding', 'string', 'O'),
         4: ('contentType', 'string', 'O'),
     },
+}
+
+# (apiVersion, kind) -> its message: every kind the Kubernetes API serves, and the bodies of its subresources (a
+# protobuf envelope names one; DeleteOptions is sent with the group version of its request)
+ROOTS = {
+    ("v1", "Binding"): "k8s.io.api.core.v1.Binding",
+    ("v1", "Pod"): "k8s.io.api.core.v1.Pod",
+    ("v1", "Node"): "k8s.io.api.core.v1.Node",
+    ("v1", "Namespace"): "k8s.io.api.core.v1.Namespace",
+    ("v1", "Event"): "k8s.io.api.core.v1.Event",
+    ("v1", "PersistentVolume"): "k8s.io.api.core.v1.PersistentVolume",
+    ("v1", "PersistentVolumeClaim"): "k8s.io.api.core.v1.PersistentVolumeClaim",
+    ("v1", "Service"): "k8s.io.api.core.v1.Service",
+    ("v1", "ReplicationController"): "k8s.io.api.core.v1.ReplicationController",
+    ("apps/v1", "ReplicaSet"): "k8s.io.api.apps.v1.ReplicaSet",
+    ("apps/v1", "StatefulSet"): "k8s.io.api.apps.v1.StatefulSet",
+    ("coordination.k8s.io/v1", "Lease"): "k8s.io.api.coordination.v1.Lease",
+    ("events.k8s.io/v1", "Event"): "k8s.io.api.events.v1.Event",
+    ("policy/v1", "Eviction"): "k8s.io.api.policy.v1.Eviction",
+    ("policy/v1", "PodDisruptionBudget"): "k8s.io.api.policy.v1.PodDisruptionBudget",
+    ("resource.k8s.io/v1", "DeviceClass"): "k8s.io.api.resource.v1.DeviceClass",
+    ("resource.k8s.io/v1", "ResourceClaim"): "k8s.io.api.resource.v1.ResourceClaim",
+    ("resource.k8s.io/v1", "ResourceClaimTemplate"): "k8s.io.api.resource.v1.ResourceClaimTemplate",
+    ("resource.k8s.io/v1", "ResourceSlice"): "k8s.io.api.resource.v1.ResourceSlice",
+    ("scheduling.k8s.io/v1", "PriorityClass"): "k8s.io.api.scheduling.v1.PriorityClass",
+    ("storage.k8s.io/v1", "StorageClass"): "k8s.io.api.storage.v1.StorageClass",
+    ("storage.k8s.io/v1", "CSINode"): "k8s.io.api.storage.v1.CSINode",
+    ("storage.k8s.io/v1", "CSIDriver"): "k8s.io.api.storage.v1.CSIDriver",
+    ("storage.k8s.io/v1", "CSIStorageCapacity"): "k8s.io.api.storage.v1.CSIStorageCapacity",
+    ("storage.k8s.io/v1", "VolumeAttachment"): "k8s.io.api.storage.v1.VolumeAttachment",
+    ("v1", "Status"): "k8s.io.apimachinery.pkg.apis.meta.v1.Status",
 }
