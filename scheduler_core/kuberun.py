@@ -75,14 +75,14 @@ class KubeSchedulerRunner:
             if self.elector is not None and self.elector.state == STOPPED:
                 return "lost lease"
             leading = (self.elector is None or self.elector.leading) and self.cluster.in_sync()
-            busy = leading and self.sched.queue.num_active() > 0
+            busy = leading and self.sched.queue.num_poppable() > 0
             self.cluster.pump(0.0 if busy else IDLE_WAIT)
             if not leading:
                 self.sched.process_bound()   # the requests in flight when the lease lapsed were fenced
                 continue
             self.sched.process_timers()
             self.sched.queue.tick()
-            if self.sched.queue.num_active() and self.sched.schedule_one() is not None:
+            if self.sched.queue.num_poppable() and self.sched.schedule_one() is not None:
                 self.cycles += 1
         return "stopped"
 

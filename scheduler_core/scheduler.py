@@ -42,11 +42,13 @@ from .plugins.nodeaffinity import required_node_affinity_matches
 from .plugins.noderesources.fit import Fit
 from .plugins.nodeports import fits_ports
 from .plugins.registry import build_registry
-from .queue import (ADD, ASSIGNED_POD_DELETE, CLEAR_NOMINATED_NODE, NODE_ADD, NODE_ALLOCATABLE_CHANGE,
-                    NODE_ANNOTATION_CHANGE, NODE_CONDITION_CHANGE, NODE_LABEL_CHANGE,
-                    NODE_SPEC_UNSCHEDULABLE_CHANGE, NODE_TAINT_CHANGE, STORAGE_CLASS_ADD, STORAGE_CLASS_UPDATE,
-                    UPDATE, UPDATE_NODE_TAINT, ClusterEvent, DELETE, NominatingInfo, PriorityQueue, QueueError,
-                    parse_registration, resource_event, unroll_wildcard_resource)
+from .queue import (ADD, ASSIGNED_POD, ASSIGNED_POD_ADD_V136, ASSIGNED_POD_DELETE, ASSIGNED_POD_DELETE_V136,
+                    CLEAR_NOMINATED_NODE, NODE_ADD, NODE_ALLOCATABLE_CHANGE, NODE_ANNOTATION_CHANGE,
+                    NODE_CONDITION_CHANGE, NODE_LABEL_CHANGE, NODE_SPEC_UNSCHEDULABLE_CHANGE, NODE_TAINT_CHANGE,
+                    STORAGE_CLASS_ADD, STORAGE_CLASS_UPDATE, UPDATE, UPDATE_NODE_ALLOCATABLE,
+                    UPDATE_NODE_ANNOTATION, UPDATE_NODE_CONDITION, UPDATE_NODE_DECLARED_FEATURE, UPDATE_NODE_LABEL,
+                    UPDATE_NODE_TAINT, ClusterEvent, DELETE, NominatingInfo, PriorityQueue, QueueError, event_v136,
+                    parse_registration, pod_scheduling_properties_change, resource_event, unroll_wildcard_resource)
 from .schedule_one import SchedulerContext, fit_error_message, schedule_pod
 from .trace import TraceSink
 
@@ -59,6 +61,8 @@ ENQUEUE_EXTENSION_POINTS = (PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, Res
 QUEUE_RESOURCES = {"PersistentVolume", "PersistentVolumeClaim", "CSINode", "CSIDriver", "CSIStorageCapacity",
                    "PodSchedulingContext", "ResourceClaim", "ResourceClass", "ResourceClaimParameters",
                    "ResourceClassParameters", "DeviceClass", "ResourceSlice"}
+# 1.36's generic handlers (StorageClass and VolumeAttachment among them, no WaitForFirstConsumer filter).
+QUEUE_RESOURCES_V136 = QUEUE_RESOURCES | {"StorageClass", "VolumeAttachment"}
 _ACTIONS = {"Add": ADD, "Update": UPDATE, "Delete": DELETE}
 
 
@@ -70,8 +74,9 @@ def truncate_message(message: str) -> str:
     return data[:NOTE_LENGTH_LIMIT - 4].decode(errors="ignore") + " ..."
 
 
-def enqueue_registrations(fwk, has_extenders: bool = False) -> list:
-    """[(ClusterEvent, plugin)] for a profile (buildQueueingHintMap with hints off).
+def enqueue_registrations(fwk, has_extenders: bool = False, queueing_hints: bool = False) -> list:
+    """[(ClusterEvent, plugin, QueueingHintFn or None)] for a profile (buildQueueingHintMap; without
+    ``queueing_hints`` every hint is None: Queue).
 
     Only PreEnqueue/PreFilter/Filter/Reserve/Permit plugins count; one that does not override
     ``events_to_register`` is registered for everything; Node/Add without Node/UpdateNodeTaint also
@@ -85,21 +90,24 @@ def enqueue_registrations(fwk, has_extenders: bool = False) -> list:
                 continue
             seen.add(pl.name)
             if type(pl).events_to_register is Plugin.events_to_register:
-                events = unroll_wildcard_resource()
+                events = [(e, None) for e in unroll_wildcard_resource(queueing_hints)]
             else:
                 events = [parse_registration(r) for r in pl.events_to_register()]
-            node_add = any(e.resource == "Node" and e.action & ADD for e in events)
-            node_taint = any(e.resource == "Node" and e.action & UPDATE_NODE_TAINT for e in events)
-            regs.extend((e, pl.name) for e in events)
+            node_add = any(e.resource == "Node" and e.action & ADD for e, _h in events)
+            node_taint = any(e.resource == "Node" and e.action & UPDATE_NODE_TAINT for e, _h in events)
+            regs.extend((e, pl.name, hint if queueing_hints else None) for e, hint in events)
             if node_add and not node_taint:
-                regs.append((ClusterEvent("Node", UPDATE_NODE_TAINT), pl.name))
+                regs.append((ClusterEvent("Node", UPDATE_NODE_TAINT), pl.name, None))
     if has_extenders:
-        regs.extend((e, EXTENDER_NAME) for e in unroll_wildcard_resource())
+        regs.extend((e, EXTENDER_NAME, None) for e in unroll_wildcard_resource(queueing_hints))
     return regs
 
 
-def node_scheduling_properties_change(new, old) -> list:
-    """The queue events a node update carries (only changes that can make pods schedulable)."""
+def node_scheduling_properties_change(new, old, v136: bool = False, declared_features: bool = False) -> list:
+    """The queue events a node update carries (only changes that can make pods schedulable); ``v136``: 1.36's
+    events (conditions compared by type and status, UpdateNodeDeclaredFeature with NodeDeclaredFeatures)."""
+    if v136:
+        return _node_changes_v136(new, old, declared_features)
     events = []
     if new.unschedulable != old.unschedulable and not new.unschedulable:
         events.append(NODE_SPEC_UNSCHEDULABLE_CHANGE)
@@ -115,6 +123,34 @@ def node_scheduling_properties_change(new, old) -> list:
     if new.annotations != old.annotations:
         events.append(NODE_ANNOTATION_CHANGE)
     return events
+
+
+def _node_changes_v136(new, old, declared_features: bool) -> list:
+    actions = []
+    if new.unschedulable != old.unschedulable and not new.unschedulable:
+        actions.append(UPDATE_NODE_TAINT)
+    new_status, old_status = new.raw.get("status") or {}, old.raw.get("status") or {}
+    if new_status.get("allocatable") != old_status.get("allocatable"):
+        actions.append(UPDATE_NODE_ALLOCATABLE)
+    if new.labels != old.labels:
+        actions.append(UPDATE_NODE_LABEL)
+    if (new.raw.get("spec") or {}).get("taints") != (old.raw.get("spec") or {}).get("taints"):
+        actions.append(UPDATE_NODE_TAINT)
+
+    def condition_statuses(status):
+        return {c.get("type"): c.get("status") for c in status.get("conditions") or () if isinstance(c, dict)}
+    if condition_statuses(new_status) != condition_statuses(old_status):
+        actions.append(UPDATE_NODE_CONDITION)
+    if new.annotations != old.annotations:
+        actions.append(UPDATE_NODE_ANNOTATION)
+    if declared_features and (new_status.get("declaredFeatures") or []) != (old_status.get("declaredFeatures") or []):
+        actions.append(UPDATE_NODE_DECLARED_FEATURE)
+    return [event_v136("Node", a) for a in actions]
+
+
+def _le_priority(priority: int):
+    """getLEPriorityPreCheck: pods of at most this priority."""
+    return lambda pod: pod.priority <= priority
 
 
 def _assumed_copy(pod, node_name: str):
@@ -215,13 +251,18 @@ class Scheduler:
         for fwk in self.profiles.values():
             self.handles[fwk.profile_name] = fwk.handle
         first = next(iter(self.profiles.values()))
+        gates = self.features.gates
+        self._hints = bool(gates.get("SchedulerQueueingHints"))
         self.queue = PriorityQueue(
             first.queue_sort_less, clock=self.clock,
             initial_backoff=self.config.pod_initial_backoff_seconds,
             max_backoff=self.config.pod_max_backoff_seconds,
             pre_enqueue={name: fwk.run_pre_enqueue for name, fwk in self.profiles.items()},
-            events={name: enqueue_registrations(fwk, bool(self.extenders)) for name, fwk in self.profiles.items()},
-            pod_lister=cluster.get_pod, namespace_labels=lambda: cluster.objects.namespace_labels)
+            events={name: enqueue_registrations(fwk, bool(self.extenders), self._hints)
+                    for name, fwk in self.profiles.items()},
+            pod_lister=cluster.get_pod, namespace_labels=lambda: cluster.objects.namespace_labels,
+            queueing_hints=self._hints, pop_from_backoff=bool(gates.get("SchedulerPopFromBackoffQ")),
+            backoff_by_counts=self.features.has("backoff-by-rejection-counts"))
         sums = NominatedSums(self.queue.nominated_pods_for_node, self.queue.nominated_node_names,
                              self.queue.nominated_node_of)
         self.queue.nomination_listeners.append(sums.changed)
@@ -247,7 +288,10 @@ class Scheduler:
         return pod.scheduler_name in self.profiles
 
     def _pre_check_for_node(self, ni):
-        """preCheckForNode: resources, node affinity/selector, nodeName, host ports, NoSchedule taints."""
+        """preCheckForNode: resources, node affinity/selector, nodeName, host ports, NoSchedule taints (none
+        with queueing hints, which replace it)."""
+        if self._hints:
+            return None
         node = ni.node
         fit = self._fit
 
@@ -268,14 +312,18 @@ class Scheduler:
 
     def on_node_add(self, node) -> None:
         ni = self.cache.add_node(node)
-        self.queue.move_all_to_active_or_backoff_queue(NODE_ADD, self._pre_check_for_node(ni))
+        self.queue.move_all_to_active_or_backoff_queue(NODE_ADD, self._pre_check_for_node(ni), None, node)
 
     def on_node_update(self, old, new) -> None:
         ni = self.cache.update_node(old, new)
-        for event in node_scheduling_properties_change(new, old):
-            self.queue.move_all_to_active_or_backoff_queue(event, self._pre_check_for_node(ni))
+        events = node_scheduling_properties_change(new, old, self._hints,
+                                                   bool(self.features.gates.get("NodeDeclaredFeatures")))
+        for event in events:
+            self.queue.move_all_to_active_or_backoff_queue(event, self._pre_check_for_node(ni), old, new)
 
     def on_node_delete(self, node) -> None:
+        if self._hints:
+            self.queue.move_all_to_active_or_backoff_queue(event_v136("Node", DELETE), None, node, None)
         try:
             self.cache.remove_node(node)
         except CacheError as err:
@@ -293,7 +341,15 @@ class Scheduler:
                 self.cache.update_pod(old, new)
             except CacheError as err:
                 log.error("scheduler cache UpdatePod failed: %s", err)
-            self.queue.assigned_pod_updated(old, new)
+            if self._hints:
+                for event in pod_scheduling_properties_change(new, old, ASSIGNED_POD):
+                    self.queue.move_all_to_active_or_backoff_queue(event, None, old, new)
+            else:
+                self.queue.assigned_pod_updated(old, new)
+        elif new.node_name and self._hints:
+            self._add_pod_to_cache(new)
+            if self._responsible(old):
+                self.queue.delete(old)
         elif new.node_name:
             if self._responsible(old):
                 self._delete_pod_from_queue(old)
@@ -310,8 +366,27 @@ class Scheduler:
                 (new.raw.get("metadata") or {}).get("resourceVersion"):
             return
         if self.cache.is_assumed_pod(new):
+            if self._hints and new.deletion_timestamp and not old.deletion_timestamp:
+                self._assumed_pod_deleted(new)
             return
         self.queue.update(old, new)
+        if self._hints and old.nominated_node_name and old.nominated_node_name != new.nominated_node_name:
+            self.queue.move_all_to_active_or_backoff_queue(ASSIGNED_POD_DELETE_V136, _le_priority(old.priority),
+                                                           old, None)
+
+    def _assumed_pod_deleted(self, pod) -> None:
+        """handleAssumedPodDeletion (1.36): a waiting pod is rejected, another assumed pod forgotten; pods its place
+        may help are moved."""
+        assumed = self.cache.get_pod(pod)
+        if assumed is None:
+            return
+        handle = self.handles.get(assumed.scheduler_name)
+        if handle is None or not handle.reject_waiting_pod(assumed.uid):
+            try:
+                self.cache.forget_pod(assumed)
+            except CacheError as err:
+                log.error("scheduler cache ForgetPod failed: %s", err)
+        self.queue.move_all_to_active_or_backoff_queue(ASSIGNED_POD_DELETE_V136, None, assumed, None)
 
     def on_pod_delete(self, pod) -> None:
         if self._cycle_deleted is not None:
@@ -321,13 +396,26 @@ class Scheduler:
                 self.cache.remove_pod(pod)
             except CacheError as err:
                 log.error("scheduler cache RemovePod failed: %s", err)
-            self.queue.move_all_to_active_or_backoff_queue(ASSIGNED_POD_DELETE)
+            if self._hints:
+                self.queue.move_all_to_active_or_backoff_queue(ASSIGNED_POD_DELETE_V136, None, pod, None)
+            else:
+                self.queue.move_all_to_active_or_backoff_queue(ASSIGNED_POD_DELETE)
+        elif self._responsible(pod) and self._hints:
+            self.queue.delete(pod)
+            if self.cache.is_assumed_pod(pod):
+                self._assumed_pod_deleted(pod)
+            elif pod.nominated_node_name:
+                self.queue.move_all_to_active_or_backoff_queue(ASSIGNED_POD_DELETE_V136, _le_priority(pod.priority),
+                                                               pod, None)
         elif self._responsible(pod):
             self._delete_pod_from_queue(pod)
 
     def on_object_event(self, kind: str, action: str, old, new) -> None:
         self.object_changes += 1
-        if kind == "StorageClass":
+        if self._hints:
+            if kind in QUEUE_RESOURCES_V136:
+                self.queue.move_all_to_active_or_backoff_queue(event_v136(kind, _ACTIONS[action]), None, old, new)
+        elif kind == "StorageClass":
             if action == "Add" and (new or {}).get("volumeBindingMode") == "WaitForFirstConsumer":
                 self.queue.move_all_to_active_or_backoff_queue(STORAGE_CLASS_ADD)
             elif action == "Update":
@@ -340,7 +428,10 @@ class Scheduler:
             self.cache.add_pod(pod)
         except CacheError as err:
             log.error("scheduler cache AddPod failed: %s", err)
-        self.queue.assigned_pod_added(pod)
+        if self._hints:
+            self.queue.move_all_to_active_or_backoff_queue(ASSIGNED_POD_ADD_V136, None, None, pod)
+        else:
+            self.queue.assigned_pod_added(pod)
 
     def _delete_pod_from_queue(self, pod) -> None:
         self.queue.delete(pod)
@@ -559,12 +650,13 @@ class Scheduler:
         except CacheError as err:
             log.error("scheduler cache ForgetPod failed: %s", err)
             forgotten = False
+        event = ASSIGNED_POD_DELETE_V136 if self._hints else ASSIGNED_POD_DELETE
         if forgotten and not st.is_rejected():
-            self.queue.move_all_to_active_or_backoff_queue(ASSIGNED_POD_DELETE)
+            self.queue.move_all_to_active_or_backoff_queue(event, None, assumed, None)
         self._fail(fwk, a.pinfo, st, CLEAR_NOMINATED_NODE, a.trace, plugins=plugins)
         if forgotten and st.is_rejected():
             uid = assumed.uid
-            self.queue.move_all_to_active_or_backoff_queue(ASSIGNED_POD_DELETE, lambda p: p.uid != uid)
+            self.queue.move_all_to_active_or_backoff_queue(event, lambda p: p.uid != uid, assumed, None)
 
     # -- failures ----------------------------------------------------------------------------
     def _fail(self, fwk, pinfo, status, nominating, tr, plugins=(), pending=()) -> None:
@@ -635,7 +727,7 @@ class Scheduler:
         n = 0
         self.process_timers()
         while max_cycles is None or n < max_cycles:
-            if self.queue.num_active() == 0:
+            if self.queue.num_poppable() == 0:
                 break
             if self.schedule_one() is not None:
                 n += 1

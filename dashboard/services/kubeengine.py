@@ -363,7 +363,7 @@ class KubeEngine(RecordingEngine):
         sched = self.scheduler
         sched.process_timers()
         sched.queue.tick()
-        tr = sched.schedule_one() if sched.queue.num_active() else None
+        tr = sched.schedule_one() if sched.queue.num_poppable() else None
         self._flush()
         return tr
 

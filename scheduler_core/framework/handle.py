@@ -51,3 +51,9 @@ class Handle:
 def features_of(handle) -> "versions.Features":
     """The Features a plugin is built with: its handle's, or the default version's when it has no handle."""
     return handle.features if handle is not None else versions.features()
+
+
+def queueing_hints_of(handle) -> bool:
+    """Whether a plugin registers its events with QueueingHintFns (SchedulerQueueingHints, kube's
+    ``enableSchedulingQueueHint``)."""
+    return bool(features_of(handle).gates.get("SchedulerQueueingHints"))

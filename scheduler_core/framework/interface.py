@@ -9,6 +9,9 @@ from __future__ import annotations
 MAX_NODE_SCORE = 100
 MIN_NODE_SCORE = 0
 MAX_TOTAL_SCORE = 2**63 - 1
+# What a QueueingHintFn answers: the event may make the pod schedulable (Queue) or it cannot (QueueSkip).
+QUEUE = "Queue"
+QUEUE_SKIP = "QueueSkip"
 
 EXTENSION_POINTS = ("PreEnqueue", "QueueSort", "PreFilter", "Filter", "PostFilter", "PreScore", "Score",
                     "Reserve", "Permit", "PreBind", "Bind", "PostBind")
@@ -25,7 +28,8 @@ class Plugin:
         return cls()
 
     def events_to_register(self):
-        """Cluster events (resource, action set) that may make a pod this plugin rejected schedulable."""
+        """Cluster events (resource, action set[, QueueingHintFn]) that may make a pod this plugin rejected
+        schedulable; a hint ``fn(pod, old, new)`` returns QUEUE or QUEUE_SKIP (an exception counts as QUEUE)."""
         return ()
 
 

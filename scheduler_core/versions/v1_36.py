@@ -421,6 +421,11 @@ CHANGES = {
     "image-size-of-first-node": "a simulation's snapshot keeps one size per image name, from the first node "
                                 "that lists it, as kube-scheduler's cache does (the 1.30 reference vectors were "
                                 "made with NewSnapshot, which keeps each node's own size)",
+    # -- scheduling queue
+    "backoff-by-rejection-counts": "the backoff doubles with the pod's unschedulable count (or its consecutive error "
+                                   "count after an error), not its attempts, and is cached until the next failure; "
+                                   "pods rejected by plugins and pods that failed with an error back off in two "
+                                   "heaps (podBackoffQ, podErrorBackoffQ), the first flushed first",
     # -- plugins
     "affinity-namespace-selector-kept": "InterPodAffinity merges an incoming term's namespaceSelector into its "
                                         "namespaces without resetting the selector, which is then matched against "

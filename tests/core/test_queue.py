@@ -385,9 +385,11 @@ def test_timestamps_are_unique_and_increasing_on_a_frozen_clock():
 
 
 def test_parse_registration():
-    ev = parse_registration(("Node", ("Add", "UpdateNodeTaint")))
-    assert ev.resource == "Node" and ev.action == ADD | UPDATE_NODE_TAINT
-    assert parse_registration(("storage.k8s.io/CSINode", "Add")).resource == "CSINode"
+    ev, hint = parse_registration(("Node", ("Add", "UpdateNodeTaint")))
+    assert ev.resource == "Node" and ev.action == ADD | UPDATE_NODE_TAINT and hint is None
+    assert parse_registration(("storage.k8s.io/CSINode", "Add"))[0].resource == "CSINode"
+    ev, hint = parse_registration(("Pod", "Delete", len))
+    assert ev.resource == "Pod" and ev.action == DELETE and hint is len
     assert ClusterEvent("*", 127).match(ASSIGNED_POD_ADD)
     assert not ClusterEvent("Pod", ADD).match(UNSCHEDULABLE_TIMEOUT)
     with pytest.raises(ValueError):

@@ -19,8 +19,8 @@ from ...dra.allocator import (FIRST_AVAILABLE_MAX_SIZE, AllocatedState, Allocati
 from ...dra.claims import DELETE_PROTECTION_FINALIZER, ClaimLookupError, pod_claims, pod_uid
 from ...dra.extended import (EXTENDED_CLAIM_ANNOTATION, SPECIAL_CLAIM_NAME, class_for_resource,
                              is_dra_extended_resource_name, requests_and_mappings)
-from ...framework.handle import features_of
-from ...framework.interface import (MAX_NODE_SCORE, FilterPlugin, PostFilterPlugin, PreBindPlugin,
+from ...framework.handle import features_of, queueing_hints_of
+from ...framework.interface import (MAX_NODE_SCORE, QUEUE, QUEUE_SKIP, FilterPlugin, PostFilterPlugin, PreBindPlugin,
                                     PreEnqueuePlugin, PreFilterPlugin, ReservePlugin, ScoreExtensions, ScorePlugin)
 from ...framework.status import Code, Status
 from ...objects.selectors import NodeSelector
@@ -104,9 +104,41 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
     def events_to_register(self):
         if not self.enabled:
             return ()
+        if not queueing_hints_of(self.handle):
+            return (("Node", ("Add", "UpdateNodeLabel", "UpdateNodeAllocatable")),
+                    ("ResourceClaim", ("Add", "Update")), ("DeviceClass", ("Add", "Update")),
+                    ("ResourceSlice", ("Add", "Update")))
         return (("Node", ("Add", "UpdateNodeLabel", "UpdateNodeAllocatable")),
-                ("ResourceClaim", ("Add", "Update")), ("DeviceClass", ("Add", "Update")),
-                ("ResourceSlice", ("Add", "Update")))
+                ("ResourceClaim", ("Add", "Update"), self.is_schedulable_after_claim_change),
+                ("Pod", ("UpdatePodGeneratedResourceClaim",), self.is_schedulable_after_pod_change),
+                ("DeviceClass", ("Add", "Update")), ("ResourceSlice", ("Add", "Update")))
+
+    def is_schedulable_after_claim_change(self, pod, old, new):
+        """A claim the pod uses that is new or whose status changed; any claim deallocated (its devices are free
+        for every pod)."""
+        try:
+            uses = any(c.get("metadata", {}).get("uid") == (new.get("metadata") or {}).get("uid")
+                       for _name, c in pod_claims(pod.raw, self.claims_view()))
+        except ClaimLookupError:
+            return QUEUE_SKIP
+        if old is not None and (old.get("status") or {}).get("allocation") and \
+                not (new.get("status") or {}).get("allocation"):
+            return QUEUE
+        if not uses:
+            return QUEUE_SKIP
+        if old is None:
+            return QUEUE
+        return QUEUE_SKIP if (old.get("status") or {}) == (new.get("status") or {}) else QUEUE
+
+    def is_schedulable_after_pod_change(self, pod, old, new):
+        """The pod's own claims were created (its generated claims' statuses changed) and can all be found."""
+        if pod.uid != new.uid:
+            return QUEUE_SKIP
+        try:
+            pod_claims(new.raw, self.claims_view())
+        except ClaimLookupError:
+            return QUEUE_SKIP
+        return QUEUE
 
     # -- the claim tracker --------------------------------------------------------------------------
     def _objects(self):

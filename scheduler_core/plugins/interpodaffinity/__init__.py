@@ -9,6 +9,8 @@ import numpy as np
 
 from ...objects.field import invalid
 from ...framework.interface import (
+    QUEUE,
+    QUEUE_SKIP,
     FilterPlugin,
     PreFilterExtensions,
     PreFilterPlugin,
@@ -16,7 +18,7 @@ from ...framework.interface import (
     ScoreExtensions,
     ScorePlugin,
 )
-from ...framework.handle import features_of
+from ...framework.handle import features_of, queueing_hints_of
 from ...framework.node_table import EXACT_LIMIT
 from ...framework.pod_index import match_counts, term_index
 from ...framework.profile import FrameworkError
@@ -274,6 +276,20 @@ class PreScoreState:
         self.present = present
 
 
+def _terms(terms) -> tuple:
+    """GetAffinityTerms for a hint: the terms, or the error of the first that does not parse."""
+    for term in terms:
+        if term.parse_error is not None:
+            raise ValueError(term.parse_error)
+    return terms
+
+
+def _spec_terms_match_all(terms, pod) -> bool:
+    """podMatchesAllAffinityTerms over a pod's own terms (GetAffinityTerms: no namespace labels, the selector
+    unmerged)."""
+    return bool(terms) and all(t.matches(pod, {}) for t in terms)
+
+
 class InterPodAffinity(PreFilterPlugin, PreFilterExtensions, FilterPlugin, PreScorePlugin, ScorePlugin,
                        ScoreExtensions):
     """Pod affinity and anti-affinity between the incoming pod and the pods already placed.
@@ -294,6 +310,7 @@ class InterPodAffinity(PreFilterPlugin, PreFilterExtensions, FilterPlugin, PreSc
         self.ignore_preferred_terms_of_existing_pods = bool(args["ignorePreferredTermsOfExistingPods"])
         self.handle = handle
         self.selector_kept = features_of(handle).has("affinity-namespace-selector-kept")
+        self.queueing_hints = queueing_hints_of(handle)
 
     @classmethod
     def new(cls, args, handle):
@@ -541,5 +558,50 @@ class InterPodAffinity(PreFilterPlugin, PreFilterExtensions, FilterPlugin, PreSc
         return np.trunc(100.0 * ((scores - lo).astype(np.float64) / float(diff))).astype(np.int64)
 
     def events_to_register(self):
-        return (("Pod", ("Add", "Update", "Delete")), ("Node", ("Add", "UpdateNodeLabel")))
+        if not self.queueing_hints:
+            return (("Pod", ("Add", "Update", "Delete")), ("Node", ("Add", "UpdateNodeLabel")))
+        return (("Pod", ("Add", "UpdatePodLabel", "Delete"), self.is_schedulable_after_pod_change),
+                ("Node", ("Add", "UpdateNodeLabel"), self.is_schedulable_after_node_change))
+
+    @staticmethod
+    def is_schedulable_after_pod_change(pod, old, new):
+        """A bound or nominated pod that now matches all the pod's affinity terms, or no longer all its
+        anti-affinity terms; a deleted pod whose anti-affinity rejected the pod."""
+        if new is not None and old is not None and pod.uid == new.uid:
+            return QUEUE
+        if (new is not None and not new.node_name and not new.nominated_node_name) or \
+                (old is not None and not old.node_name and not old.nominated_node_name):
+            return QUEUE_SKIP
+        terms, anti_terms = _terms(pod.affinity_required), _terms(pod.anti_affinity_required)
+        if new is not None and old is not None:
+            if not _spec_terms_match_all(terms, old) and _spec_terms_match_all(terms, new):
+                return QUEUE
+            if _spec_terms_match_all(anti_terms, old) and not _spec_terms_match_all(anti_terms, new):
+                return QUEUE
+            return QUEUE_SKIP
+        if new is not None:
+            return QUEUE if _spec_terms_match_all(terms, new) else QUEUE_SKIP
+        if _spec_terms_match_all(anti_terms, old):
+            return QUEUE
+        return QUEUE if _spec_terms_match_all(_terms(old.anti_affinity_required), pod) else QUEUE_SKIP
+
+    @staticmethod
+    def is_schedulable_after_node_change(pod, old, new):
+        """A node that gains (or changes) an affinity term's topology key, or loses (or changes) an
+        anti-affinity term's; any new node for a pod with anti-affinity."""
+        for term in _terms(pod.affinity_required):
+            key = term.topology_key
+            if old is None:
+                if key in new.labels:
+                    return QUEUE
+                continue
+            if key in new.labels and (key not in old.labels or old.labels[key] != new.labels[key]):
+                return QUEUE
+        for term in _terms(pod.anti_affinity_required):
+            if old is None:
+                return QUEUE
+            key = term.topology_key
+            if key in old.labels and (key not in new.labels or old.labels[key] != new.labels[key]):
+                return QUEUE
+        return QUEUE_SKIP
 

@@ -3,7 +3,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...framework.handle import queueing_hints_of
 from ...framework.interface import (
+    QUEUE,
+    QUEUE_SKIP,
     FilterPlugin,
     PreFilterPlugin,
     PreScorePlugin,
@@ -77,7 +80,8 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, S
     name = names.NODE_AFFINITY
     filter_depends_on = "node"
 
-    def __init__(self, added_affinity=None):
+    def __init__(self, added_affinity=None, queueing_hints: bool = False):
+        self.queueing_hints = queueing_hints
         self.added_selector = None     # addedAffinity required NodeSelector, or None
         self.has_added_preferred = False
         self.added_terms = ()          # addedAffinity ((weight, term), ...) for Score
@@ -105,7 +109,7 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, S
 
     @classmethod
     def new(cls, args, handle):
-        return cls((args or {}).get("addedAffinity"))
+        return cls((args or {}).get("addedAffinity"), queueing_hints_of(handle))
 
     def pre_filter(self, state, pod):
         required = pod.required_node_affinity
@@ -212,4 +216,16 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, S
         return default_normalize_score_array(100, False, scores)
 
     def events_to_register(self):
-        return (("Node", ("Add", "Update")),)
+        if not self.queueing_hints:
+            return (("Node", ("Add", "Update")),)
+        return (("Node", ("Add", "UpdateNodeLabel"), self.is_schedulable_after_node_change),)
+
+    def is_schedulable_after_node_change(self, pod, old, new):
+        """A node that matches the pod's required affinity (and addedAffinity) now and did not before."""
+        if self.added_selector is not None and not self.added_selector.matches(new.labels, new.name):
+            return QUEUE_SKIP
+        if not required_node_affinity_matches(pod, new):
+            return QUEUE_SKIP
+        if old is None:
+            return QUEUE
+        return QUEUE_SKIP if required_node_affinity_matches(pod, old) else QUEUE

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Callable, NamedTuple
 
 from ...framework.handle import features_of
-from ...framework.interface import FilterPlugin, PreFilterPlugin
+from ...framework.interface import QUEUE, QUEUE_SKIP, FilterPlugin, PreFilterPlugin
 from ...framework.status import Code, Status
 from .. import names
 
@@ -118,4 +118,21 @@ class NodeDeclaredFeatures(PreFilterPlugin, FilterPlugin):
     def events_to_register(self):
         if not self.enabled:
             return ()
-        return (("Node", ("Add", "Update")), ("Pod", ("Update",)))
+        return (("Node", ("Add", "UpdateNodeDeclaredFeature"), self.is_schedulable_after_node_change),
+                ("Pod", ("Update",), self.is_schedulable_after_pod_update))
+
+    def is_schedulable_after_pod_update(self, pod, old, new):
+        """The pod's own update changed the features it needs."""
+        if pod.uid != new.uid:
+            return QUEUE_SKIP
+        infer = self.framework.infer_for_pod_scheduling
+        same = infer(old.raw.get("spec") or {}, self.version) == infer(new.raw.get("spec") or {}, self.version)
+        return QUEUE_SKIP if same else QUEUE
+
+    @staticmethod
+    def is_schedulable_after_node_change(pod, old, new):
+        """A new node, or one whose declared features changed."""
+        if old is not None and (((old.raw.get("status") or {}).get("declaredFeatures") or []) ==
+                                ((new.raw.get("status") or {}).get("declaredFeatures") or [])):
+            return QUEUE_SKIP
+        return QUEUE

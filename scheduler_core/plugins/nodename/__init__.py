@@ -1,6 +1,7 @@
 """NodeName: a pod with spec.nodeName fits only that node."""
 import numpy as np
 
+from ...framework.handle import queueing_hints_of
 from ...framework.interface import FilterPlugin
 from ...framework.status import Code, Status
 from .. import names
@@ -11,6 +12,13 @@ ERR_REASON = "node(s) didn't match the requested node name"
 class NodeName(FilterPlugin):
     name = names.NODE_NAME
     filter_depends_on = "node"
+
+    def __init__(self, queueing_hints: bool = False):
+        self.queueing_hints = queueing_hints
+
+    @classmethod
+    def new(cls, args, handle):
+        return cls(queueing_hints_of(handle))
 
     def filter(self, state, pod, node_info):
         if pod.node_name and pod.node_name != node_info.name:
@@ -28,4 +36,4 @@ class NodeName(FilterPlugin):
         return Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (ERR_REASON,)
 
     def events_to_register(self):
-        return (("Node", ("Add", "Update")),)
+        return (("Node", ("Add",)),) if self.queueing_hints else (("Node", ("Add", "Update")),)

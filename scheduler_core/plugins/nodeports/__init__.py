@@ -1,7 +1,8 @@
 """NodePorts: a pod's host ports must be free on the node."""
 from __future__ import annotations
 
-from ...framework.interface import FilterPlugin, PreFilterPlugin
+from ...framework.handle import queueing_hints_of
+from ...framework.interface import QUEUE, QUEUE_SKIP, FilterPlugin, PreFilterPlugin
 from ...framework.status import Code, Status
 from .. import names
 
@@ -33,6 +34,13 @@ class NodePorts(PreFilterPlugin, FilterPlugin):
 
     name = names.NODE_PORTS
 
+    def __init__(self, queueing_hints: bool = False):
+        self.queueing_hints = queueing_hints
+
+    @classmethod
+    def new(cls, args, handle):
+        return cls(queueing_hints_of(handle))
+
     def pre_filter(self, state, pod):
         if not pod.host_ports:
             return None, Status(Code.SKIP)
@@ -52,4 +60,15 @@ class NodePorts(PreFilterPlugin, FilterPlugin):
         return Status(Code.UNSCHEDULABLE, ERR_REASON)
 
     def events_to_register(self):
-        return (("Pod", ("Delete",)), ("Node", ("Add", "Update")))
+        if not self.queueing_hints:
+            return (("Pod", ("Delete",)), ("Node", ("Add", "Update")))
+        return (("Pod", ("Delete",), self.is_schedulable_after_pod_deleted), ("Node", ("Add",)))
+
+    @staticmethod
+    def is_schedulable_after_pod_deleted(pod, old, new):
+        """A deleted pod that was bound or nominated and held a port the pod wants."""
+        if not old.node_name and not old.nominated_node_name:
+            return QUEUE_SKIP
+        if not old.host_ports:
+            return QUEUE_SKIP
+        return QUEUE_SKIP if fits_ports(pod.host_ports, set(old.host_ports)) else QUEUE

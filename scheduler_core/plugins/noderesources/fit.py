@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...dra.extended import delegated_to_dra
+from ...dra.extended import DEVICE_CLASS_PREFIX, delegated_to_dra
 from ...objects.field import aggregate, child, forbidden, invalid, not_supported, required
-from ...framework.handle import features_of
-from ...framework.interface import FilterPlugin, PreFilterPlugin
+from ...framework.handle import features_of, queueing_hints_of
+from ...framework.interface import QUEUE, QUEUE_SKIP, FilterPlugin, PreFilterPlugin
 from ...framework.node_table import EXACT_LIMIT
 from ...framework.profile import FrameworkError
 from ...framework.status import Code, Status
@@ -135,6 +135,8 @@ class Fit(PreFilterPlugin, FilterPlugin, ResourceAllocationScoring):
         self.dra_handle = handle if handle is not None and handle.features.gates.get("DRAExtendedResource") else None
         # 1.36: a request above the node's allocatable cannot be helped by preemption
         self.unresolvable_over_allocatable = unresolvable_over_allocatable
+        self.queueing_hints = queueing_hints_of(handle)
+        self.in_place_scaling = bool(features_of(handle).gates.get("InPlacePodVerticalScaling"))
 
     @classmethod
     def new(cls, args, handle):
@@ -142,6 +144,71 @@ class Fit(PreFilterPlugin, FilterPlugin, ResourceAllocationScoring):
         return cls(args, handle, unresolvable_over_allocatable=features.has("fit-unresolvable-over-allocatable"),
                    summed_nonzero=features.has("non-zero-requests-summed"),
                    ratio_by_type=features.has("fit-args-requested-to-capacity-ratio"))
+
+    def events_to_register(self):
+        if not self.queueing_hints:
+            return super().events_to_register()
+        pod_actions = ("Delete", "UpdatePodScaleDown") if self.in_place_scaling else ("Delete",)
+        events = [("Pod", pod_actions, self.is_schedulable_after_pod_event),
+                  ("Node", ("Add", "UpdateNodeAllocatable"), self.is_schedulable_after_node_change)]
+        if self.dra_handle is not None:
+            events.append(("DeviceClass", ("Add", "Update"), self.is_schedulable_after_device_class_event))
+        return tuple(events)
+
+    def is_schedulable_after_pod_event(self, pod, old, new):
+        """A bound or nominated pod deleted, or (in-place resize) one scaled down on a resource the pod asks."""
+        if new is None:
+            return QUEUE_SKIP if not old.node_name and not old.nominated_node_name else QUEUE
+        if not self.in_place_scaling:
+            return QUEUE_SKIP
+        if new.uid == pod.uid:
+            return QUEUE
+        if not new.node_name:
+            return QUEUE_SKIP
+        before, after = old.requests, new.requests
+        for res, v in pod.requests.items():
+            if v and (res in BASIC or is_scalar_resource(res)) and before.get(res, 0) > after.get(res, 0):
+                return QUEUE
+        return QUEUE_SKIP
+
+    def is_schedulable_after_node_change(self, pod, old, new):
+        """A node the pod fits alone, new or with more of a resource the pod asks (or more pods)."""
+        req = pod.spec_requests
+        if self._insufficient(req, new.allocatable, {}, 0)[0]:
+            return QUEUE_SKIP
+        if old is None:
+            return QUEUE
+        return QUEUE if self._requested_resources_increased(req, old.allocatable, new.allocatable) else QUEUE_SKIP
+
+    def _requested_resources_increased(self, req: dict, before: dict, after: dict) -> bool:
+        """haveAnyRequestedResourcesIncreased."""
+        if after.get("pods", 0) > before.get("pods", 0):
+            return True
+        scalars = [(k, v) for k, v in req.items() if k not in BASIC and is_scalar_resource(k)]
+        if not any(req.get(r) for r in BASIC) and not scalars:
+            return False
+        if any(req.get(r, 0) > 0 and after.get(r, 0) > before.get(r, 0) for r in BASIC):
+            return True
+        for res, v in scalars:
+            if v == 0:
+                continue
+            if after.get(res, 0) > before.get(res, 0):
+                return True
+            if self.dra_handle is not None and delegated_to_dra(res, after, self.dra_handle.objects.device_classes):
+                return True
+        return False
+
+    @staticmethod
+    def is_schedulable_after_device_class_event(pod, old, new):
+        """A DeviceClass that now backs an extended resource the pod asks."""
+        name = (new.get("spec") or {}).get("extendedResourceName")
+        reqs = pod.spec_requests
+        if old is not None:
+            if (old.get("spec") or {}).get("extendedResourceName") == name:
+                return QUEUE_SKIP
+        elif DEVICE_CLASS_PREFIX + ((new.get("metadata") or {}).get("name") or "") in reqs:
+            return QUEUE
+        return QUEUE if name is not None and name in reqs else QUEUE_SKIP
 
     def pre_filter(self, state, pod):
         state.write(PRE_FILTER_KEY, pod.spec_requests)   # computePodResourceRequest: no status resources

@@ -1,7 +1,8 @@
 """NodeUnschedulable: cordoned nodes reject pods that do not tolerate the unschedulable taint."""
 import numpy as np
 
-from ...framework.interface import FilterPlugin
+from ...framework.handle import queueing_hints_of
+from ...framework.interface import QUEUE, QUEUE_SKIP, FilterPlugin
 from ...framework.status import Code, Status
 from ...objects import Taint, tolerates_taint
 from .. import names
@@ -13,6 +14,13 @@ UNSCHEDULABLE_TAINT = Taint("node.kubernetes.io/unschedulable", "", "NoSchedule"
 class NodeUnschedulable(FilterPlugin):
     name = names.NODE_UNSCHEDULABLE
     filter_depends_on = "node"
+
+    def __init__(self, queueing_hints: bool = False):
+        self.queueing_hints = queueing_hints
+
+    @classmethod
+    def new(cls, args, handle):
+        return cls(queueing_hints_of(handle))
 
     def filter(self, state, pod, node_info):
         if not node_info.node.unschedulable:
@@ -32,4 +40,22 @@ class NodeUnschedulable(FilterPlugin):
         return Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (ERR_REASON_UNSCHEDULABLE,)
 
     def events_to_register(self):
-        return (("Node", ("Add", "UpdateNodeTaint")),)
+        if not self.queueing_hints:
+            return (("Node", ("Add", "UpdateNodeTaint")),)
+        return (("Node", ("Add", "UpdateNodeTaint"), self.is_schedulable_after_node_change),
+                ("Pod", ("UpdatePodToleration",), self.is_schedulable_after_pod_toleration_change))
+
+    @staticmethod
+    def is_schedulable_after_node_change(pod, old, new):
+        """A node that is added schedulable, or stops being unschedulable."""
+        if (old is not None and old.unschedulable and not new.unschedulable) or \
+                (old is None and not new.unschedulable):
+            return QUEUE
+        return QUEUE_SKIP
+
+    @staticmethod
+    def is_schedulable_after_pod_toleration_change(pod, old, new):
+        """The pod itself now tolerates the unschedulable taint."""
+        if pod.uid == new.uid and tolerates_taint(new.tolerations, UNSCHEDULABLE_TAINT):
+            return QUEUE
+        return QUEUE_SKIP

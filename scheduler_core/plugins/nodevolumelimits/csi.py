@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import secrets
 
-from ...framework.interface import FilterPlugin, PreFilterPlugin
+from ...framework.handle import queueing_hints_of
+from ...framework.interface import QUEUE, QUEUE_SKIP, FilterPlugin, PreFilterPlugin
 from ...framework.status import Code, Status
 from .. import names
 from ..helper import csi_translation as csitrans
@@ -43,6 +44,7 @@ class CSILimits(PreFilterPlugin, FilterPlugin):
         self.handle = handle
         # Prefix of the placeholder handles of unbound claims, so they never collide with real ones.
         self.random_volume_id_prefix = secrets.token_hex(16)
+        self.queueing_hints = queueing_hints_of(handle)
 
     @classmethod
     def new(cls, args, handle):
@@ -187,4 +189,53 @@ class CSILimits(PreFilterPlugin, FilterPlugin):
         return provisioner, handle
 
     def events_to_register(self):
-        return (("CSINode", ("Add",)), ("Pod", ("Delete",)), ("PersistentVolumeClaim", ("Add",)))
+        if not self.queueing_hints:
+            return (("CSINode", ("Add",)), ("Pod", ("Delete",)), ("PersistentVolumeClaim", ("Add",)))
+        return (("CSINode", ("Add",)), ("CSINode", ("Update",), self.is_schedulable_after_csi_node_updated),
+                ("Pod", ("Delete",), self.is_schedulable_after_pod_deleted),
+                ("PersistentVolumeClaim", ("Add",), self.is_schedulable_after_pvc_added),
+                ("VolumeAttachment", ("Delete",), self.is_schedulable_after_volume_attachment_deleted))
+
+    @staticmethod
+    def is_schedulable_after_pod_deleted(pod, old, new):
+        """A bound or nominated pod with a claim, a generic ephemeral or a migratable in-tree volume."""
+        if not old.volumes or (not old.node_name and not old.nominated_node_name):
+            return QUEUE_SKIP
+        for vol in old.volumes:
+            if (vol.get("persistentVolumeClaim") is not None or vol.get("ephemeral") is not None
+                    or csitrans.plugin_of_source(vol) is not None):
+                return QUEUE
+        return QUEUE_SKIP
+
+    @staticmethod
+    def is_schedulable_after_pvc_added(pod, old, new):
+        """A claim of the pod's namespace that one of its volumes (or generic ephemeral volumes) names."""
+        meta = new.get("metadata") or {}
+        if (meta.get("namespace") or "") != pod.namespace:
+            return QUEUE_SKIP
+        name = meta.get("name") or ""
+        return QUEUE if any(claim_name_of(pod, vol)[0] == name for vol in pod.volumes) else QUEUE_SKIP
+
+    @staticmethod
+    def is_schedulable_after_volume_attachment_deleted(pod, old, new):
+        """A detached volume of a driver the pod uses: any, for a pod with a claim."""
+        attacher = (old.get("spec") or {}).get("attacher")
+        for vol in pod.volumes:
+            if vol.get("persistentVolumeClaim") is not None:
+                return QUEUE
+            plugin = csitrans.plugin_of_source(vol)
+            if plugin is None:
+                continue
+            driver, _handle = csitrans.translate_inline_volume(vol, plugin)
+            if driver == attacher:
+                return QUEUE
+        return QUEUE_SKIP
+
+    @staticmethod
+    def is_schedulable_after_csi_node_updated(pod, old, new):
+        """A driver whose allocatable count grew."""
+        def limits(csi_node):
+            return {d.get("name"): (d.get("allocatable") or {}).get("count") or 0
+                    for d in (csi_node.get("spec") or {}).get("drivers") or ()}
+        before = limits(old)
+        return QUEUE if any(count > before.get(name, 0) for name, count in limits(new).items()) else QUEUE_SKIP

@@ -19,7 +19,10 @@ from ...objects.field import (
     required,
 )
 from ...objects.identifiers import is_qualified_name
+from ...framework.handle import queueing_hints_of
 from ...framework.interface import (
+    QUEUE,
+    QUEUE_SKIP,
     FilterPlugin,
     PreFilterExtensions,
     PreFilterPlugin,
@@ -101,6 +104,15 @@ def validate_args(args: dict, path: str = "") -> list:
     return errs
 
 
+def _involved_in_spreading(incoming, pod) -> bool:
+    """involvedInTopologySpreading: the pod itself, or a bound or nominated pod of its namespace."""
+    if incoming.uid == pod.uid:
+        return True
+    if not incoming.node_name and not incoming.nominated_node_name:
+        return False
+    return incoming.namespace == pod.namespace
+
+
 class PodTopologySpread(PreFilterPlugin, PreFilterExtensions, FilterPlugin, PreScorePlugin, ScorePlugin,
                         ScoreExtensions):
     name = names.POD_TOPOLOGY_SPREAD
@@ -111,6 +123,7 @@ class PodTopologySpread(PreFilterPlugin, PreFilterExtensions, FilterPlugin, PreS
         if errs:
             raise FrameworkError(aggregate(errs))
         self.handle = handle
+        self.queueing_hints = queueing_hints_of(handle)
         if args["defaultingType"] == SYSTEM_DEFAULTING:
             self.default_constraints = SYSTEM_DEFAULT_CONSTRAINTS
             self.system_defaulted = True
@@ -270,5 +283,46 @@ class PodTopologySpread(PreFilterPlugin, PreFilterExtensions, FilterPlugin, PreS
         return normalize_array(s.batch_ignored, scores)
 
     def events_to_register(self):
-        return (("Pod", ("Add", "Update", "Delete")),
-                ("Node", ("Add", "Delete", "UpdateNodeLabel", "UpdateNodeTaint")))
+        if not self.queueing_hints:
+            return (("Pod", ("Add", "Update", "Delete")),
+                    ("Node", ("Add", "Delete", "UpdateNodeLabel", "UpdateNodeTaint")))
+        return (("Pod", ("Add", "UpdatePodLabel", "UpdatePodToleration", "Delete"),
+                 self.is_schedulable_after_pod_change),
+                ("Node", ("Add", "Delete", "UpdateNodeLabel", "UpdateNodeTaint"),
+                 self.is_schedulable_after_node_change))
+
+    def is_schedulable_after_pod_change(self, pod, old, new):
+        """A pod of the same namespace (bound or nominated) that the pod's hard constraints count appeared, went
+        or changed its labels to or from matching; or the pod's own tolerations changed under a Honor policy."""
+        if (new is not None and not _involved_in_spreading(new, pod)) or \
+                (old is not None and not _involved_in_spreading(old, pod)):
+            return QUEUE_SKIP
+        constraints = self._constraints(pod, DO_NOT_SCHEDULE)
+        if new is not None and old is not None:
+            if pod.uid == new.uid and (new.raw.get("spec") or {}).get("tolerations") != \
+                    (old.raw.get("spec") or {}).get("tolerations") and any(c.honor_taints for c in constraints):
+                return QUEUE
+            if new.labels == old.labels:
+                return QUEUE_SKIP
+            changed = any(c.matches(old.labels) != c.matches(new.labels) for c in constraints)
+            return QUEUE if changed else QUEUE_SKIP
+        changed = new if new is not None else old
+        return QUEUE if any(c.matches(changed.labels) for c in constraints) else QUEUE_SKIP
+
+    def is_schedulable_after_node_change(self, pod, old, new):
+        """A node with every topology key appeared or went, gained or lost a key, or changed a key's value or its
+        taints."""
+        constraints = self._constraints(pod, DO_NOT_SCHEDULE)
+        old_matching = old is not None and all(c.topology_key in old.labels for c in constraints)
+        new_matching = new is not None and all(c.topology_key in new.labels for c in constraints)
+        if old is not None and new is not None:
+            if old_matching != new_matching:
+                return QUEUE
+            taints_changed = (old.raw.get("spec") or {}).get("taints") != (new.raw.get("spec") or {}).get("taints")
+            if new_matching and (any(old.labels.get(c.topology_key) != new.labels.get(c.topology_key)
+                                     for c in constraints) or taints_changed):
+                return QUEUE
+            return QUEUE_SKIP
+        if new is not None:
+            return QUEUE if new_matching else QUEUE_SKIP
+        return QUEUE if old_matching else QUEUE_SKIP

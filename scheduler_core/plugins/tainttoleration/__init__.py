@@ -2,12 +2,14 @@
 import numpy as np
 
 from ...framework.interface import (
+    QUEUE,
+    QUEUE_SKIP,
     FilterPlugin,
     PreScorePlugin,
     ScoreExtensions,
     ScorePlugin,
 )
-from ...framework.handle import features_of
+from ...framework.handle import features_of, queueing_hints_of
 from ...framework.status import Code, Status
 from .. import names
 from ..helper import (
@@ -23,12 +25,13 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin, ScoreExtensions
     name = names.TAINT_TOLERATION
     filter_depends_on = "node"
 
-    def __init__(self, generic_message: bool = False):
+    def __init__(self, generic_message: bool = False, queueing_hints: bool = False):
         self.generic_message = generic_message
+        self.queueing_hints = queueing_hints
 
     @classmethod
     def new(cls, args, handle):
-        return cls(features_of(handle).has("untolerated-taints-message"))
+        return cls(features_of(handle).has("untolerated-taints-message"), queueing_hints_of(handle))
 
     def filter(self, state, pod, node_info):
         taint = find_untolerated_taint(node_info.node.taints, pod.tolerations)
@@ -92,4 +95,20 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin, ScoreExtensions
         return default_normalize_score_array(100, True, scores)
 
     def events_to_register(self):
-        return (("Node", ("Add", "Update")),)
+        if not self.queueing_hints:
+            return (("Node", ("Add", "Update")),)
+        return (("Node", ("Add", "UpdateNodeTaint"), self.is_schedulable_after_node_change),
+                ("Pod", ("UpdatePodToleration",), self.is_schedulable_after_pod_toleration_change))
+
+    @staticmethod
+    def is_schedulable_after_node_change(pod, old, new):
+        """The node had a NoSchedule/NoExecute taint the pod does not tolerate (or is new) and now has none."""
+        was_untolerated = old is None or find_untolerated_taint(old.taints, pod.tolerations) is not None
+        if was_untolerated and find_untolerated_taint(new.taints, pod.tolerations) is None:
+            return QUEUE
+        return QUEUE_SKIP
+
+    @staticmethod
+    def is_schedulable_after_pod_toleration_change(pod, old, new):
+        """The pod's own tolerations changed."""
+        return QUEUE if pod.uid == new.uid else QUEUE_SKIP

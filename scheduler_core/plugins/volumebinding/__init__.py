@@ -9,6 +9,8 @@ always returns Skip and Score is never run (it would score 0).
 from __future__ import annotations
 
 from ...framework.interface import (
+    QUEUE,
+    QUEUE_SKIP,
     FilterPlugin,
     PreBindPlugin,
     PreFilterPlugin,
@@ -16,7 +18,8 @@ from ...framework.interface import (
     ReservePlugin,
     ScorePlugin,
 )
-from ...framework.handle import features_of
+from ...framework.handle import features_of, queueing_hints_of
+from ...objects.quantity import value
 from ...framework.status import Code, Status
 from .. import names
 from ..helper.volume import claim_name_of, pvc_not_found, spec, volume_is_for_pod
@@ -38,6 +41,12 @@ class _State:
         self.claims = claims
 
 
+def _volume_limit(capacity: dict):
+    """volumeLimit: maximumVolumeSize when set, else capacity."""
+    limit = capacity.get("maximumVolumeSize")
+    return limit if limit is not None else capacity.get("capacity")
+
+
 class VolumeBinding(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, ReservePlugin, PreBindPlugin):
     """PreFilter/Filter/Reserve/Unreserve/PreBind of kube's VolumeBinding.
 
@@ -54,6 +63,7 @@ class VolumeBinding(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, 
         self.binder = VolumeBinder(handle, bind_timeout_seconds)
         # 1.30's PreFilter narrows to the nodes of bound local PVs (versions: volume-binding-all-nodes)
         self.narrows_to_local_pvs = not features_of(handle).has("volume-binding-all-nodes")
+        self.queueing_hints = queueing_hints_of(handle)
 
     @classmethod
     def new(cls, args, handle):
@@ -160,7 +170,64 @@ class VolumeBinding(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, 
         return Status.error(err) if err is not None else None
 
     def events_to_register(self):
-        return (("StorageClass", ("Add", "Update")), ("PersistentVolumeClaim", ("Add", "Update")),
+        if not self.queueing_hints:
+            return (("StorageClass", ("Add", "Update")), ("PersistentVolumeClaim", ("Add", "Update")),
+                    ("PersistentVolume", ("Add", "Update")),
+                    ("Node", ("Add", "UpdateNodeLabel", "UpdateNodeTaint")), ("CSINode", ("Add", "Update")),
+                    ("CSIDriver", ("Add", "Update")), ("CSIStorageCapacity", ("Add", "Update")))
+        return (("StorageClass", ("Add", "Update"), self.is_schedulable_after_storage_class_change),
+                ("PersistentVolumeClaim", ("Add", "Update"), self.is_schedulable_after_pvc_change),
                 ("PersistentVolume", ("Add", "Update")),
-                ("Node", ("Add", "UpdateNodeLabel", "UpdateNodeTaint")), ("CSINode", ("Add", "Update")),
-                ("CSIDriver", ("Add", "Update")), ("CSIStorageCapacity", ("Add", "Update")))
+                ("Node", ("Add", "UpdateNodeLabel")),
+                ("CSINode", ("Add", "Update"), self.is_schedulable_after_csi_node_change),
+                ("CSIDriver", ("Update",), self.is_schedulable_after_csi_driver_change),
+                ("CSIStorageCapacity", ("Add", "Update"), self.is_schedulable_after_csi_storage_capacity_change))
+
+    @staticmethod
+    def is_schedulable_after_csi_node_change(pod, old, new):
+        """A new CSINode, or one whose migrated-plugins annotation changed."""
+        if old is None:
+            return QUEUE
+        key = "storage.alpha.kubernetes.io/migrated-plugins"
+        before = ((old.get("metadata") or {}).get("annotations") or {}).get(key)
+        after = ((new.get("metadata") or {}).get("annotations") or {}).get(key)
+        return QUEUE if before != after else QUEUE_SKIP
+
+    @staticmethod
+    def is_schedulable_after_pvc_change(pod, old, new):
+        """A claim of the pod's namespace that one of its volumes (or generic ephemeral volumes) names."""
+        meta = new.get("metadata") or {}
+        if (meta.get("namespace") or "") != pod.namespace:
+            return QUEUE_SKIP
+        name = meta.get("name") or ""
+        return QUEUE if any(claim_name_of(pod, vol)[0] == name for vol in pod.volumes) else QUEUE_SKIP
+
+    @staticmethod
+    def is_schedulable_after_storage_class_change(pod, old, new):
+        """A new class, or one whose allowedTopologies changed."""
+        if old is None:
+            return QUEUE
+        return QUEUE if (new.get("allowedTopologies") or None) != (old.get("allowedTopologies") or None) \
+            else QUEUE_SKIP
+
+    @staticmethod
+    def is_schedulable_after_csi_storage_capacity_change(pod, old, new):
+        """A new capacity, or one whose limit (maximumVolumeSize, else capacity) appeared or grew."""
+        if old is None:
+            return QUEUE
+        old_limit, new_limit = _volume_limit(old), _volume_limit(new)
+        if new_limit is not None and (old_limit is None or value(new_limit) > value(old_limit)):
+            return QUEUE
+        return QUEUE_SKIP
+
+    @staticmethod
+    def is_schedulable_after_csi_driver_change(pod, old, new):
+        """A driver of one of the pod's CSI volumes that stopped tracking storage capacity."""
+        name = (new.get("metadata") or {}).get("name")
+        for vol in pod.volumes:
+            csi = vol.get("csi")
+            if csi is None or csi.get("driver") != name:
+                continue
+            if (old.get("spec") or {}).get("storageCapacity") and not (new.get("spec") or {}).get("storageCapacity"):
+                return QUEUE
+        return QUEUE_SKIP

@@ -1,8 +1,8 @@
 """VolumeRestrictions: exclusive in-line disks (GCE PD, AWS EBS, iSCSI, Ceph RBD) and ReadWriteOncePod claims."""
 from __future__ import annotations
 
-from ...framework.handle import features_of
-from ...framework.interface import FilterPlugin, PreFilterExtensions, PreFilterPlugin
+from ...framework.handle import features_of, queueing_hints_of
+from ...framework.interface import QUEUE, QUEUE_SKIP, FilterPlugin, PreFilterExtensions, PreFilterPlugin
 from ...framework.status import Code, Status
 from .. import names
 from ..helper.volume import READ_WRITE_ONCE_POD, pvc_not_found, spec
@@ -35,6 +35,12 @@ class _PreFilterState:
 
     def clone(self):
         return _PreFilterState(self.rwop_pvcs, self.conflicting_ref_count)
+
+
+def _claim_names(pod) -> set:
+    """The claims the pod's volumes name."""
+    return {(v.get("persistentVolumeClaim") or {}).get("claimName", "") for v in pod.volumes
+            if v.get("persistentVolumeClaim") is not None}
 
 
 def needs_restrictions_check(vol: dict) -> bool:
@@ -78,6 +84,7 @@ class VolumeRestrictions(PreFilterPlugin, FilterPlugin, PreFilterExtensions):
 
     def __init__(self, handle):
         self.handle = handle
+        self.queueing_hints = queueing_hints_of(handle)
         self.rwop_conflict_reason = ERR_REASON_RWOP_CONFLICT_136 if features_of(handle).has(
             "volume-conflict-messages") else ERR_REASON_RWOP_CONFLICT
 
@@ -146,4 +153,25 @@ class VolumeRestrictions(PreFilterPlugin, FilterPlugin, PreFilterExtensions):
         return None
 
     def events_to_register(self):
-        return (("Pod", ("Delete",)), ("Node", ("Add",)), ("PersistentVolumeClaim", ("Add", "Update")))
+        if not self.queueing_hints:
+            return (("Pod", ("Delete",)), ("Node", ("Add",)), ("PersistentVolumeClaim", ("Add", "Update")))
+        return (("Pod", ("Delete",), self.is_schedulable_after_pod_deleted), ("Node", ("Add",)),
+                ("PersistentVolumeClaim", ("Add",), self.is_schedulable_after_pvc_added))
+
+    @staticmethod
+    def is_schedulable_after_pvc_added(pod, old, new):
+        """A claim of the pod's namespace that one of its volumes names."""
+        meta = new.get("metadata") or {}
+        if (meta.get("namespace") or "") != pod.namespace:
+            return QUEUE_SKIP
+        return QUEUE if (meta.get("name") or "") in _claim_names(pod) else QUEUE_SKIP
+
+    @staticmethod
+    def is_schedulable_after_pod_deleted(pod, old, new):
+        """A deleted pod of the pod's namespace whose disks conflicted with the pod's, or that used one of its
+        claims."""
+        if old.namespace != pod.namespace:
+            return QUEUE_SKIP
+        if any(needs_restrictions_check(v) and is_volume_conflict(v, old) for v in pod.volumes):
+            return QUEUE
+        return QUEUE if not _claim_names(pod).isdisjoint(_claim_names(old)) else QUEUE_SKIP

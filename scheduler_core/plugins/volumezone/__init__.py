@@ -1,7 +1,8 @@
 """VolumeZone: the zone/region labels of a pod's bound PersistentVolumes must match the node's labels."""
 from __future__ import annotations
 
-from ...framework.interface import FilterPlugin, PreFilterPlugin
+from ...framework.handle import queueing_hints_of
+from ...framework.interface import QUEUE, QUEUE_SKIP, FilterPlugin, PreFilterPlugin
 from ...framework.status import Code, Status
 from .. import names
 from ..helper.volume import (
@@ -34,6 +35,18 @@ def label_zones_to_set(value: str):
     return out
 
 
+def _pv_topologies(pv: dict) -> list:
+    """getPVTopologies: (label, zones) of the PV's topology labels that parse."""
+    labels = (pv.get("metadata") or {}).get("labels") or {}
+    out = []
+    for key in TOPOLOGY_LABELS:
+        if key in labels:
+            zones = label_zones_to_set(labels[key])
+            if zones is not None:
+                out.append((key, zones))
+    return out
+
+
 class _State:
     """(PV name, label key, allowed values) of every topology label on the pod's bound PVs."""
 
@@ -48,6 +61,7 @@ class VolumeZone(PreFilterPlugin, FilterPlugin):
 
     def __init__(self, handle):
         self.handle = handle
+        self.queueing_hints = queueing_hints_of(handle)
 
     @classmethod
     def new(cls, args, handle):
@@ -131,5 +145,32 @@ class VolumeZone(PreFilterPlugin, FilterPlugin):
         return None
 
     def events_to_register(self):
-        return (("StorageClass", ("Add",)), ("Node", ("Add", "UpdateNodeLabel", "UpdateNodeTaint")),
-                ("PersistentVolumeClaim", ("Add",)), ("PersistentVolume", ("Add", "Update")))
+        if not self.queueing_hints:
+            return (("StorageClass", ("Add",)), ("Node", ("Add", "UpdateNodeLabel", "UpdateNodeTaint")),
+                    ("PersistentVolumeClaim", ("Add",)), ("PersistentVolume", ("Add", "Update")))
+        return (("StorageClass", ("Add",), self.is_schedulable_after_storage_class_added),
+                ("Node", ("Add", "UpdateNodeLabel")),
+                ("PersistentVolumeClaim", ("Add", "Update"), self.is_schedulable_after_pvc_change),
+                ("PersistentVolume", ("Add", "Update"), self.is_schedulable_after_pv_change))
+
+    @staticmethod
+    def is_schedulable_after_pvc_change(pod, old, new):
+        """isPVCRequestedFromPod: a claim of the pod's namespace that one of its volumes names."""
+        meta = new.get("metadata") or {}
+        if (meta.get("namespace") or "") != pod.namespace:
+            return QUEUE_SKIP
+        names_ = {(v.get("persistentVolumeClaim") or {}).get("claimName", "") for v in pod.volumes
+                  if v.get("persistentVolumeClaim") is not None}
+        return QUEUE if (meta.get("name") or "") in names_ else QUEUE_SKIP
+
+    @staticmethod
+    def is_schedulable_after_storage_class_added(pod, old, new):
+        """A WaitForFirstConsumer class."""
+        return QUEUE if new.get("volumeBindingMode") == WAIT_FOR_FIRST_CONSUMER else QUEUE_SKIP
+
+    @staticmethod
+    def is_schedulable_after_pv_change(pod, old, new):
+        """A new PV, or one whose zone/region labels changed."""
+        if old is None:
+            return QUEUE
+        return QUEUE if _pv_topologies(old) != _pv_topologies(new) else QUEUE_SKIP
