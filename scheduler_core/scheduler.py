@@ -674,6 +674,10 @@ class Scheduler:
         live = self.cluster.get_pod(pod.namespace, pod.name)
         if live is None or live.node_name:
             self.queue.done(pod.uid)
+        elif live.uid != pod.uid and self.features.has("failure-skips-recreated-pod"):
+            self.queue.done(pod.uid)   # a new pod of the same name: no requeue, nomination, event or condition
+            self.trace_sink.emit(tr)
+            return
         else:
             pinfo.pod = live
             try:

@@ -426,6 +426,9 @@ CHANGES = {
                                    "count after an error), not its attempts, and is cached until the next failure; "
                                    "pods rejected by plugins and pods that failed with an error back off in two "
                                    "heaps (podBackoffQ, podErrorBackoffQ), the first flushed first",
+    "failure-skips-recreated-pod": "a failed attempt whose pod was deleted and recreated under the same name "
+                                   "meanwhile is dropped: the new pod is not requeued for it and gets no "
+                                   "nomination, FailedScheduling event or condition from it",
     # -- plugins
     "affinity-namespace-selector-kept": "InterPodAffinity merges an incoming term's namespaceSelector into its "
                                         "namespaces without resetting the selector, which is then matched against "

@@ -111,3 +111,49 @@ def test_errors_back_off_in_the_error_queue_and_are_not_popped_early():
     clock.advance(2.0)
     sched.queue.tick()
     assert pinfo.queue == ACTIVE_Q
+
+
+class Recreator:
+    """A Filter plugin that, on its first call, deletes the pod and creates another of the same name (a new uid),
+    then rejects the node."""
+
+    name = "Recreator"
+
+    def __init__(self, handle):
+        self.handle = handle
+        self.done = False
+
+    @classmethod
+    def new(cls, args, handle):
+        return cls(handle)
+
+    def filter(self, state, pod, node_info):
+        from scheduler_core.framework.status import Code, Status
+        if not self.done:
+            self.done = True
+            client = self.handle.client
+            client.delete_pod(pod)
+            client.add_pod(Pod(pod_raw(pod.name, cpu="100m") | {"metadata": {"name": pod.name, "namespace": "default",
+                                                                               "uid": "new-uid"}}))
+        return Status(Code.UNSCHEDULABLE, "recreated")
+
+
+@pytest.mark.parametrize("version, events", [("1.30", 1), ("1.36", 0)])
+def test_a_pod_recreated_during_its_attempt_gets_nothing_from_it(version, events):
+    """1.36's handleSchedulingFailure drops the failure of a pod recreated meanwhile; 1.30 records it."""
+    from scheduler_core.config import load_config
+    from scheduler_core.framework.interface import FilterPlugin
+    plugin = type("Recreator", (Recreator, FilterPlugin), {})
+    registry = dict(in_tree_registry(), Recreator=plugin)
+    cfg = load_config({"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+                       "profiles": [{"schedulerName": "default-scheduler",
+                                     "plugins": {"filter": {"enabled": [{"name": "Recreator"}]}}}]},
+                      registry, kube_version=version)
+    clock = FakeClock(1000.0)
+    cluster = SimulatedCluster([node("n1")], [pod("p")], clock=clock)
+    sched = Scheduler(cluster, cfg, registry=registry, clock=clock, tie_break="name")
+    sched.schedule_one()
+    assert cluster.pods["default/p"].uid == "new-uid"
+    failed = [e for e in cluster.events if e["reason"] == "FailedScheduling"]
+    assert len(failed) == events
+    assert sched.queue.pod_info("default/p").pod.uid == "new-uid"
