@@ -11,6 +11,7 @@ from celpy import celtypes as ct
 from celpy.evaluation import CELEvalError, Evaluator
 
 from ..objects.quantity import QuantityError, parse_quantity
+from . import celcheck
 from .cel import SEMVER, CELError, Quantity, Semver
 
 
@@ -250,12 +251,13 @@ _ENV = celpy.Environment(runner_class=_Runner)
 # What cel-go's ANTLR parser expects where an operand is missing (after an operator, at the end).
 _OPERAND_EXPECTED = ("{'[', '{', '(', '.', '-', '!', 'true', 'false', 'null', NUM_FLOAT, NUM_INT, NUM_UINT, STRING, "
                      "BYTES, IDENTIFIER}")
-_DECLARED = {"device"}                                             # the DRA environment's one variable
-_MACROS = {"all", "exists", "exists_one", "map", "filter"}        # x.m(v, ...): v is bound in the other arguments
 
 
 def _cel_error(expression: str, offset: int, message: str) -> str:
-    """One of cel-go's errors as common.Errors prints it: position, message, the source line and a caret."""
+    """One of cel-go's errors as common.Errors prints it: position, message, the source line and a caret (an empty
+    expression has no line to show, and its end is column 0)."""
+    if not expression:
+        return f"ERROR: <input>:1:0: {message}"
     line_no = expression.count("\n", 0, offset) + 1
     start = expression.rfind("\n", 0, offset) + 1
     end = expression.find("\n", offset)
@@ -264,59 +266,101 @@ def _cel_error(expression: str, offset: int, message: str) -> str:
             f"\n | {'.' * (col - 1)}^")
 
 
-def _syntax_error(expression: str, err: celpy.CELParseError) -> str:
-    """cel-go's text for a syntax error: an operand missing at the end of the expression gets ANTLR's own words;
-    other errors keep cel-python's description at cel-go's position format."""
+_PAIRS = ("==", "!=", "<=", ">=", "&&", "||")
+_SINGLE = "<>!?:+-*/%.,[]{}()"
+_STRING_START = re.compile(r"""(?:[rR][bB]?|[bB][rR]?)?('''|\"\"\"|'|")""")
+
+
+def _lexer_errors(expression: str) -> tuple:
+    """The token recognition errors of cel-go's ANTLR lexer, as (offset, the text it could not match), and the
+    expression with those texts blanked out (what its parser then reads)."""
+    errors, out, i, n = [], list(expression), 0, len(expression)
+
+    def fail(start: int, end: int) -> int:
+        errors.append((start, expression[start:end]))
+        out[start:end] = " " * (end - start)
+        return end
+
+    while i < n:
+        ch = expression[i]
+        string = _STRING_START.match(expression, i)
+        if ch.isspace():
+            i += 1
+        elif expression.startswith("//", i):
+            newline = expression.find("\n", i)
+            i = n if newline < 0 else newline
+        elif string:
+            quote, raw = string.group(1), "r" in string.group(0)[:-len(string.group(1))].lower()
+            j = string.end()
+            while j < n and not expression.startswith(quote, j) and (len(quote) == 3 or expression[j] != "\n"):
+                j += 2 if expression[j] == "\\" and not raw else 1
+            if j < n and expression.startswith(quote, j):
+                i = j + len(quote)
+            else:   # unterminated: the lexer gives up at the end of the line or of the input
+                i = fail(i, min(j + 1, n))
+        elif expression[i:i + 2] in _PAIRS:
+            i += 2
+        elif ch in "=&|":   # half a pair: the lexer read the next character too before it gave up
+            i = fail(i, min(i + 2, n))
+        elif ch in _SINGLE or ch.isalnum() or ch == "_":
+            i += 1
+        else:
+            i = fail(i, i + 1)
+    return errors, "".join(out)
+
+
+def _parse_error(expression: str, cleaned: str, err: celpy.CELParseError):
+    """ANTLR's words where cel-go's parser stops reading ``cleaned`` (the expression after the lexer's errors):
+    (offset, message), or None for a failure these rules do not cover."""
     cause = err.__cause__ or err.__context__
     token = getattr(cause, "token", None)
-    if token is not None and token.type == "$END" and "IDENT" in (getattr(cause, "expected", None) or ()):
-        return _cel_error(expression, len(expression),
-                          f"Syntax error: mismatched input '<EOF>' expecting {_OPERAND_EXPECTED}")
-    return str(err).splitlines()[0]
+    expected = set(getattr(cause, "expected", None) or ())
+    if token is None:
+        return None
+    if token.type == "$END":
+        if "IDENT" in expected:
+            return len(expression), f"Syntax error: mismatched input '<EOF>' expecting {_OPERAND_EXPECTED}"
+        if expected == {"RPAR"}:
+            return len(expression), "Syntax error: missing ')' at '<EOF>'"
+        return None
+    rest = cleaned.rstrip()
+    if not rest.endswith(token.value):
+        return None
+    start = len(rest) - len(token.value)
+    try:   # the last token, after a whole expression: ANTLR deletes it
+        _ENV.compile(cleaned[:start])
+    except celpy.CELParseError:
+        return None
+    return start, f"Syntax error: extraneous input '{token.value}' expecting <EOF>"
 
 
-def _undeclared(expression: str, tree) -> list:
-    """cel-go's checker errors for identifiers the DRA environment does not declare (``device`` only; macro and
-    ``cel.bind`` variables within their scope), in source order."""
-    found = []
-
-    def walk(node, bound):
-        if not hasattr(node, "data"):
-            return
-        if node.data == "ident":
-            token = node.children[0]
-            if token.value not in bound:
-                found.append((token.start_pos, token.value))
-            return
-        if node.data == "member_dot_arg" and len(node.children) == 3:
-            target, method, args = node.children
-            names = [_identifier(a) for a in getattr(args, "children", ())]
-            if method.value in _MACROS and len(names) >= 2 and names[0]:
-                walk(target, bound)
-                for a in args.children[1:]:
-                    walk(a, bound | {names[0]})
-                return
-            if method.value == "bind" and _identifier(target) == "cel" and len(names) == 3 and names[0]:
-                walk(args.children[1], bound)
-                walk(args.children[2], bound | {names[0]})
-                return
-        for child in node.children:
-            walk(child, bound)
-
-    walk(tree, frozenset(_DECLARED))
-    return [_cel_error(expression, pos, f"undeclared reference to '{name}' (in container '')")
-            for pos, name in sorted(found)]
+def _syntax_errors(expression: str) -> tuple:
+    """(cel-go's syntax errors in source order as (offset, message), the parsed tree): no errors when it parses;
+    errors None (and cel-python's error) for a failure whose cel-go words are not known here."""
+    lexed, cleaned = _lexer_errors(expression)
+    errors = [(offset, f"Syntax error: token recognition error at: '{text}'") for offset, text in lexed]
+    try:
+        return errors, _ENV.compile(cleaned)
+    except celpy.CELParseError as err:
+        found = _parse_error(expression, cleaned, err)
+        if found is None:
+            return None, err
+        return sorted(errors + [found], key=lambda e: e[0]), None
 
 
 def compile_selector(expression: str) -> Program:
-    """The program for an expression, or one whose ``error`` says why it does not compile (kube's
-    ``compilation failed: `` and cel-go's errors, for syntax errors and undeclared references)."""
-    try:
-        ast = _ENV.compile(expression)
-    except celpy.CELParseError as err:
-        return Program(expression, error=f"compilation failed: {_syntax_error(expression, err)}")
-    undeclared = _undeclared(expression, ast)
-    if undeclared:
-        return Program(expression, error="compilation failed: " + "\n".join(undeclared))
+    """The program for an expression, or one whose ``error`` says why it does not compile, as kube's compiler says
+    it: ``compilation failed: `` and cel-go's syntax and type errors (``celcheck``), or a result that is not
+    bool."""
+    errors, ast = _syntax_errors(expression)
+    if errors is None:   # a syntax error whose cel-go words are not known: cel-python's description
+        return Program(expression, error=f"compilation failed: {str(ast).splitlines()[0]}")
+    if not errors:
+        errors, result = celcheck.check(expression, ast)
+    if errors:
+        return Program(expression, error="compilation failed: " + "\n".join(
+            _cel_error(expression, offset, message) for offset, message in errors))
+    if result not in ("bool", celcheck.ANY, celcheck.DYN):
+        return Program(expression, error=f"must evaluate to bool or the unknown type, not "
+                                         f"{celcheck.type_name(result)}")
     return Program(expression, _ENV.program(ast, functions=FUNCTIONS))
-
