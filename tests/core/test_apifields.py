@@ -3,6 +3,9 @@ strict decoding errors it reports, with sigs.k8s.io/json's paths."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
+
+import pytest
 
 from scheduler_core import versions
 from scheduler_core.objects import apifields
@@ -71,3 +74,21 @@ def test_served_group_versions():
     assert not apifields.served(versions.kube_version("1.30"), "resource.k8s.io/v1")
     assert apifields.served(versions.kube_version("1.36"), "resource.k8s.io/v1")
     assert apifields.served(versions.kube_version("1.30"), "storage.k8s.io/v1")
+
+
+WIRE = Path(__file__).resolve().parents[3] / "shared" / "k8s-wire"   # ../shared/k8s-wire: the real v1.30 bodies
+
+
+@pytest.mark.skipif(not WIRE.is_dir(), reason="no k8s-wire fixtures")
+def test_the_real_v1_30_clients_bodies_have_no_field_either_version_does_not_know():
+    checked = 0
+    for path in sorted(WIRE.glob("*.json")):
+        obj, duplicates = apifields.load_with_duplicates(path.read_bytes())
+        if not isinstance(obj, dict) or (obj.get("apiVersion"), obj.get("kind")) not in apifields.ROOTS:
+            continue   # patches, watch events and DeleteOptions are not decoded as objects
+        for version in ("1.30", "1.36"):
+            decoded = apifields.decode(versions.kube_version(version), obj["apiVersion"], obj["kind"], obj,
+                                       duplicates)
+            assert decoded.errors == [], (path.name, version)
+        checked += 1
+    assert checked >= 10
