@@ -26,7 +26,7 @@ from tests.envtest import ControlPlane, ensure_namespace  # noqa: E402
 def answer(cp: ControlPlane, token: str, case: dict) -> dict:
     url = f"{cp.url}{case['path']}" + (f"?{case['query']}" if case.get("query") else "")
     req = urllib.request.Request(url, data=case["body"].encode(), method=case["method"],
-                                 headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json",
+                                 headers={"Authorization": f"Bearer {token}", "Content-Type": case.get("ctype", "application/json"),
                                           "Accept": "application/json"})
     context = ssl._create_unverified_context()   # the control plane's own self-signed serving certificate
     try:

@@ -27,7 +27,7 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
 
 from scheduler_core.documents import load_json, safe_yaml_load
-from scheduler_core.objects import apifields
+from scheduler_core.objects import apifields, field
 from scheduler_core.objects.field import go_quote, not_supported
 
 from ..models import Cluster, ClusterToken
@@ -36,7 +36,7 @@ from ..services.objectstore import json_bytes
 from . import openapi, protobuf, registry, resources, tables
 from .errors import ApiError
 from .params import ListOptions
-from .patch import PATCH_TYPES, apply_patch
+from .patch import PATCH_TYPES, STRATEGIC_MERGE_PATCH, apply_patch
 from .selectors import FieldSelector, LabelSelector
 from .watch import Query, Watcher, served
 
@@ -355,7 +355,8 @@ def _resource(request, store, route):
         body, warnings = _decoded_body(request, store, res, "UpdateOptions")
         return _warned(_json(served(res, store.update(res, ns, name, body, sub, dry_run))), warnings)
     if method == "PATCH":
-        return _json(served(res, _patch(request, store, res, ns, name, sub, dry_run)))
+        obj, warnings = _patch(request, store, res, ns, name, sub, dry_run)
+        return _warned(_json(served(res, obj)), warnings)
     if method == "DELETE" and not sub:
         body = _body(request) if request.body else {}
         deleted = store.delete(res, ns, name, (body or {}).get("preconditions"), dry_run)
@@ -388,17 +389,36 @@ def _view(request, res, obj: dict) -> dict:
     return out
 
 
-def _patch(request, store, res, namespace: str, name: str, sub: str, dry_run: bool) -> dict:
+def _patch(request, store, res, namespace: str, name: str, sub: str, dry_run: bool) -> tuple:
+    """A PATCH's stored object and its warnings. A strategic merge patch is checked as ``fieldValidation`` asks
+    (``_strategic_patch_errors``); a JSON or merge patch's unknown fields are dropped silently."""
     ctype = (request.content_type or "").lower()
     if ctype not in PATCH_TYPES:
         raise ApiError.unsupported_media_type(PATCH_TYPES)
-    body = _body(request, patch=True)
+    directive = _field_validation(request, "PatchOptions")
+    checked = ctype == STRATEGIC_MERGE_PATCH and directive != "Ignore"
+    duplicates = {}
+    body = _body(request, patch=True, duplicates=duplicates if checked else None)
     with store.lock:
         current = served(res, _get(store, res, namespace, name))
         patched = apply_patch(ctype, current, body, res.kind)
         if not isinstance(patched, dict):
             raise ApiError.bad_request("the patched object is not an object")
-        return store.update(res, namespace, name, patched, sub, dry_run)
+        errors = _strategic_patch_errors(store, res, body, duplicates, patched) if checked else []
+        if errors and directive == "Strict":
+            err = field.invalid("patch", apifields.go_format(body), f"strict decoding error: {', '.join(errors)}")
+            raise ApiError(422, "Invalid", f' "" is invalid: {err.path}: {err.body()}',
+                           {"causes": [{"reason": err.reason, "message": err.body(), "field": err.path}]})
+        return store.update(res, namespace, name, patched, sub, dry_run), errors
+
+
+def _strategic_patch_errors(store, res, patch, duplicates: dict, patched: dict) -> list:
+    """applyPatchToObject's strict errors: the names the patch gives twice (UnmarshalStrict into a map), then the
+    fields the patched object has that the cluster's version does not know (FromUnstructuredWithValidation: sorted
+    by their text)."""
+    unknown = apifields.decode(store.features.version, patched.get("apiVersion") or res.group_version,
+                               patched.get("kind") or res.kind, patched).errors
+    return apifields.duplicate_fields(patch, duplicates) + sorted(unknown)
 
 
 def _bind(store, pods, namespace: str, name, body) -> HttpResponse:

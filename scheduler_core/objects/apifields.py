@@ -10,6 +10,8 @@ validation's to say).
 """
 from __future__ import annotations
 
+from decimal import Decimal
+
 from ..documents import load_json
 from .protoschema import ROOTS
 
@@ -155,3 +157,57 @@ def decode(kube_version, api_version: str, kind: str, obj, duplicates: dict | No
 def served(kube_version, api_version: str) -> bool:
     """Whether ``kube_version``'s kube-apiserver serves a group version ("v1", "resource.k8s.io/v1")."""
     return api_version in kube_version.api_group_versions
+
+
+def duplicate_fields(obj, duplicates: dict, path: str = "") -> list:
+    """The ``duplicate field "..."`` errors of a JSON document decoded without a schema (a patch, as
+    sigs.k8s.io/json's UnmarshalStrict into a map reads it), in document order."""
+    out = []
+    if isinstance(obj, dict):
+        seen = set()
+        for key, value in duplicates.get(id(obj), obj.items()):
+            at = _join(path, key)
+            if key in seen:
+                out.append(f'duplicate field "{at}"')
+            seen.add(key)
+            out.extend(duplicate_fields(value, duplicates, at))
+    elif isinstance(obj, list):
+        for i, item in enumerate(obj):
+            out.extend(duplicate_fields(item, duplicates, f"{path}[{i}]"))
+    return out
+
+
+def go_format(value) -> str:
+    """A decoded JSON value as Go's fmt prints it with %+v (map keys sorted, strings bare, <nil>)."""
+    if isinstance(value, dict):
+        return "map[" + " ".join(f"{k}:{go_format(value[k])}" for k in sorted(value)) + "]"
+    if isinstance(value, list):
+        return "[" + " ".join(go_format(v) for v in value) + "]"
+    if value is None:
+        return "<nil>"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return _go_float(value)
+    return str(value)
+
+
+def _go_float(value: float) -> str:
+    """strconv.FormatFloat(f, 'g', -1, 64): the shortest digits, in exponent form when the exponent is below -4 or
+    6 and above."""
+    if value != value or value in (float("inf"), float("-inf")):
+        return {"nan": "NaN", "inf": "+Inf", "-inf": "-Inf"}[repr(value)]
+    if value == 0:
+        return "-0" if repr(value).startswith("-") else "0"
+    sign, digit_tuple, exponent = Decimal(repr(value)).normalize().as_tuple()
+    digits = "".join(map(str, digit_tuple))
+    exp = len(digits) + exponent - 1          # the decimal exponent of the first digit
+    text = "-" if sign else ""
+    if exp < -4 or exp >= 6:
+        mantissa = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
+        return f"{text}{mantissa}e{'-' if exp < 0 else '+'}{abs(exp):02d}"
+    if exp < 0:
+        return f"{text}0.{'0' * (-exp - 1)}{digits}"
+    if exp + 1 >= len(digits):
+        return f"{text}{digits}{'0' * (exp + 1 - len(digits))}"
+    return f"{text}{digits[:exp + 1]}.{digits[exp + 1:]}"
