@@ -390,8 +390,7 @@ class PriorityQueue:
         self._nominated_node = {}  # pod uid -> node name
         self.nomination_listeners = []   # (+1 | -1, node name, pod) on every nomination added or removed
         now = self.clock.now()
-        self._next_backoff_flush = (math.floor(now / BACKOFF_FLUSH_PERIOD) + 1) * BACKOFF_FLUSH_PERIOD \
-            if pop_from_backoff else now   # waitUntilAlignedWithOrderingWindow: whole seconds
+        self._next_backoff_flush = self._next_window(now) if pop_from_backoff else now
         self._next_unsched_flush = now
 
     # -- time --------------------------------------------------------------------------------
@@ -416,6 +415,11 @@ class PriorityQueue:
                 return self._max_ns
             d += d
         return d
+
+    @staticmethod
+    def _next_window(now: float) -> float:
+        """waitUntilAlignedWithOrderingWindow: the backoffQ flushes run on whole seconds (SchedulerPopFromBackoffQ)."""
+        return (math.floor(now / BACKOFF_FLUSH_PERIOD) + 1) * BACKOFF_FLUSH_PERIOD
 
     def _align(self, t: int) -> int:
         """alignToWindow: the start of t's one-second ordering window (with SchedulerPopFromBackoffQ)."""
@@ -863,7 +867,7 @@ class PriorityQueue:
         now = self.clock.now()
         if now >= self._next_backoff_flush:
             self.flush_backoff_q_completed()
-            self._next_backoff_flush = now + BACKOFF_FLUSH_PERIOD
+            self._next_backoff_flush = self._next_window(now) if self.pop_from_backoff else now + BACKOFF_FLUSH_PERIOD
         if now >= self._next_unsched_flush:
             self.flush_unschedulable_pods_leftover()
             self._next_unsched_flush = now + UNSCHEDULABLE_FLUSH_PERIOD

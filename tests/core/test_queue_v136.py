@@ -157,3 +157,19 @@ def test_a_pod_recreated_during_its_attempt_gets_nothing_from_it(version, events
     failed = [e for e in cluster.events if e["reason"] == "FailedScheduling"]
     assert len(failed) == events
     assert sched.queue.pod_info("default/p").pod.uid == "new-uid"
+
+
+def test_backoff_flushes_stay_on_whole_seconds():
+    """With SchedulerPopFromBackoffQ the backoffQ is flushed on the ordering windows' edges, however late a tick
+    comes (1.30: one period after the last flush)."""
+    _cluster, sched, clock = make([node("n1")], [])
+    clock.set(1000.4)
+    sched.queue.tick()
+    assert sched.queue._next_backoff_flush == 1001.0
+    clock.set(1001.7)
+    sched.queue.tick()
+    assert sched.queue._next_backoff_flush == 1002.0
+    _cluster, old, clock = make([node("n1")], [], "1.30")
+    clock.set(1000.4)
+    old.queue.tick()
+    assert old.queue._next_backoff_flush == 1001.4
