@@ -2,8 +2,9 @@
 JSON path produces, so that every handler stays JSON-based.
 
 A body is the magic ``k8s\\x00`` and a ``runtime.Unknown`` envelope: typeMeta {apiVersion, kind}, raw (the
-object's message), contentEncoding, contentType. The object's message is read with the field tables of
-``protoschema`` and written as Go's encoding/json would write the same Go object: JSON names from the struct
+object's message), contentEncoding, contentType. The object's message is read with the field tables of the
+cluster's version (``KubeVersion.api_fields``: ``scheduler_core.objects.protoschema`` and the version's
+differences) and written as Go's encoding/json would write the same Go object: JSON names from the struct
 tags, ``omitempty`` zero values left out, unset pointers left out (a set pointer is kept even when zero), structs
 always written (a zero metav1.Time as null), embedded ``inline`` structs merged into their parent,
 resource.Quantity as its string, IntOrString as a number or a string, FieldsV1 as its JSON. A field number the
@@ -17,7 +18,7 @@ import struct
 
 from scheduler_core.documents import load_json
 
-from scheduler_core.objects.protoschema import MESSAGES, ROOTS
+from scheduler_core.objects.protoschema import ROOTS
 
 MAGIC = b"k8s\x00"
 MEDIA_TYPE = "application/vnd.kubernetes.protobuf"
@@ -157,12 +158,12 @@ SPECIAL = {
 }
 
 
-def _value(type_: str, wire: int, value, where: str):
+def _value(type_: str, wire: int, value, where: str, kube):
     """One wire value as JSON (a message type: its bytes decoded)."""
-    if type_ in SPECIAL or type_ in MESSAGES:
+    if type_ in SPECIAL or type_ in kube.api_fields:
         if wire != BYTES:
             raise ProtobufError(f"{where}: wire type {wire}, expected a message")
-        return SPECIAL[type_](value) if type_ in SPECIAL else message(type_, value)
+        return SPECIAL[type_](value) if type_ in SPECIAL else message(type_, value, kube)
     if wire != WIRE_TYPES[type_]:
         raise ProtobufError(f"{where}: wire type {wire}, expected {WIRE_TYPES[type_]} ({type_})")
     if type_ == "string":
@@ -176,13 +177,13 @@ def _value(type_: str, wire: int, value, where: str):
     return _signed(value, 32 if type_ == "int32" else 64)
 
 
-def _zero(type_: str):
-    if type_ in SPECIAL or type_ in MESSAGES:
-        return SPECIAL[type_](b"") if type_ in SPECIAL else message(type_, b"")
+def _zero(type_: str, kube):
+    if type_ in SPECIAL or type_ in kube.api_fields:
+        return SPECIAL[type_](b"") if type_ in SPECIAL else message(type_, b"", kube)
     return {"string": "", "bytes": None, "bool": False, "double": 0.0}.get(type_, 0)
 
 
-def _repeated(type_: str, wire: int, value, where: str) -> list:
+def _repeated(type_: str, wire: int, value, where: str, kube) -> list:
     """The elements of one occurrence of a repeated field (numbers may also come packed)."""
     if wire == BYTES and WIRE_TYPES.get(type_) in (VARINT, FIXED64):
         out, pos = [], 0
@@ -192,12 +193,12 @@ def _repeated(type_: str, wire: int, value, where: str) -> list:
                 pos += 8
             else:
                 n, pos = _varint(value, pos)
-                out.append(_value(type_, VARINT, n, where))
+                out.append(_value(type_, VARINT, n, where, kube))
         return out
-    return [_value(type_, wire, value, where)]
+    return [_value(type_, wire, value, where, kube)]
 
 
-def _map_entry(type_: str, wire: int, value, where: str) -> tuple:
+def _map_entry(type_: str, wire: int, value, where: str, kube) -> tuple:
     if wire != BYTES:
         raise ProtobufError(f"{where}: a map entry must be a message")
     key, val, seen = "", None, False
@@ -205,10 +206,10 @@ def _map_entry(type_: str, wire: int, value, where: str) -> tuple:
         if number == 1 and w == BYTES:
             key = _text(v, where)
         elif number == 2:
-            val, seen = _value(type_, w, v, where), True
+            val, seen = _value(type_, w, v, where, kube), True
         else:
             raise ProtobufError(f"{where}: field {number} of a map entry is not known")
-    return key, val if seen else _zero(type_)
+    return key, val if seen else _zero(type_, kube)
 
 
 def _empty(value) -> bool:
@@ -217,25 +218,26 @@ def _empty(value) -> bool:
         isinstance(value, (int, float)) and value == 0)
 
 
-def message(name: str, data: bytes) -> dict:
-    """The JSON object of one message (see the module doc for the rules)."""
-    table = MESSAGES[name]
+def message(name: str, data: bytes, kube) -> dict:
+    """The JSON object of one message (see the module doc for the rules), with the field tables of ``kube`` (the
+    cluster's versions.KubeVersion)."""
+    table = kube.api_fields[name]
     short = name.rsplit(".", 1)[-1]
     seen = {}
     for number, wire, value in fields(data):
         spec = table.get(number)
         if spec is None:
-            raise ProtobufError(f"field {number} of {name} is not known to this server (it reads Kubernetes "
-                                f"v1.30's fields); send the object as application/json")
+            raise ProtobufError(f"field {number} of {name} is not known to Kubernetes {kube.name} (this "
+                                f"cluster's version); send the object as application/json")
         json_name, type_, mode = spec
         where = f"{short}.{json_name or type_.rsplit('.', 1)[-1]}"
         if "R" in mode:
-            seen.setdefault(number, []).extend(_repeated(type_, wire, value, where))
+            seen.setdefault(number, []).extend(_repeated(type_, wire, value, where, kube))
         elif "M" in mode:
-            k, v = _map_entry(type_, wire, value, where)
+            k, v = _map_entry(type_, wire, value, where, kube)
             seen.setdefault(number, {})[k] = v
         else:
-            seen[number] = _value(type_, wire, value, where)
+            seen[number] = _value(type_, wire, value, where, kube)
     out = {}
     for number, (json_name, type_, mode) in table.items():
         present = number in seen
@@ -244,21 +246,21 @@ def message(name: str, data: bytes) -> dict:
         elif "R" in mode or "M" in mode or "P" in mode:
             value = None
         else:
-            value = _zero(type_)
+            value = _zero(type_, kube)
         if "I" in mode:
             out.update(value)
             continue
         if "O" in mode:
             if "P" in mode and not present:
                 continue
-            is_struct = (type_ in MESSAGES or type_ in SPECIAL) and "R" not in mode and "M" not in mode
+            is_struct = (type_ in kube.api_fields or type_ in SPECIAL) and "R" not in mode and "M" not in mode
             if "P" not in mode and not is_struct and _empty(value):
                 continue
         out[json_name] = value
     return out
 
 
-def _unknown(body: bytes) -> tuple:
+def _unknown(body: bytes, kube) -> tuple:
     """(apiVersion, kind, raw, contentEncoding) of a ``k8s\\x00`` + runtime.Unknown body."""
     if not body.startswith(MAGIC):
         raise ProtobufError("the body does not start with the Kubernetes protobuf magic k8s\\x00")
@@ -267,7 +269,7 @@ def _unknown(body: bytes) -> tuple:
         if wire != BYTES or number not in (1, 2, 3, 4):
             raise ProtobufError(f"field {number} of runtime.Unknown is not known")
         if number == 1:
-            type_meta = message("k8s.io.apimachinery.pkg.runtime.TypeMeta", value)
+            type_meta = message("k8s.io.apimachinery.pkg.runtime.TypeMeta", value, kube)
         elif number == 2:
             raw = value
         elif number == 3:
@@ -275,12 +277,13 @@ def _unknown(body: bytes) -> tuple:
     return type_meta.get("apiVersion", ""), type_meta.get("kind", ""), raw, encoding
 
 
-def decode(body: bytes) -> dict:
-    """A protobuf request body as the JSON object of the same Kubernetes object (kind and apiVersion first)."""
-    api_version, kind, raw, encoding = _unknown(body)
+def decode(body: bytes, kube) -> dict:
+    """A protobuf request body as the JSON object of the same Kubernetes object (kind and apiVersion first), read
+    with the field tables of ``kube`` (the cluster's versions.KubeVersion: a 1.36 cluster reads 1.36's fields)."""
+    api_version, kind, raw, encoding = _unknown(body, kube)
     if encoding:
         raise ProtobufError(f"content encoding {encoding!r} is not supported")
     name = DELETE_OPTIONS if kind == "DeleteOptions" else ROOTS.get((api_version, kind))
     if name is None:
         raise ProtobufError(f"no kind {kind!r} of version {api_version!r} is known to this server")
-    return {"kind": kind, "apiVersion": api_version, **message(name, raw)}
+    return {"kind": kind, "apiVersion": api_version, **message(name, raw, kube)}

@@ -136,17 +136,18 @@ def _negotiate(accept: str) -> str:
     return ""
 
 
-def _body(request, patch: bool = False, duplicates: dict | None = None):
+def _body(request, store, patch: bool = False, duplicates: dict | None = None):
     """The object a request sends, as a JSON dict: JSON, YAML or Kubernetes protobuf for create, update, delete,
     binding and eviction (kube-apiserver's serializers), JSON for a PATCH (whose media type names the patch
-    kind, see _patch). Other media types get 415, bodies over MAX_BODY_BYTES 413. ``duplicates``: filled with
-    the names a JSON body gives twice in one object (``apifields.load_with_duplicates``)."""
+    kind, see _patch; protobuf read with the field tables of ``store``'s version). Other media types get 415, bodies
+    over MAX_BODY_BYTES 413. ``duplicates``: filled with the names a JSON body gives twice in one object
+    (``apifields.load_with_duplicates``)."""
     if len(request.body) > MAX_BODY_BYTES:
         raise ApiError.too_large(MAX_BODY_BYTES)
     ctype = JSON if patch else (request.content_type or JSON).lower()
     try:
         if ctype == protobuf.MEDIA_TYPE:
-            return protobuf.decode(request.body)
+            return protobuf.decode(request.body, store.features.version)
         if ctype == "application/yaml":
             return safe_yaml_load(request.body or b"")
         if ctype == JSON and duplicates is not None:
@@ -178,7 +179,7 @@ def _decoded_body(request, store, res, options: str) -> tuple:
     strict decoding error); with Warn each is a warning; with Ignore it is dropped silently. (body, warnings)."""
     directive = _field_validation(request, options)
     duplicates = {}
-    body = _body(request, duplicates=duplicates if directive != "Ignore" else None)
+    body = _body(request, store, duplicates=duplicates if directive != "Ignore" else None)
     if not isinstance(body, dict):
         return body, []
     kind = body.get("kind") or res.kind
@@ -320,7 +321,7 @@ def _resource(request, store, route):
     if route.res == "bindings":
         if method != "POST" or route.name is not None:
             raise ApiError.method_not_allowed()
-        return _bind(store, resources.BY_PATH[("", "v1", "pods")], route.namespace, None, _body(request))
+        return _bind(store, resources.BY_PATH[("", "v1", "pods")], route.namespace, None, _body(request, store))
     res = route.res
     if route.name is None:
         if method == "GET":
@@ -340,11 +341,11 @@ def _resource(request, store, route):
     if route.sub == "binding" and res.kind == "Pod":
         if method != "POST":
             raise ApiError.method_not_allowed()
-        return _bind(store, res, ns, name, _body(request))
+        return _bind(store, res, ns, name, _body(request, store))
     if route.sub == "eviction" and res.kind == "Pod":
         if method != "POST":
             raise ApiError.method_not_allowed()
-        store.evict_pod(res, ns, name, _body(request), dry_run)
+        store.evict_pod(res, ns, name, _body(request, store), dry_run)
         return _json({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success"}, 201)
     if route.sub not in (None, "status") or (route.sub == "status" and not res.status):
         raise ApiError.page_not_found()
@@ -358,7 +359,7 @@ def _resource(request, store, route):
         obj, warnings = _patch(request, store, res, ns, name, sub, dry_run)
         return _warned(_json(served(res, obj)), warnings)
     if method == "DELETE" and not sub:
-        body = _body(request) if request.body else {}
+        body = _body(request, store) if request.body else {}
         deleted = store.delete(res, ns, name, (body or {}).get("preconditions"), dry_run)
         if res.kind in RETURNS_DELETED_OBJECT:
             return _json(served(res, deleted))
@@ -398,7 +399,7 @@ def _patch(request, store, res, namespace: str, name: str, sub: str, dry_run: bo
     directive = _field_validation(request, "PatchOptions")
     checked = ctype == STRATEGIC_MERGE_PATCH and directive != "Ignore"
     duplicates = {}
-    body = _body(request, patch=True, duplicates=duplicates if checked else None)
+    body = _body(request, store, patch=True, duplicates=duplicates if checked else None)
     with store.lock:
         current = served(res, _get(store, res, namespace, name))
         patched = apply_patch(ctype, current, body, res.kind)

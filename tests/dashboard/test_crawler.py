@@ -29,7 +29,7 @@ from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 from rest_framework.views import APIView
 
-from scheduler_core.versions import SUPPORTED_VERSIONS
+from scheduler_core.versions import SUPPORTED_VERSIONS, kube_version
 
 from dashboard.api import serializers as api_filters
 from dashboard.k8sapi import protobuf
@@ -402,7 +402,7 @@ def test_inputs_that_were_server_errors(world, settings):
     meta = field(1, "deep") + field(3, "default") + field(17, field(7, field(1, nested)))
     body = b"k8s\x00" + field(1, field(1, "v1") + field(2, "Pod")) + field(2, field(1, meta))
     with pytest.raises(ProtobufError, match="exceeded max depth of 100"):
-        protobuf.decode(body)
+        protobuf.decode(body, kube_version("1.36"))
     # a Host outside ALLOWED_HOSTS on the Kubernetes API
     evil = Client(HTTP_HOST="evil.example:1234", raise_request_exception=False)
     resp = evil.get(f"/clusters/{OPEN}/k8s/api", headers={"Authorization": f"Bearer {world['token']}"})

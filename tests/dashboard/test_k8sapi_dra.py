@@ -9,6 +9,7 @@ import json
 import pytest
 
 from dashboard.services import credentials, objectstore
+from scheduler_core import versions
 
 from .conftest import load_cluster, page_client
 from .test_kube_versions import scenario
@@ -91,9 +92,10 @@ def test_a_claim_sent_as_protobuf_decodes_as_go_writes_its_json():
     from dashboard.k8sapi import protobuf
 
     from .test_k8sapi_protobuf import envelope, field
+    kube = versions.kube_version("1.36")
     request = field(1, "gpu") + field(2, field(1, "gpu.example.com"))
     claim = field(1, field(1, "one-gpu") + field(3, "default")) + field(2, field(1, field(1, request)))
-    assert protobuf.decode(envelope("resource.k8s.io/v1", "ResourceClaim", claim)) == {
+    assert protobuf.decode(envelope("resource.k8s.io/v1", "ResourceClaim", claim), kube) == {
         "kind": "ResourceClaim", "apiVersion": "resource.k8s.io/v1",
         "metadata": {"name": "one-gpu", "namespace": "default", "creationTimestamp": None},
         "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.example.com"}}]}},
