@@ -109,7 +109,9 @@ def _load(name: str, pk: int, kubelet: bool) -> ApiCluster:
                          start_rv=w.start_rv + 1, extra=extra, quota=quota(), kubelet=kubelet,
                          kubelet_version=release, features=kubeversions.cluster_features(cluster))
         objectstore.store_changes(w, [(kind, objectstore.ADDED, raw, int(raw["metadata"]["resourceVersion"]))
-                                      for kind, raw in api.created])
+                                      for kind, raw in api.created]
+                                  + [("nodes", objectstore.MODIFIED, raw, int(raw["metadata"]["resourceVersion"]))
+                                     for raw in api.allocated])
         w.rv = api.rv
     api.group_commit = GroupCommit(functools.partial(_commit_group, api, pk))
     return api

@@ -26,7 +26,7 @@ from scheduler_core.cluster.simulated import OBJECT_KINDS, ClusterError, Simulat
 from scheduler_core.framework.preemption import PDB
 from scheduler_core.objects import Node, ParseError, Pod
 
-from ..services import admitted
+from ..services import admitted, nodeipam
 from ..services.objectstore import event_object, kubelet_node, rfc3339, running_status
 from . import admission
 from .errors import ApiError
@@ -187,6 +187,9 @@ class ApiCluster(SimulatedCluster):
                 self._store_extra("PriorityClass", raw)
         self.created = [(kind, raw) for kind in ("Namespace", "PriorityClass") for raw in self.extra[kind].values()
                         if _rv_of(raw) > before]
+        # nodes stored before their allocation (by a version without it): the controller's first sync
+        self.allocated = self.allocate_pod_cidrs([n for n in list(self.nodes.values())
+                                                  if not nodeipam.pod_cidrs(n.raw)])
         self.base_rv = self.rv          # nothing before the state was built can be watched
         self.bytes = sum(admitted.object_size(o) for res in BY_STORE.values() if res.group != "events.k8s.io"
                          for o in self.items(res.store))
@@ -432,7 +435,26 @@ class ApiCluster(SimulatedCluster):
             if self.get(res.store, key) is not None:
                 raise ApiError.already_exists(res, obj["metadata"]["name"])
             self._check_quota(res, obj)
-            return obj if dry_run else self._put(res, obj, None)
+            if dry_run:
+                return obj
+            stored = self._put(res, obj, None)
+            if res.store == "nodes":
+                self.allocate_pod_cidrs([self.nodes[key]])
+            return stored
+
+    def allocate_pod_cidrs(self, nodes) -> list:
+        """kube-controller-manager's node IPAM (``services.nodeipam``): each of ``nodes`` without pod CIDRs is
+        given the next free block, a change of its own after the node's creation (the controller's patch).
+        Returns the nodes changed."""
+        with self.lock:
+            cidrs = nodeipam.CidrSet(c for n in self.nodes.values() for c in nodeipam.pod_cidrs(n.raw))
+            changed = []
+            for node in nodes:
+                raw = cidrs.with_pod_cidr(node.raw)
+                if raw is not node.raw:
+                    self.update_node(Node(raw))
+                    changed.append(self.nodes[node.name].raw)
+            return changed
 
     def _check_quota(self, res, obj: dict, old: dict | None = None) -> None:
         """The cluster's object counts and bytes (``admitted.check_quota``), on a create or an update."""

@@ -165,6 +165,30 @@ def _pdb_row(o, now):
             str(status.get("disruptionsAllowed", 0)), _age(_meta(o).get("creationTimestamp"), now)]
 
 
+def format_label_selector(sel) -> str:
+    """metav1.FormatLabelSelector: the selector's requirements by key ("<none>" when it has none)."""
+    if not isinstance(sel, dict):
+        return NONE
+    reqs = [(k, f"{k}={v}") for k, v in (sel.get("matchLabels") or {}).items()]
+    for e in sel.get("matchExpressions") or ():
+        key, op, values = e.get("key", ""), e.get("operator", ""), sorted(e.get("values") or ())
+        text = {"In": f"{key} in ({','.join(values)})", "NotIn": f"{key} notin ({','.join(values)})",
+                "Exists": key, "DoesNotExist": f"!{key}"}.get(op, "")
+        reqs.append((key, text))
+    return ",".join(t for _k, t in sorted(reqs, key=lambda r: r[0])) or NONE
+
+
+def _rs_row(o, now):
+    """printReplicaSet: desired (spec.replicas, 1 when unset), current and ready replicas; wide: the template's
+    containers and images, the selector."""
+    spec, status = o.get("spec") or {}, o.get("status") or {}
+    containers = ((spec.get("template") or {}).get("spec") or {}).get("containers") or []
+    return [_meta(o).get("name", ""), int(spec.get("replicas", 1)), int(status.get("replicas") or 0),
+            int(status.get("readyReplicas") or 0), _age(_meta(o).get("creationTimestamp"), now),
+            ",".join(c.get("name", "") for c in containers), ",".join(c.get("image", "") for c in containers),
+            format_label_selector(spec.get("selector"))]
+
+
 def _pc_row(o, now):
     return [_meta(o).get("name", ""), str(o.get("value", 0)), str(bool(o.get("globalDefault"))).lower(),
             _age(_meta(o).get("creationTimestamp"), now), o.get("preemptionPolicy", "PreemptLowerPriority")]
@@ -225,6 +249,9 @@ PRINTERS = {
                       _col("AllowVolumeExpansion"), AGE], _sc_row),
     "PodDisruptionBudget": ([NAME, _col("Min Available"), _col("Max Unavailable"), _col("Allowed Disruptions"), AGE],
                             _pdb_row),
+    "ReplicaSet": ([NAME, _col("Desired", "integer"), _col("Current", "integer"), _col("Ready", "integer"), AGE,
+                    _col("Containers", priority=1), _col("Images", priority=1), _col("Selector", priority=1)],
+                   _rs_row),
     "PriorityClass": ([NAME, _col("Value", "integer"), _col("Global-Default", "boolean"), AGE,
                        _col("PreemptionPolicy")], _pc_row),
     "ResourceClaim": ([NAME, _col("State", description="A summary of the current state (allocated, pending, "

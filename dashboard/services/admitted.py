@@ -14,7 +14,8 @@ object, in its words:
   differs is refused) and DefaultTolerationSeconds;
 - validation (``scheduler_core.objects.validation``: ValidateObjectMeta with owner references, ValidatePod,
   ValidateNode); on update ValidatePodUpdate (the spec mostly immutable, tolerations only added), with uid,
-  creationTimestamp and the status kept from the stored object unless the write is a status write;
+  creationTimestamp and the status kept from the stored object unless the write is a status write; on a node
+  update ValidateNodeUpdate's rule that pod CIDRs, once set, stay;
 - the cluster's quota of object counts and bytes, on every write that grows what it holds (create, update, patch,
   status).
 
@@ -33,7 +34,7 @@ from scheduler_core.dra.defaults import with_defaults
 from scheduler_core.dra.validation import admin_access_errors
 from scheduler_core.objects import Node, ParseError, Pod, apifields, field
 from scheduler_core.objects.protoschema import ROOTS
-from scheduler_core.objects.validation import object_errors, pod_update_errors
+from scheduler_core.objects.validation import node_update_errors, object_errors, pod_update_errors
 
 MAX_OBJECT_BYTES = 3 * 1024 * 1024   # kube-apiserver's request body limit (3 MiB)
 SYSTEM_PRIORITY_CLASSES = (("system-node-critical", 2000001000,
@@ -180,7 +181,11 @@ def restored(kind: str, obj, features):
 
 def defaulted(kind: str, obj, now: str):
     """The object with kube-apiserver's defaults for its kind (resource.k8s.io's: ``scheduler_core.dra.defaults``;
-    pods and nodes get theirs in ``admit_pod`` / ``admit_node``); ``now``: the write's RFC 3339 time."""
+    a ReplicaSet's spec.replicas 1, SetDefaults_ReplicaSet; pods and nodes get theirs in ``admit_pod`` /
+    ``admit_node``); ``now``: the write's RFC 3339 time."""
+    if kind == "ReplicaSet" and isinstance(obj, dict) and isinstance(obj.get("spec"), dict):
+        if obj["spec"].get("replicas") is None:
+            obj = dict(obj, spec=dict(obj["spec"], replicas=1))
     return with_defaults(kind, obj, now)
 
 
@@ -292,7 +297,8 @@ def _default_container(c: dict) -> dict:
     return c
 
 
-def _qos_class(spec: dict) -> str:
+def qos_class(spec: dict) -> str:
+    """The pod's QoS class (GetPodQOS) from its containers' cpu and memory requests and limits."""
     containers = list(spec.get("containers") or []) + list(spec.get("initContainers") or [])
     requests, limits = {}, {}
     guaranteed = True
@@ -354,7 +360,7 @@ def admit_pod(pod: dict, priority_classes: dict, created: str, features) -> Pod:
                    if isinstance(t, dict)):
             tolerations.append({"key": key, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300})
     spec["tolerations"] = tolerations
-    status = {"phase": "Pending", "qosClass": _qos_class(spec)}
+    status = {"phase": "Pending", "qosClass": qos_class(spec)}
     if spec.get("schedulingGates"):   # applySchedulingGatedCondition
         status["conditions"] = [{"type": "PodScheduled", "status": "False", "lastProbeTime": None,
                                  "lastTransitionTime": None, "reason": "SchedulingGated",
@@ -424,10 +430,16 @@ def binding_clears_nominated_node_name(features) -> bool:
 
 # -- nodes ------------------------------------------------------------------------------------------
 def node_defaults(node: dict) -> dict:
-    """status.nodeInfo always has every field (a Go struct without omitempty; typed clients require them)."""
+    """status.nodeInfo always has every field (a Go struct without omitempty; typed clients require them);
+    spec.podCIDR and spec.podCIDRs say the same (kube's v1 conversion fills one from the other)."""
     status = dict(node.get("status") or {})
     status["nodeInfo"] = {**{f: "" for f in NODE_INFO_FIELDS}, **(status.get("nodeInfo") or {})}
-    return dict(node, status=status)
+    spec = node.get("spec")
+    if isinstance(spec, dict) and isinstance(spec.get("podCIDRs"), list) and spec["podCIDRs"]:
+        spec = dict(spec, podCIDR=spec["podCIDRs"][0])
+    elif isinstance(spec, dict) and spec.get("podCIDR"):
+        spec = dict(spec, podCIDRs=[spec["podCIDR"]])
+    return dict(node, status=status, **({"spec": spec} if spec is not None else {}))
 
 
 def admit_node(node: dict, created: str, features) -> Node:
@@ -443,9 +455,12 @@ def admit_node(node: dict, created: str, features) -> Node:
 
 def admit_node_update(old: dict, new: dict, features) -> Node:
     """A node update (``new`` with the status the write may set) at ``features``: decoding, the stored uid and
-    creation time, defaults, the size limit and validation."""
+    creation time, defaults, the size limit, validation and ValidateNodeUpdate's rule on pod CIDRs."""
     new = decoded("Node", new, features).obj
     out = node_defaults(dict(new, metadata=kept_metadata(old, new)))
     check_size(out)
     validate("Node", out)
+    errs = node_update_errors(old, out)
+    if errs:
+        raise invalid("Node", out, [(e.path, e.reason, e.body()) for e in errs])
     return parsed("Node", out)

@@ -22,7 +22,7 @@ from ..models import Cluster, ClusterState, Node, Pod
 from ..profiles import services as profiles
 from ..profiles.models import AuditLog
 from ..profiles.validate import extender_problems
-from . import admitted, control, kubeversions, loops, objectstore
+from . import admitted, control, kubeversions, loops, nodeipam, objectstore
 from .admitted import ValidationFailed
 from .objectstore import check_size, insert_pods, node_row, pod_row
 
@@ -83,13 +83,24 @@ def load_scenario(cluster: Cluster, data, source: str = "upload", user=None) -> 
         Node.objects.filter(cluster=cluster).delete()
         Pod.objects.filter(cluster=cluster).delete()
         nodes = [node_row(cluster, n, now) for n in scen.nodes]
+        cidrs = nodeipam.CidrSet(c for n in scen.nodes for c in nodeipam.pod_cidrs(n.raw))
+        for row in nodes:
+            row.raw = cidrs.with_pod_cidr(row.raw)
         pods = [pod_row(cluster, p, now) for p in scen.bound_pods + scen.pending_pods]
+        if cluster.kubelet:   # each node's kubelet reports the pods it runs: their IPs in its pod CIDR
+            by_name = {row.name: row.raw for row in nodes}
+            for row in pods:
+                status = row.raw.get("status") or {}
+                if row.node_name and not status.get("podIP") and status.get("phase") in (None, "Pending", "Running"):
+                    status = dict(status, qosClass=status.get("qosClass") or admitted.qos_class(row.raw["spec"]))
+                    row.raw = dict(row.raw, status=objectstore.running_status(
+                        dict(row.raw, status=status), by_name.get(row.node_name), row.node_name, now))
         for row in nodes + pods:   # no change logged: the version bump makes every follower rebuild
             row.rv = w.next_rv()
             row.raw = objectstore.with_rv(row.raw, row.rv)
         Node.objects.bulk_create(nodes, batch_size=1000)
         Pod.objects.bulk_create(pods, batch_size=1000)
-        objectstore.replace_objects(w, scen.objects)
+        objectstore.replace_objects(w, scen.objects, now)
         ClusterState.objects.update_or_create(cluster=cluster, defaults={"source": source})
         Cluster.objects.filter(pk=cluster.pk).update(version=F("version") + 1, kube_version=kube["kube_version"])
         cluster.kube_version = kube["kube_version"]
@@ -139,6 +150,9 @@ def add_node(cluster: Cluster, raw: dict, user=None) -> Node:
     try:
         with objectstore.writing(cluster.pk) as w:
             row = node_row(cluster, node)
+            held = Node.objects.filter(cluster=cluster).values_list("raw__spec__podCIDRs", "raw__spec__podCIDR")
+            cidrs = nodeipam.CidrSet(c for many, one in held for c in (many or [one]))
+            row.raw = cidrs.with_pod_cidr(row.raw)
             objectstore.within_quota(w, row.raw)
             objectstore.put_node(w, row)
             row.save()

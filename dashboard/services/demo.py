@@ -3,10 +3,11 @@ resource, three whose GPUs are DRA devices of the DeviceClass gpu.example.com), 
 from __future__ import annotations
 
 import random
+import uuid
 
 from scheduler_core.versions import LATEST_VERSION
 
-from .workload import pod_manifest
+from .workload import pod_manifest, pod_of, pod_template, replica_set
 
 ZONES = ("zone-a", "zone-b", "zone-c")
 DRA_DRIVER = "gpu.example.com"
@@ -50,11 +51,11 @@ def demo_scenario(seed: int = 7) -> dict:
                                                                            "accelerator": "nvidia-a100"},
                            taints=[{"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"}],
                            extra={"nvidia.com/gpu": "4"}))
-    bound = []
+    bound, sets = [], {}
     general = [n["metadata"]["name"] for n in nodes if n["metadata"]["name"].startswith("general-")]
     for i in range(60):
-        pod = pod_manifest(f"base-{i:03d}", "prod", "base", rng.choice(("500m", "1", "2")),
-                           rng.choice(("1Gi", "2Gi", "4Gi")), {}, owner="base-6f8b4")
+        pod = _replica_set_pod(sets, f"base-{i:03d}", "prod", pod_template(
+            "base", rng.choice(("500m", "1", "2")), rng.choice(("1Gi", "2Gi", "4Gi")), {}))
         pod["spec"]["nodeName"] = general[i % len(general)]
         pod["status"] = {"phase": "Running"}
         bound.append(pod)
@@ -66,15 +67,29 @@ def demo_scenario(seed: int = 7) -> dict:
         pod_manifest("redis-highmem", "data", "redis", "2", "96Gi", {"selector": {"node-type": "highmem"}}),
     ]
     for i in range(40):
-        pending.append(pod_manifest(f"web-{i:03d}", "shop", "web", rng.choice(("250m", "500m")),
-                                    rng.choice(("256Mi", "512Mi")), {}, owner="web-5d7c6"))
+        pending.append(_replica_set_pod(sets, f"web-{i:03d}", "shop", pod_template(
+            "web", rng.choice(("250m", "500m")), rng.choice(("256Mi", "512Mi")), {})))
     for i in range(4):
-        pending.append(pod_manifest(f"ingress-{i}", "edge", "ingress", "250m", "256Mi", {"host_port": 443},
-                                    owner="ingress-84c2f"))
+        pending.append(_replica_set_pod(sets, f"ingress-{i}", "edge",
+                                        pod_template("ingress", "250m", "256Mi", {"host_port": 443})))
     dra = _dra_objects()
     nodes += dra.pop("nodes")
     pending += dra.pop("pending")
-    return {"name": "demo", "kubeVersion": LATEST_VERSION, "nodes": nodes, "pods": bound, "pending": pending, **dra}
+    return {"name": "demo", "kubeVersion": LATEST_VERSION, "nodes": nodes, "pods": bound, "pending": pending,
+            "replicasets": list(sets.values()), **dra}
+
+
+def _replica_set_pod(sets: dict, name: str, namespace: str, template: dict) -> dict:
+    """A pod of the ReplicaSet of ``template`` in ``namespace`` (``sets``: by namespace and name, each made on
+    its first pod, its spec.replicas the pods made of it)."""
+    rs = replica_set(namespace, template, 0)
+    key = (namespace, rs["metadata"]["name"])
+    if key not in sets:
+        rs["metadata"]["uid"] = str(uuid.uuid5(uuid.NAMESPACE_URL, f"schedscope:demo:ReplicaSet:{key[0]}/{key[1]}"))
+        sets[key] = rs
+    rs = sets[key]
+    rs["spec"]["replicas"] += 1
+    return pod_of(rs["spec"]["template"], name, namespace, rs)
 
 
 def _dra_claim_template(name: str, count: int = 1, model: str = "") -> dict:

@@ -43,7 +43,7 @@ from ..models import Cluster
 from ..models import Node as NodeRow
 from ..models import Pod as PodRow
 from ..profiles.services import engine_profile
-from . import admitted, extenders, objectstore
+from . import admitted, extenders, objectstore, replicasets
 
 QUEUE_NAMES = {ACTIVE_Q: PodRow.ACTIVE, BACKOFF_Q: PodRow.BACKOFF, UNSCHEDULABLE_PODS: PodRow.UNSCHEDULABLE}
 FAILED_CODES = ("Unschedulable", "UnschedulableAndUnresolvable")
@@ -382,6 +382,8 @@ class Engine(RecordingEngine):
         # the active profile version and the cluster's Kubernetes version, noted from the next cycle on
         doc, features = engine_profile(cluster, recorder)
         self.read_pod = features.pod_as_read   # pods as this version's kube-scheduler reads them
+        self.features = features
+        self.kubelet = cluster.kubelet
         pods, self.base_attempts = [], {}
         for row in PodRow.objects.filter(cluster=cluster).order_by("created", "id"):
             pod = _readable(CorePod, row, cluster)
@@ -496,6 +498,19 @@ class Engine(RecordingEngine):
 
     def has_pod(self, key: str) -> bool:
         return key in self.cluster.pods
+
+    def sync_replica_sets(self, scaled=frozenset()) -> int:
+        """The ReplicaSet controller's pass (``replicasets``): each ReplicaSet whose status its pods change is
+        written (through the recorder); those of ``scaled`` (namespace/name keys: the workload generator's) are
+        scaled to their pods. Returns how many changed."""
+        changed = replicasets.synced(self.cluster.objects.replicasets, self.cluster.pods.values(), self.kubelet,
+                                     self.features.gates.get("DeploymentReplicaSetTerminatingReplicas", False),
+                                     time.time(), scaled)
+        for rs in changed:
+            self.cluster.update_object("ReplicaSet", rs)
+        if changed:
+            self._flush()
+        return len(changed)
 
     def bind(self, key: str, node_name: str, by: str, uid: str = "", dry_run: bool = False) -> dict:
         """A manual binding of the pending pod ``key`` (namespace/name; ``uid`` if given must match) to

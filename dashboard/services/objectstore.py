@@ -118,13 +118,19 @@ def pod_ips(uid: str, node_raw: dict | None) -> list:
 
 def kubelet_node(node_raw: dict, release: str) -> dict:
     """A node as its simulated kubelet registers it: ``status.nodeInfo.kubeletVersion`` is the cluster's release
-    (what kubectl shows as VERSION) when the node reports none."""
+    (what kubectl shows as VERSION) when the node reports none, and its addresses, when it reports none, are the
+    InternalIP its pods' hostIP is (``node_ip``) and its Hostname (what ``kubectl get nodes -o wide`` shows)."""
     status = dict(node_raw.get("status") or {})
     info = dict(status.get("nodeInfo") or {})
-    if info.get("kubeletVersion"):
+    if info.get("kubeletVersion") and status.get("addresses"):
         return node_raw
-    info["kubeletVersion"] = release
-    status["nodeInfo"] = info
+    if not info.get("kubeletVersion"):
+        info["kubeletVersion"] = release
+        status["nodeInfo"] = info
+    if not status.get("addresses"):
+        name = (node_raw.get("metadata") or {}).get("name", "")
+        status["addresses"] = [{"type": "InternalIP", "address": node_ip(node_raw, name)},
+                               {"type": "Hostname", "address": name}]
     return dict(node_raw, status=status)
 
 
@@ -489,14 +495,18 @@ def put_object(w: Write, kind: str, raw: dict) -> None:
                                           defaults={"rv": rv, "raw": with_rv(raw, rv)})
 
 
-def replace_objects(w: Write, objects: dict) -> None:
-    """A scenario's objects (arrays by scenario name) replace the cluster's StoredObjects of those kinds; no
-    change is logged (a scenario load bumps the cluster's version: followers rebuild)."""
+def replace_objects(w: Write, objects: dict, now: float) -> None:
+    """A scenario's objects (arrays by scenario name) replace the cluster's StoredObjects of those kinds, each
+    created at ``now`` unless it says when; no change is logged (a scenario load bumps the cluster's version:
+    followers rebuild)."""
     StoredObject.objects.filter(cluster_id=w.cluster_id).exclude(kind__in=("Lease",)).delete()
     rows = {}
     for array, items in (objects or {}).items():
         kind = ARRAYS.get(array)
         for raw in items if kind else ():
+            meta = raw.get("metadata") or {}
+            if not meta.get("creationTimestamp"):
+                raw = dict(raw, metadata=dict(meta, creationTimestamp=rfc3339(now)))
             key = key_of(kind, raw)
             rv = w.next_rv()
             rows[(kind, key)] = StoredObject(cluster_id=w.cluster_id, kind=kind, key=key, rv=rv, raw=with_rv(raw, rv))

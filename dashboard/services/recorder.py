@@ -652,9 +652,12 @@ def update_bindings(w, bindings: dict, kubelet: bool, clears_nominated: bool) ->
     postgresql = connection.vendor == "postgresql"
     raws = dict(Pod.objects.filter(cluster_id=cluster_id, uid__in=list(bindings)).values_list("uid", "raw"))
     names = {b[0] for uid, b in bindings.items() if uid in raws}
-    # the nodes' addresses, not their whole objects: a node's InternalIP is its pods' hostIP
-    nodes = {name: {"status": {"addresses": addresses}} for name, addresses in Node.objects.filter(
-        cluster_id=cluster_id, name__in=names).values_list("name", "raw__status__addresses")} if kubelet else {}
+    # the nodes' addresses and pod CIDRs, not their whole objects: a node's InternalIP is its pods' hostIP, their
+    # IPs are in its pod CIDRs
+    nodes = {name: {"status": {"addresses": addresses}, "spec": {"podCIDRs": cidrs, "podCIDR": cidr}}
+             for name, addresses, cidrs, cidr in Node.objects.filter(cluster_id=cluster_id, name__in=names)
+             .values_list("name", "raw__status__addresses", "raw__spec__podCIDRs", "raw__spec__podCIDR")
+             } if kubelet else {}
     rows = []
     for uid, (node, seq, attempts, when) in bindings.items():
         raw = raws.get(uid)

@@ -29,7 +29,7 @@ from django.db.utils import DatabaseError, InterfaceError
 from redis.exceptions import RedisError
 
 from ..models import Cluster, SchedulingCycle, SchedulingEvent
-from . import control, locks, metrics, objectstore, retention
+from . import admitted, control, locks, metrics, objectstore, retention
 from .admitted import ValidationFailed
 from .broadcast import Broadcaster
 from .engine import BindRefused, Engine
@@ -185,6 +185,7 @@ class Runner:
                     return
                 if now >= next_sync:
                     self.engine.sync_queue_states()
+                    self._sync_replica_sets()
                     next_sync = now + 1.0
                 counts = self.engine.queue_counts()
                 rate, p50, p99 = self._rates()
@@ -204,6 +205,7 @@ class Runner:
                     next_compact = now + COMPACT_SECONDS
         finally:
             self.engine.sync_queue_states()
+            self._sync_replica_sets()
             self._close_engine()
             self.recorder.close()
             self.broadcaster.close()
@@ -390,7 +392,7 @@ class Runner:
         control.reply(cmd, answer)
 
     def _workload_tick(self):
-        add, delete = self.workload.tick(time.monotonic(), self.engine)
+        add, delete = self.workload.tick(time.monotonic(), self.engine, self._replica_set_of)
         rows = []
         if add:
             try:
@@ -403,6 +405,24 @@ class Runner:
             uid = self.engine.delete_pod(key)
             if uid is not None:
                 self.recorder.record_deletion(uid)
+
+    def _sync_replica_sets(self) -> None:
+        """A simulated cluster's ReplicaSet controller pass (its statuses; the workload generator's scaled to
+        their pods), every second and when the loop ends."""
+        if not self.real:
+            self.engine.sync_replica_sets(self.workload.scaled if self.workload is not None else ())
+
+    def _replica_set_of(self, rs: dict) -> dict:
+        """The cluster's ReplicaSet of ``rs``'s name, or ``rs`` created as kube-apiserver admits it (the recorder
+        stores it)."""
+        meta = rs["metadata"]
+        held = self.engine.cluster.get_object("ReplicaSet", f'{meta["namespace"]}/{meta["name"]}')
+        if held is not None:
+            return held
+        created = objectstore.rfc3339(time.time())
+        rs = admitted.admit_object("ReplicaSet", rs, created, self.engine.features)
+        return self.engine.cluster.add_object("ReplicaSet", dict(
+            rs, metadata=admitted.server_metadata(rs.get("metadata") or {}, created)))
 
     def _heartbeat(self) -> bool:
         """Mark the cluster as driven; pick up what another process changed (state, a new scenario, the mode).

@@ -5,7 +5,7 @@ topology-spread or anti-affinity rule), so the pending list always has pods stuc
 """
 from __future__ import annotations
 
-import uuid
+import json
 
 from scheduler_core.objects.field import invalid
 from scheduler_core.objects.identifiers import is_dns1123_label
@@ -24,6 +24,7 @@ SHAPES = (
 )
 
 
+SAFE_ALPHANUMS = "bcdfghjklmnpqrstvwxz2456789"   # k8s.io/apimachinery/pkg/util/rand's alphanums
 NUMBERS = {"rate": 2.0, "max_pods": 400, "max_pending": 60, "lifetime": 60.0}
 
 
@@ -44,9 +45,8 @@ def spec_errors(spec) -> dict:
     return errors
 
 
-def pod_manifest(name: str, namespace: str, app: str, cpu: str, memory: str, extra: dict, priority: int = 0,
-                 owner: str = "") -> dict:
-    """A v1.Pod for one workload shape; ``owner``: the ReplicaSet that controls it (none: a bare pod)."""
+def pod_template(app: str, cpu: str, memory: str, extra: dict, priority: int = 0) -> dict:
+    """The v1.PodTemplateSpec of one workload shape (labels and spec)."""
     container = {"name": app, "image": f"registry.example/{app}:1.0",
                  "resources": {"requests": {"cpu": cpu, "memory": memory}}}
     if extra.get("gpu"):
@@ -65,15 +65,55 @@ def pod_manifest(name: str, namespace: str, app: str, cpu: str, memory: str, ext
         spec["topologySpreadConstraints"] = [{
             "maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone", "whenUnsatisfiable": "DoNotSchedule",
             "labelSelector": {"matchLabels": {"app": app}}}]
-    meta = {"name": name, "namespace": namespace, "uid": f"{namespace}-{name}", "labels": {"app": app}}
-    if owner:
-        meta["ownerReferences"] = [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": owner,
-                                    "uid": f"{namespace}-{owner}", "controller": True}]
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}
+    return {"metadata": {"labels": {"app": app}}, "spec": spec}
+
+
+def template_hash(template: dict) -> str:
+    """A pod template's pod-template-hash in kube's form: a 32-bit FNV-1a hash of the template, its decimal digits
+    through rand.SafeEncodeString."""
+    h = 0x811C9DC5
+    for b in json.dumps(template, sort_keys=True).encode():
+        h = ((h ^ b) * 0x01000193) & 0xFFFFFFFF
+    return "".join(SAFE_ALPHANUMS[ord(c) % len(SAFE_ALPHANUMS)] for c in str(h))
+
+
+def replica_set(namespace: str, template: dict, replicas: int, uid: str = "") -> dict:
+    """The apps/v1 ReplicaSet of a pod template, as a Deployment makes one: named after the template's app label
+    and its pod-template-hash, which its selector and its pods' labels carry. ``uid``: a scenario's (it keeps the
+    uids it is given); a created one gets the server's."""
+    labels = dict(template["metadata"]["labels"])
+    labels["pod-template-hash"] = template_hash(template)
+    name = f'{labels["app"]}-{labels["pod-template-hash"]}'
+    meta = {"name": name, "namespace": namespace, "labels": dict(labels)}
+    if uid:
+        meta["uid"] = uid
+    return {"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": meta,
+            "spec": {"replicas": replicas, "selector": {"matchLabels": dict(labels)},
+                     "template": dict(template, metadata={"labels": labels})}}
+
+
+def pod_of(template: dict, name: str, namespace: str, owner: dict | None = None) -> dict:
+    """A v1.Pod made from a pod template; ``owner``: the ReplicaSet that controls it (its controller
+    ownerReference; none: a bare pod)."""
+    meta = {"name": name, "namespace": namespace, "uid": f"{namespace}-{name}",
+            "labels": dict(template["metadata"]["labels"])}
+    if owner is not None:
+        meta["ownerReferences"] = [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": owner["metadata"]["name"],
+                                    "uid": owner["metadata"]["uid"], "controller": True,
+                                    "blockOwnerDeletion": True}]
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": json.loads(json.dumps(template["spec"]))}
+
+
+def pod_manifest(name: str, namespace: str, app: str, cpu: str, memory: str, extra: dict,
+                 priority: int = 0) -> dict:
+    """A bare v1.Pod of one workload shape."""
+    return pod_of(pod_template(app, cpu, memory, extra, priority), name, namespace)
 
 
 class WorkloadGenerator:
-    """Each tick: create pods at ``rate`` per second up to ``max_pods``; delete bound pods that outlive ``lifetime``."""
+    """Each tick: create pods at ``rate`` per second up to ``max_pods``; delete bound pods that outlive ``lifetime``.
+    Its pods are those of a ReplicaSet per shape and size (``replica_set``), which it scales to the pods it keeps
+    (``scaled``)."""
 
     def __init__(self, spec: dict, rng):
         self.rate = float(spec.get("rate", NUMBERS["rate"]))
@@ -86,15 +126,20 @@ class WorkloadGenerator:
         self._carry = 0.0
         self._born = {}
         self._weights = [s[0] for s in SHAPES]
+        names = (replica_set(self.namespace, pod_template(app, cpu, mem, extra), 0)["metadata"]["name"]
+                 for _w, app, cpus, mems, extra in SHAPES for cpu in cpus for mem in mems)
+        self.scaled = frozenset(f"{self.namespace}/{name}" for name in names)   # its ReplicaSets, by key
 
-    def _new_pod(self) -> dict:
+    def _new_pod(self, replica_set_of) -> dict:
         _w, app, cpus, mems, extra = self.rng.choices(SHAPES, weights=self._weights)[0]
-        name = f"{app}-{uuid.uuid4().hex[:10]}"
-        return pod_manifest(name, self.namespace, app, self.rng.choice(cpus), self.rng.choice(mems), extra,
-                            owner=f"{app}-7c9d5")
+        template = pod_template(app, self.rng.choice(cpus), self.rng.choice(mems), extra)
+        owner = replica_set_of(replica_set(self.namespace, template, 0))
+        name = owner["metadata"]["name"] + "-" + "".join(self.rng.choices(SAFE_ALPHANUMS, k=5))
+        return pod_of(owner["spec"]["template"], name, self.namespace, owner)
 
-    def tick(self, now: float, engine):
-        """(new pod manifests, namespace/name keys of pods to delete) for this moment."""
+    def tick(self, now: float, engine, replica_set_of):
+        """(new pod manifests, namespace/name keys of pods to delete) for this moment. ``replica_set_of(rs)``: the
+        cluster's ReplicaSet of that name, created as ``rs`` when it has none."""
         if self._last is None:
             self._last = now
         self._carry += (now - self._last) * self.rate
@@ -105,7 +150,7 @@ class WorkloadGenerator:
         while self._carry >= 1:
             self._carry -= 1
             if total < self.max_pods and pending < self.max_pending:
-                raw = self._new_pod()
+                raw = self._new_pod(replica_set_of)
                 self._born[f"{raw['metadata']['namespace']}/{raw['metadata']['name']}"] = now
                 add.append(raw)
                 total += 1

@@ -459,6 +459,19 @@ def pod_update_errors(old: dict, new: dict) -> list:
     return errs
 
 
+def node_update_errors(old: dict, new: dict) -> list:
+    """ValidateNodeUpdate's rule on pod CIDRs: once a node has them (the node IPAM controller sets them), an
+    update may not change them; the rest of a node may change."""
+    def cidrs(raw):
+        spec = raw.get("spec") if isinstance(raw, dict) else None
+        spec = spec if isinstance(spec, dict) else {}
+        return list(spec.get("podCIDRs") or ([spec["podCIDR"]] if spec.get("podCIDR") else []))
+    before = cidrs(old)
+    if before and cidrs(new) != before:
+        return [forbidden("spec.podCIDRs", 'node updates may not change podCIDR except from "" to valid')]
+    return []
+
+
 def _toleration_fields(t) -> tuple:
     t = t if isinstance(t, dict) else {}
     return tuple(t.get(k) or "" for k in ("key", "operator", "value", "effect"))

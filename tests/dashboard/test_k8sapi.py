@@ -667,3 +667,44 @@ def test_the_simulated_kubelet_registers_nodes_at_the_clusters_version_and_gives
     v4, v6 = (ipaddress.ip_address(ip.ip) for ip in status.pod_ips)
     assert status.pod_ip == str(v4) and v4 in ipaddress.ip_network("10.244.7.0/24") and v4.packed[-1] > 1
     assert v6 in ipaddress.ip_network("fd00:10:244:7::/64")
+
+
+@pytest.mark.skipif(not KUBECTLS, reason="no kubectl binary on PATH")
+def test_kubectl_sees_replica_sets_pod_cidrs_and_pod_ips_as_in_a_real_cluster(server, tmp_path):
+    """kubectl get rs lists the ReplicaSet its pods name (DESIRED, CURRENT and READY once the loop ran); get nodes
+    -o wide shows each node's version and InternalIP, and its pod CIDR is a /24 of the cluster CIDR; get pods -o
+    wide shows each running pod's IP in its node's pod CIDR."""
+    from dashboard.models import Cluster
+    from dashboard.services.runner import Runner
+    from dashboard.services.workload import pod_of, pod_template, replica_set
+    rs = replica_set("default", pod_template("web", "1", "1Gi", {}), 3, uid="rs-web-uid")
+    pods = [pod_of(rs["spec"]["template"], f'{rs["metadata"]["name"]}-{s}', "default", rs) for s in "bcd"]
+    kc = server.create_cluster("kubectl-rs", {"nodes": [node("n1"), node("n2")], "pods": [], "pending": pods,
+                                              "replicasets": [rs]})
+    assert Runner(Cluster.objects.get(name="kubectl-rs").id, steps=5).run()
+    env = {"KUBECONFIG": str(kc), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+
+    def kubectl(*args):
+        res = subprocess.run([KUBECTLS[0], *args], capture_output=True, text=True, env=env, timeout=60)
+        assert res.returncode == 0, res.stderr
+        return [ln.split() for ln in res.stdout.strip().splitlines()]
+    rows = kubectl("get", "rs", "-o", "wide")
+    assert rows[0] == ["NAME", "DESIRED", "CURRENT", "READY", "AGE", "CONTAINERS", "IMAGES", "SELECTOR"]
+    name = rs["metadata"]["name"]
+    assert rows[1][:4] == [name, "3", "3", "3"] and rows[1][5:] == [
+        "web", "registry.example/web:1.0", f"app=web,pod-template-hash={name.split('-')[1]}"]
+    nodes = kubectl("get", "nodes", "-o", "wide")
+    assert nodes[0][:7] == ["NAME", "STATUS", "ROLES", "AGE", "VERSION", "INTERNAL-IP", "EXTERNAL-IP"]
+    internal = {r[0]: r[5] for r in nodes[1:]}
+    assert all(ipaddress.ip_address(ip) for ip in internal.values())
+    cidrs = dict(r for r in kubectl("get", "nodes", "-o", "custom-columns=NAME:.metadata.name,CIDR:.spec.podCIDR",
+                                    "--no-headers"))
+    assert cidrs == {"n1": "10.0.0.0/24", "n2": "10.0.1.0/24"}
+    listed = kubectl("get", "pods", "-o", "wide")
+    assert listed[0][:7] == ["NAME", "READY", "STATUS", "RESTARTS", "AGE", "IP", "NODE"]
+    assert len(listed) == 4
+    for r in listed[1:]:
+        assert r[2] == "Running" and ipaddress.ip_address(r[5]) in ipaddress.ip_network(cidrs[r[6]])
+    described = subprocess.run([KUBECTLS[0], "describe", "pod", listed[1][0]], capture_output=True, text=True,
+                               env=env, timeout=60).stdout
+    assert f"Controlled By:  ReplicaSet/{name}" in described

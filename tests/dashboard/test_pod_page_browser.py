@@ -152,3 +152,26 @@ def test_the_pod_page_follows_its_pod_live(server, tmp_path):
         expect(page.locator("#bind-open")).to_have_count(0)
         _shot(page, tmp_path, "pod-live-scheduled")
         browser.close()
+
+
+def test_a_running_pod_shows_its_ip_and_replica_set_and_its_node_the_pod_cidr(server, tmp_path):
+    """As kubectl describe says it: a pod of the demo that runs from the start has an IP of its node's pod CIDR and
+    is controlled by the ReplicaSet it names; the node's page lists the pod with that IP."""
+    import ipaddress
+    import re
+
+    from playwright.sync_api import expect, sync_playwright
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
+        page = server.context(browser).new_page()
+        page.goto(f"{server}/clusters/demo/pods/prod/base-000/")
+        expect(page.locator("#pod-controller")).to_have_text(re.compile(r"^ReplicaSet/base-[b-z2-9]+$"))
+        ip = page.locator("#pod-ip").inner_text()
+        _shot(page, tmp_path, "pod-ip-controller")
+        page.locator("#pod-bound a").click()
+        expect(page.locator("main h1")).to_contain_text("general-01")
+        cidr = page.locator("#node-pod-cidr").inner_text()
+        assert ipaddress.ip_address(ip) in ipaddress.ip_network(cidr) and cidr.endswith("/24")
+        expect(page.locator("tr", has_text="prod/base-000")).to_contain_text(ip)
+        _shot(page, tmp_path, "node-pod-cidr")
+        browser.close()

@@ -24,11 +24,11 @@ from .conftest import wait_for
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-def k8s(cluster, token, method: str, path: str, body=None):
-    """(status, JSON) of a request to the cluster's Kubernetes API (the real view)."""
+def k8s(cluster, token, method: str, path: str, body=None, headers=None):
+    """(status, JSON) of a request to the cluster's Kubernetes API (the real view); ``headers``: more of them."""
     client = AsyncClient()
     call = getattr(client, method.lower())
-    kw = {"headers": {"Authorization": f"Bearer {token}"}}
+    kw = {"headers": {"Authorization": f"Bearer {token}", **(headers or {})}}
     if body is not None:
         kw.update(data=json.dumps(body), content_type="application/json")
     resp = asyncio.run(call(f"/clusters/{cluster.name}/k8s{path}", **kw))
