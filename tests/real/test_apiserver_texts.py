@@ -11,7 +11,8 @@ from tools.apiserver_texts import answer
 RECORDED = Path(__file__).resolve().parents[1] / "golden" / "apiserver"
 
 
-def test_the_recorded_answers_are_the_real_apiservers(control_plane):
+def test_the_recorded_answers_are_the_real_apiservers(control_plane, admin_client):
+    """``admin_client`` gives the default namespace its ServiceAccount, as the recording did."""
     token = control_plane.kubeconfig_dict()["users"][0]["user"]["token"]
     differences = {}
     for path in sorted(RECORDED.glob("*.cases.json")):
