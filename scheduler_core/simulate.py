@@ -95,8 +95,19 @@ class Simulation:
                     trace.reserve_status = st
                     fwk.run_unreserve(state, pod, trace.chosen)
                 else:
-                    self.assume(pod, trace.chosen)
+                    self.bind(fwk, state, trace)
             yield trace
+
+    def bind(self, fwk, state, trace) -> None:
+        """The binding cycle's PreBind (claims and volumes written into this run's objects), then the pod assumed
+        on its node; a PreBind error unreserves and leaves the pod unbound with the error as its message, as
+        kube's failed binding cycle does."""
+        st = fwk.run_pre_bind(state, trace.pod, trace.chosen)
+        if st is not None:
+            fwk.run_unreserve(state, trace.pod, trace.chosen)
+            trace.error, trace.chosen = st.as_error(), None
+            return
+        self.assume(trace.pod, trace.chosen)
 
     def explain_claims(self, pod) -> dict:
         """dra.explain for a pod's claims on the cluster as this run has it now (allocations assumed so far)."""

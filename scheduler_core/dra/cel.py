@@ -7,7 +7,10 @@ domain. A domain the device does not have is an empty map; an id it does not hav
 ``no such key: ID`` (kube aborts the allocation with it). Version attributes are semvers (``semver(s)``,
 ``isGreaterThan``, ``isLessThan``, ``compareTo``, ``major()``, ...), capacities are quantities (``quantity(s)``,
 ``compareTo``, ``isGreaterThan``, ``isLessThan``, ``add``, ``sub``, ``asInteger()``, ...), as in the apiserver's
-CEL libraries. Compiled programs are cached by expression (kube's cel.Cache).
+CEL libraries, with cel-go's strings extension (``lowerAscii``, ``split``, ``substring``, ...) and its checked
+integer arithmetic and conversions ("division by zero", "integer overflow", "type conversion error from 'string'
+to 'int'"). Selectors are not type-checked as cel-go's checker does. Compiled programs are cached by expression
+(kube's cel.Cache).
 
 cel-python is imported when the first selector is compiled or the first device variable is made (celenv): a
 scheduler that meets no DRA object never loads it.
@@ -18,6 +21,8 @@ import functools
 import re
 from fractions import Fraction
 
+from ..objects.field import go_quote
+
 
 class CELError(ValueError):
     """A compile or runtime error, with kube's text (``str(err)``)."""
@@ -27,6 +32,59 @@ class CELError(ValueError):
 SEMVER = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)"
                      r"(?:-((?:0|[1-9]\d*|\d*[A-Za-z-][0-9A-Za-z-]*)(?:\.(?:0|[1-9]\d*|\d*[A-Za-z-][0-9A-Za-z-]*))*))?"
                      r"(?:\+([0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*))?$")
+
+
+def semver_parse_error(text: str) -> str | None:
+    """blang/semver v4's Parse error for ``text`` (kube's ``semver()``), None when it parses."""
+    def only(part, allowed):
+        return all(c in allowed for c in part)
+
+    def number_error(label, part):
+        if not only(part, _DIGITS):
+            return f"Invalid character(s) found in {label} number {go_quote(part)}"
+        if len(part) > 1 and part[0] == "0":
+            return f"{label.capitalize()} number must not contain leading zeroes {go_quote(part)}"
+        if part == "" or int(part) > 2**64 - 1:
+            return (f"strconv.ParseUint: parsing {go_quote(part)}: "
+                    + ("invalid syntax" if part == "" else "value out of range"))
+        return None
+
+    if not text:
+        return "Version string empty"
+    parts = text.split(".", 2)
+    if len(parts) != 3:
+        return "No Major.Minor.Patch elements found"
+    err = number_error("major", parts[0]) or number_error("minor", parts[1])
+    if err:
+        return err
+    patch, build, pre = parts[2], [], []
+    if "+" in patch:
+        patch, _, meta = patch.partition("+")
+        build = meta.split(".")
+    if "-" in patch:
+        patch, _, release = patch.partition("-")
+        pre = release.split(".")
+    err = number_error("patch", patch)
+    if err:
+        return err
+    for p in pre:
+        if not p:
+            return "Prerelease is empty"
+        if only(p, _DIGITS):
+            if len(p) > 1 and p[0] == "0":
+                return f"Numeric PreRelease version must not contain leading zeroes {go_quote(p)}"
+        elif not only(p, _ALPHANUM):
+            return f"Invalid character(s) found in prerelease {go_quote(p)}"
+    for b in build:
+        if not b:
+            return "Build meta data is empty"
+        if not only(b, _ALPHANUM):
+            return f"Invalid character(s) found in build meta data {go_quote(b)}"
+    return None
+
+
+_DIGITS = frozenset("0123456789")
+_ALPHANUM = frozenset("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-")
 
 
 @functools.total_ordering
@@ -52,6 +110,8 @@ class Semver:
         return isinstance(other, Semver) and self._key() == other._key()
 
     def __lt__(self, other):
+        if not isinstance(other, Semver):
+            return NotImplemented   # cel-go: no such overload
         return self._key() < other._key()
 
     def __hash__(self):

@@ -1,18 +1,19 @@
 """The CEL environment of DRA's device selectors on cel-python (see cel.py, which imports this module on first
-use): kube's functions and equality, the ``device`` variable, ``cel.bind``, compiled programs and cel-go's compile
-errors."""
+use): kube's functions and equality, cel-go's checked arithmetic and strings extension, the ``device`` variable,
+``cel.bind``, compiled programs and cel-go's compile errors."""
 from __future__ import annotations
 
+import operator
 import re
 from fractions import Fraction
 
 import celpy
 from celpy import celtypes as ct
-from celpy.evaluation import CELEvalError, Evaluator
+from celpy.evaluation import CELEvalError, Evaluator, bool_ge, bool_gt, bool_le, bool_lt
 
 from ..objects.quantity import QuantityError, parse_quantity
 from . import celcheck
-from .cel import SEMVER, CELError, Quantity, Semver
+from .cel import SEMVER, CELError, Quantity, Semver, semver_parse_error
 
 
 def _cmp(a, b) -> int:
@@ -26,7 +27,10 @@ def _same_type(name, a, b):
 
 
 def _semver(s):
-    return Semver(str(s))
+    if not isinstance(s, str):
+        raise TypeError("no such overload")
+    err = semver_parse_error(str(s))
+    return _eval_error(err) if err else Semver(str(s))
 
 
 def _is_semver(s):
@@ -95,14 +99,253 @@ def _equals(a, b) -> bool:
         return False
 
 
+def _equality(a, b, equal: bool):
+    """``==`` and ``!=`` as cel-go calls ``a.Equal(b)``: a semver or a quantity against another type is "no such
+    overload" (the apiserver library's Equal), other values of different types are unequal."""
+    err = _error_of(a, b)
+    if err is not None:
+        return err
+    if isinstance(a, (Semver, Quantity)) and type(b) is not type(a):
+        return _eval_error("no such overload")
+    return ct.BoolType(_equals(a, b) == equal)
+
+
+def _no_trait(a) -> bool:
+    """A value whose cel-go type lacks the operator traits (comparison and arithmetic) of the primitive types."""
+    return a is None or isinstance(a, (Semver, Quantity, ct.MapType, dict))
+
+
+def _relation(name: str, base):
+    """``<``, ``<=``, ``>``, ``>=``: a left operand without cel-go's Comparer trait (semver, quantity, list, map,
+    null) is "no such overload: _<_" (the interpreter's text); other pairs go to cel-python's comparison."""
+    def compare(a, b):
+        err = _error_of(a, b)
+        if err is not None:
+            return err
+        if _no_trait(a) or isinstance(a, (ct.ListType, list)):
+            return _eval_error(f"no such overload: {name}")
+        return base(a, b)
+    return compare
+
+
 def _error_of(a, b):
     """An operand that is an evaluation error, which the comparison propagates."""
     return a if isinstance(a, CELEvalError) else b if isinstance(b, CELEvalError) else None
 
 
+# -- cel-go's checked integer arithmetic and conversions (common/types/overflow.go, int.go, string.go) --------
+INT64 = (-2**63, 2**63 - 1)
+UINT64 = (0, 2**64 - 1)
+_INT_TYPES = {ct.IntType: (INT64, "integer overflow"), ct.UintType: (UINT64, "unsigned integer overflow")}
+
+
+def _eval_error(text: str, cause=ValueError) -> CELEvalError:
+    """A CEL error value (not raised: ``&&``, ``||`` and ``?:`` may still absorb it)."""
+    return CELEvalError(text, cause, ())
+
+
+def _cel_value(value):
+    """cel-python's arithmetic on doubles, strings, bytes and lists gives Python's types: back to CEL's, so that
+    equality (``_equals``) sees the type of the value."""
+    for python, cel in ((float, ct.DoubleType), (str, ct.StringType), (bytes, ct.BytesType), (list, ct.ListType)):
+        if type(value) is python:
+            return cel(value)
+    return value
+
+
+def _go_div(a: int, b: int) -> int:
+    """Go's integer division (truncated toward zero)."""
+    q = abs(a) // abs(b)
+    return q if (a < 0) == (b < 0) else -q
+
+
+def _int_op(name: str, base):
+    """The binary operator ``name`` with cel-go's errors on ints and uints of one type (division and modulus by
+    zero, overflow); every other operand pair goes to cel-python's operator."""
+    def op(a, b):
+        err = _error_of(a, b)
+        if err is not None:
+            return err
+        kind = type(a)
+        if _no_trait(a) or kind is ct.BoolType:
+            return _eval_error(f"no such overload: {name}")
+        if kind not in _INT_TYPES or type(b) is not kind:
+            return _cel_value(base(a, b))
+        (lo, hi), overflow = _INT_TYPES[kind]
+        x, y = int(a), int(b)
+        if name in ("_/_", "_%_") and y == 0:
+            return _eval_error("division by zero" if name == "_/_" else "modulus by zero", ZeroDivisionError)
+        if name == "_%_":
+            if kind is ct.IntType and x == lo and y == -1:
+                return _eval_error(overflow)
+            return kind(x - y * _go_div(x, y))
+        result = {"_+_": x + y, "_-_": x - y, "_*_": x * y}.get(name)
+        result = _go_div(x, y) if result is None else result
+        return kind(result) if lo <= result <= hi else _eval_error(overflow)
+    return op
+
+
+def _negate(a):
+    if isinstance(a, CELEvalError):
+        return a
+    if not isinstance(a, (ct.IntType, ct.DoubleType, float, ct.DurationType)):
+        return _eval_error("no such overload: -_")
+    if type(a) is ct.IntType and int(a) == INT64[0]:
+        return _eval_error("integer overflow")
+    return _cel_value(operator.neg(a))
+
+
+_INT_TEXT = re.compile(r"^[+-]?[0-9]+$")
+_UINT_TEXT = re.compile(r"^\+?[0-9]+$")
+_FLOAT_TEXT = re.compile(r"^[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|inf|infinity|nan)$", re.I)
+
+
+def _conversion(kind, name: str, text_pattern, lo=None, hi=None, overflow=""):
+    """int(), uint() or double() as cel-go converts: strings as Go's strconv parses them ("type conversion error
+    from 'string' to 'T'"), doubles and ints checked against the target's range."""
+    def convert(v):
+        if isinstance(v, CELEvalError):
+            return v
+        if isinstance(v, str):
+            if not text_pattern.match(str(v)):
+                return _eval_error(f"type conversion error from 'string' to '{name}'")
+            value = float(str(v)) if kind is ct.DoubleType else int(str(v))
+            if kind is not ct.DoubleType and not lo <= value <= hi:
+                return _eval_error(f"type conversion error from 'string' to '{name}'")
+            return kind(value)
+        if kind is ct.DoubleType or type(v) not in (ct.IntType, ct.UintType, ct.DoubleType):
+            return kind(v)
+        if type(v) is ct.DoubleType:
+            f = float(v)
+            bad = (f != f or f in (float("inf"), float("-inf")) or
+                   (f <= float(lo) or f >= float(hi) if kind is ct.IntType else f < 0 or f >= 2.0**64))
+            return _eval_error(overflow) if bad else kind(int(f))
+        return kind(int(v)) if lo <= int(v) <= hi else _eval_error(overflow)
+    return convert
+
+
+# -- cel-go's strings extension at version 2 (ext/strings.go), in kube's base environment since 1.29 ---------
+_GO_SPACE = "\t\n\v\f\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a" \
+            "\u2028\u2029\u202f\u205f\u3000"
+
+
+def _strings(*args) -> tuple:
+    """The string arguments of a strings function (anything else: no such overload)."""
+    if not all(isinstance(a, str) for a in args):
+        raise TypeError("no such overload")
+    return tuple(str(a) for a in args)
+
+
+def _index(v) -> int:
+    if type(v) is not ct.IntType:
+        raise TypeError("no such overload")
+    return int(v)
+
+
+def _char_at(s, i):
+    (s,), i = _strings(s), _index(i)
+    if i < 0 or i > len(s):
+        return _eval_error(f"index out of range: {i}")
+    return ct.StringType(s[i] if i < len(s) else "")
+
+
+def _index_of(s, sub, offset=None):
+    s, sub = _strings(s, sub)
+    off = 0 if offset is None else _index(offset)
+    if sub == "":
+        return ct.IntType(off)
+    if off < 0:
+        return _eval_error(f"index out of range: {off}")
+    return ct.IntType(s.find(sub, off) if off < len(s) else -1)
+
+
+def _last_index_of(s, sub, offset=None):
+    s, sub = _strings(s, sub)
+    if offset is None:
+        if sub == "":
+            return ct.IntType(len(s))
+        if len(s.encode()) < len(sub.encode()):
+            return ct.IntType(-1)
+        off = len(s) - 1
+    else:
+        off = _index(offset)
+        if sub == "":
+            return ct.IntType(off)
+    if off < 0:
+        return _eval_error(f"index out of range: {off}")
+    if off >= len(s):
+        return ct.IntType(-1)
+    return ct.IntType(s.rfind(sub, 0, min(off, len(s) - len(sub)) + len(sub)))
+
+
+def _ascii_case(convert):
+    def change(s):
+        (s,) = _strings(s)
+        return ct.StringType("".join(convert(c) if c <= "\x7f" else c for c in s))
+    return change
+
+
+def _replace(s, old, new, n=None):
+    s, old, new = _strings(s, old, new)
+    return ct.StringType(s.replace(old, new, -1 if n is None else _index(n)))
+
+
+def _split(s, sep, n=None):
+    s, sep = _strings(s, sep)
+    n = -1 if n is None else _index(n)
+    if n == 0:
+        return ct.ListType()
+    if sep == "":                                   # Go splits after each character, the last part keeps the rest
+        parts = list(s) if n < 0 or n >= len(s) else list(s[:n - 1]) + [s[n - 1:]]
+    else:
+        parts = s.split(sep, n - 1 if n > 0 else -1)
+    return ct.ListType([ct.StringType(p) for p in parts])
+
+
+def _substring(s, start, end=None):
+    (s,), start = _strings(s), _index(start)
+    if end is None:
+        if start < 0 or start > len(s):
+            return _eval_error(f"index out of range: {start}")
+        return ct.StringType(s[start:])
+    end = _index(end)
+    if start > end:
+        return _eval_error(f"invalid substring range. start: {start}, end: {end}")
+    for i in (start, end):
+        if i < 0 or i > len(s):
+            return _eval_error(f"index out of range: {i}")
+    return ct.StringType(s[start:end])
+
+
+def _join(items, separator=""):
+    (separator,) = _strings(separator)
+    if not isinstance(items, list):
+        raise TypeError("no such overload")
+    for item in items:
+        if not isinstance(item, str):
+            return _eval_error(f"join: invalid input: {item}")
+    return ct.StringType(separator.join(str(i) for i in items))
+
+
+STRING_FUNCTIONS = {
+    "charAt": _char_at, "indexOf": _index_of, "lastIndexOf": _last_index_of,
+    "lowerAscii": _ascii_case(str.lower), "upperAscii": _ascii_case(str.upper),
+    "replace": _replace, "split": _split, "substring": _substring,
+    "trim": lambda s: ct.StringType(_strings(s)[0].strip(_GO_SPACE)), "join": _join,
+}
+
+
 FUNCTIONS = {
-    "_==_": lambda a, b: _error_of(a, b) or ct.BoolType(_equals(a, b)),
-    "_!=_": lambda a, b: _error_of(a, b) or ct.BoolType(not _equals(a, b)),
+    "_==_": lambda a, b: _equality(a, b, True), "_!=_": lambda a, b: _equality(a, b, False),
+    **{name: _relation(name, base) for name, base in (("_<_", bool_lt), ("_<=_", bool_le), ("_>_", bool_gt),
+                                                      ("_>=_", bool_ge))},
+    **{name: _int_op(name, base) for name, base in (("_+_", operator.add), ("_-_", operator.sub),
+                                                    ("_*_", operator.mul), ("_/_", operator.truediv),
+                                                    ("_%_", operator.mod))},
+    "-_": _negate,
+    "int": _conversion(ct.IntType, "int", _INT_TEXT, *INT64, "integer overflow"),
+    "uint": _conversion(ct.UintType, "uint", _UINT_TEXT, *UINT64, "unsigned integer overflow"),
+    "double": _conversion(ct.DoubleType, "double", _FLOAT_TEXT),
     "semver": _semver, "isSemver": _is_semver,
     "major": lambda v: ct.IntType(v.major), "minor": lambda v: ct.IntType(v.minor),
     "patch": lambda v: ct.IntType(v.patch),
@@ -113,6 +356,7 @@ FUNCTIONS = {
     "asApproximateFloat": lambda q: ct.DoubleType(float(q.value)),
     "add": _arith(1), "sub": _arith(-1),
     "compareTo": _compare_to, "isGreaterThan": _is_greater_than, "isLessThan": _is_less_than,
+    **STRING_FUNCTIONS,
 }
 
 

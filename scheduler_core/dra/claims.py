@@ -70,7 +70,7 @@ def pod_claims(pod_raw: dict, claims: dict) -> list:
             continue
         claim = claims.get(f"{ns}/{name}")
         if claim is None:
-            raise ClaimLookupError(f'resourceclaim.resource.k8s.io "{name}" not found')
+            raise ClaimLookupError(f'could not find ResourceClaim "{ns}/{name}"')   # the assume cache's NotFoundError
         if _meta(claim).get("deletionTimestamp"):
             raise ClaimLookupError(f'resourceclaim "{name}" is being deleted')
         if check_owner:

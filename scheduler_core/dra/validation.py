@@ -6,8 +6,8 @@ allocation mode and count, selectors, tolerations) and constraints. objects.vali
 metadata checks, so every writer goes through the same path."""
 from __future__ import annotations
 
-from ..objects.field import FieldError, child, forbidden, invalid, not_supported, required
-from ..objects.identifiers import is_dns1123_label, is_dns1123_subdomain
+from ..objects.field import FieldError, child, duplicate, forbidden, invalid, not_supported, required, too_many
+from ..objects.identifiers import is_dns1123_label, is_dns1123_subdomain, is_qualified_name, is_valid_label_value
 from ..objects.quantity import QuantityError, parse_quantity
 from .cel import SEMVER, compile_selector
 
@@ -17,6 +17,7 @@ TAINT_EFFECTS = ("NoSchedule", "NoExecute", "None")
 SELECTORS_MAX = 32
 REQUESTS_MAX = 32
 FIRST_AVAILABLE_MAX = 8
+RESERVED_FOR_MAX = 256                  # resource.ResourceClaimReservedForMaxSize
 
 
 def _dict(v) -> dict:
@@ -64,14 +65,19 @@ def _allocation_mode(raw: dict, path: str, errs) -> None:
 
 
 def _tolerations(tolerations, path, errs) -> None:
+    """validateDeviceToleration (the operator defaults to Equal)."""
     for i, t in enumerate(_list(tolerations)):
         p, t = f"{path}[{i}]", _dict(t)
-        op = t.get("operator") or "Equal"
-        if op not in TOLERATION_OPERATORS:
+        if t.get("key"):
+            errs.extend(invalid(child(p, "key"), t["key"], m) for m in is_qualified_name(t["key"]))
+        op, value = t.get("operator") or "Equal", t.get("value") or ""
+        if op == "Exists":
+            if value:
+                errs.append(invalid(child(p, "value"), value, "must be empty for operator `Exists`"))
+        elif op == "Equal":
+            errs.extend(invalid(child(p, "value"), value, m) for m in is_valid_label_value(value))
+        else:
             errs.append(not_supported(child(p, "operator"), op, TOLERATION_OPERATORS))
-        elif op == "Exists" and t.get("value"):
-            errs.append(invalid(child(p, "operator"), t.get("value"),
-                                "value must be empty when `operator` is 'Exists'"))
         if t.get("effect") and t["effect"] not in TAINT_EFFECTS:
             errs.append(not_supported(child(p, "effect"), t["effect"], TAINT_EFFECTS))
 
@@ -146,6 +152,30 @@ def validate_claim_spec(spec, path: str, errs: list) -> None:
 
 def _validate_claim(raw: dict, errs: list) -> None:
     validate_claim_spec(raw.get("spec"), "spec", errs)
+    errs.extend(claim_status_errors(raw))
+
+
+def claim_status_errors(raw: dict) -> list:
+    """What kube-apiserver checks of a ResourceClaim's status (its part of validateResourceClaimStatusUpdate that
+    Schedscope's writers can break): the consumers in ``status.reservedFor``."""
+    errs = []
+    _reserved_for(_dict(_dict(raw).get("status")).get("reservedFor"), "status.reservedFor", errs)
+    return errs
+
+
+def _reserved_for(consumers, path, errs) -> None:
+    """validateResourceClaimStatusUpdate's reservedFor: at most 256 consumers (nothing else is checked beyond),
+    each uid once."""
+    consumers = _list(consumers)
+    if len(consumers) > RESERVED_FOR_MAX:
+        errs.append(too_many(path, len(consumers), RESERVED_FOR_MAX))
+        return
+    seen = set()
+    for i, ref in enumerate(consumers):
+        uid = _dict(ref).get("uid")
+        if uid in seen:
+            errs.append(duplicate(f"{path}[{i}]", uid))
+        seen.add(uid)
 
 
 def _validate_template(raw: dict, errs: list) -> None:

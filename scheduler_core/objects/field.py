@@ -55,7 +55,8 @@ def fmt_value(v) -> str:
 
 
 class FieldError:
-    """One field.Error: path, type (Invalid, NotSupported, Duplicate, Required, Forbidden, TooLong), value, detail."""
+    """One field.Error: path, type (Invalid, NotSupported, Duplicate, Required, Forbidden, TooLong, TooMany), value,
+    detail."""
 
     __slots__ = ("path", "kind", "value", "detail")
 
@@ -75,6 +76,8 @@ class FieldError:
             s = f"Unsupported value: {fmt_value(self.value)}"
         elif self.kind == "Duplicate":
             s = f"Duplicate value: {fmt_value(self.value)}"
+        elif self.kind == "TooMany":
+            s = f"Too many: {fmt_value(self.value)}"
         elif self.kind == "Required":
             s = "Required value"
         elif self.kind == "TooLong":
@@ -109,6 +112,11 @@ def forbidden(path, detail=""):
 
 def too_long(path, detail=""):
     return FieldError(path, "TooLong", None, detail)
+
+
+def too_many(path, actual: int, maximum: int):
+    """field.TooMany with a known maximum."""
+    return FieldError(path, "TooMany", actual, f"must have at most {maximum} items")
 
 
 def duplicate(path, value, detail=""):

@@ -11,9 +11,11 @@ label syntax there that selectors do not match).
 """
 from __future__ import annotations
 
+import re
+
 from ..dra.validation import CLUSTER_SCOPED as DRA_CLUSTER_SCOPED, VALIDATORS as DRA_VALIDATORS
 from .errors import ParseError
-from .field import forbidden, invalid, not_supported, required, too_long
+from .field import duplicate, forbidden, go_quote, invalid, not_supported, required, too_long
 from .identifiers import (is_dns1035_label, is_dns1123_label, is_dns1123_subdomain, is_extended_resource_name,
                           is_qualified_name, is_valid_label_value)
 from .pod import is_supported_pod_level_resource
@@ -420,6 +422,32 @@ def _validate_node(raw: dict, errs: list) -> None:
     if isinstance(status, dict):
         for field in ("capacity", "allocatable"):
             validate_resource_list(status.get(field), f"status.{field}", errs)
+        _validate_declared_features(status.get("declaredFeatures"), errs)
+
+
+DECLARED_FEATURE = re.compile(r"^[A-Z][a-zA-Z0-9]*(/[a-zA-Z][a-zA-Z0-9]*)*$")
+
+
+def _validate_declared_features(features, errs: list) -> None:
+    """validateNodeDeclaredFeatures: names in UpperCamelCase segments, sorted, each once."""
+    features = [f for f in features if isinstance(f, str)] if isinstance(features, list) else []
+    for i, feature in enumerate(features):
+        at = f"status.declaredFeatures[{i}]"
+        if len(feature) > 253:
+            errs.append(invalid(at, feature, f"invalid feature name {go_quote(feature)}: must be no more than 253 "
+                                             "characters"))
+        elif not DECLARED_FEATURE.match(feature):
+            errs.append(invalid(at, feature, f"invalid feature name {go_quote(feature)}: must start with an "
+                                             "UpperCamelCase segment, with subsequent segments separated by '/' (e.g., "
+                                             "MyFeature or MyFeature/mySubFeature), and contain only alphanumeric "
+                                             "characters and slashes"))
+        if i + 1 < len(features):
+            following = features[i + 1]
+            if feature == following:
+                errs.append(duplicate(f"status.declaredFeatures[{i + 1}]", following))
+            elif feature > following:
+                errs.append(invalid(f"status.declaredFeatures[{i + 1}]", following,
+                                    "list must be sorted alphabetically"))
 
 
 # Pod spec fields an update may change (ValidatePodUpdate), besides images and scheduling gates; the second set

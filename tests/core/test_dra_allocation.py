@@ -1,6 +1,8 @@
 """DRA at v1.36: claims made from templates, CEL selectors with kube's semantics, the structured allocator
 (ExactCount, All, firstAvailable, constraints, shared counters, device taints, consumable capacity) and the
 DynamicResources plugin in a one-pass simulation (allocation, reasons, PostFilter texts, score)."""
+import re
+
 import pytest
 
 from scheduler_core.dra.allocator import AllocatedState, AllocationError, Allocator
@@ -75,6 +77,68 @@ def test_cel_bind_heterogeneous_equality_and_overloads():
     assert compile_selector(f'{attrs}.model in ["a100", "h100"] && {attrs}.model.matches("^h[0-9]+$")').matches(act)
     with pytest.raises(CELError, match="^no such overload$"):
         compile_selector(f"{attrs}.model >= 80").matches(act)
+
+
+def test_cel_arithmetic_and_conversion_errors_in_cel_go_words():
+    """cel-go's runtime errors (common/types): the texts kube-scheduler v1.36.2 reported in
+    tests/golden/v136-dra-more (dra-m19, dra-m21), and the results of checked arithmetic."""
+    act = device_activation(DRIVER, _gpu("g0", model="h100"))
+    mem = f'device.attributes["{DRIVER}"].memoryGiB'
+    for expression, text in ((f"64 / ({mem} - 80) > 1", "division by zero"),
+                             (f"64 % ({mem} - 80) > 1", "modulus by zero"),
+                             (f"{mem} * 9223372036854775807 > 0", "integer overflow"),
+                             (f"-(-9223372036854775807 - 1) > {mem}", "integer overflow"),
+                             ("5u - 6u > 0u", "unsigned integer overflow"),
+                             ("uint(-1) > 0u", "unsigned integer overflow"),
+                             ("int(1e30) > 0", "integer overflow"),
+                             (f'int(device.attributes["{DRIVER}"].model) > 0',
+                              "type conversion error from 'string' to 'int'"),
+                             ('double("x") > 0.0', "type conversion error from 'string' to 'double'")):
+        with pytest.raises(CELError, match=f"^{text}$"):
+            compile_selector(expression).matches(act)
+    for expression in ("-7 / 2 == -3", "-7 % 2 == -1", "7 % -2 == 1", 'int("-42") == -42', "int(-2.9) == -2",
+                       "1.5 + 2.5 == 4.0", "2.0 * 3.0 == 6.0", "[1] + [2] == [1, 2]", f"true || 64 / ({mem} - 80) > 1"):
+        assert compile_selector(expression).matches(act), expression
+
+
+def test_cel_versions_against_other_types():
+    """The apiserver library's Equal and cel-go's interpreter on an attribute (of type any, so the checker lets it
+    through; dra-m38): a version equal to another type is "no such overload"; ordering it, adding to it or negating
+    it is the interpreter's "no such overload: OP"; semver() of a bad literal fails in blang/semver's words."""
+    act = device_activation(DRIVER, _gpu("g0", model="h100"))
+    version = f'device.attributes["{DRIVER}"].driverVersion'
+    assert not compile_selector(f'"550.1.0" == {version}').matches(act)
+    assert compile_selector(f'{version} == semver("550.1.0")').matches(act)
+    for expression, text in ((f'{version} == "550.1.0"', "no such overload"),
+                             (f'{version} != "550.1.0"', "no such overload"),
+                             (f'{version} < "600.0.0"', "no such overload: _<_"),
+                             (f'{version} + 1 == 1', "no such overload: _+_"),
+                             (f'-{version} == 1', "no such overload: -_"),
+                             ('semver("1.x").major() == 1', "No Major.Minor.Patch elements found"),
+                             ('semver("1.02.0").major() == 1', 'Minor number must not contain leading zeroes "02"'),
+                             ('semver("1.2.3-a..b").major() == 1', "Prerelease is empty")):
+        program = compile_selector(expression)
+        assert program.error is None, program.error
+        with pytest.raises(CELError, match=f"^{re.escape(text)}$"):
+            program.matches(act)
+
+
+def test_cel_strings_extension():
+    """cel-go's strings extension at version 2, in kube's base CEL environment (dra-m18 uses lowerAscii)."""
+    act = device_activation(DRIVER, _gpu("g0", model="h100"))
+    for expression in ('"Gamma".lowerAscii() > "beta"', '"aBc".upperAscii() == "ABC"', '"héllo".charAt(1) == "é"',
+                       '"abc".charAt(3) == ""', '"hello".indexOf("l") == 2', '"hello".indexOf("l", 3) == 3',
+                       '"hello".lastIndexOf("l") == 3', '"hello".lastIndexOf("") == 5',
+                       '"a,b,c".split(",", 2) == ["a", "b,c"]', '"abc".split("") == ["a", "b", "c"]',
+                       '"hello".substring(1, 3) == "el"', '" x ".trim() == "x"', '["a", "b"].join("-") == "a-b"',
+                       '"aaa".replace("a", "b", 2) == "bba"',
+                       f'device.attributes["{DRIVER}"].model.upperAscii().startsWith("H1")'):
+        assert compile_selector(expression).matches(act), expression
+    for expression, text in (('"abc".charAt(4) == ""', "index out of range: 4"),
+                             ('"hello".substring(3, 1) == ""', "invalid substring range. start: 3, end: 1"),
+                             ('"hello".indexOf("l", -1) == 0', "index out of range: -1")):
+        with pytest.raises(CELError, match=f"^{text}$"):
+            compile_selector(expression).matches(act)
 
 
 # -- claims from templates ---------------------------------------------------------------------------------------
@@ -195,8 +259,8 @@ def test_simulation_allocates_until_devices_run_out():
     assert traces["c"].message.startswith("0/2 nodes are available: 2 cannot allocate all claims. still not "
                                           "schedulable, preemption: 0/2 nodes are available: 2 Preemption is "
                                           "not helpful for scheduling.")
-    assert traces["d"].message.startswith('0/2 nodes are available: resourceclaim.resource.k8s.io "missing" not '
-                                          'found. no new claims to deallocate')
+    assert traces["d"].message.startswith('0/2 nodes are available: could not find ResourceClaim "ml/missing". no '
+                                          'new claims to deallocate')
 
 
 def test_extended_resource_backed_by_a_device_class():
@@ -221,10 +285,10 @@ def test_extended_resource_backed_by_a_device_class():
     assert (traces["a"].chosen, traces["b"].chosen) == ("dp", "dra")
     assert traces["c"].message.startswith("0/3 nodes are available: 1 Insufficient example.com/gpu, 2 cannot "
                                           "allocate all claims. still not schedulable, preemption:")
-    plugin = next(p for p in sim.frameworks["default-scheduler"].reserve if p.name == "DynamicResources")
-    (assumed,) = plugin.in_flight.values()
-    assert assumed["metadata"]["name"].startswith("b-extended-resources-")
-    assert [r["request"] for r in assumed["status"]["allocation"]["devices"]["results"]] == [
+    (written,) = sim.snapshot.objects.resource_claims.values()    # at PreBind
+    assert written["metadata"]["name"].startswith("b-extended-resources-")
+    assert written["status"]["reservedFor"] == [{"resource": "pods", "name": "b", "uid": "uid-b"}]
+    assert [r["request"] for r in written["status"]["allocation"]["devices"]["results"]] == [
         "container-0-request-1", "container-0-request-1"]
 
 

@@ -76,7 +76,7 @@ def test_cli_explain_names_why_claims_fit_nowhere(tmp_path, capsys):
     out = capsys.readouterr().out
     assert f"claims: claim ml/q-gpu request gpu on n1: no device fits; {DRIVER}/p/held: allocated to ml/other " \
            f"(owner); {DRIVER}/p/t4: claim selector #0 false ({DRIVER}/model=t4)" in out
-    assert f"{DRIVER}/p/free: allocated to ml/p-gpu (no pod)" in out
+    assert f"{DRIVER}/p/free: allocated to ml/p-gpu (p)" in out      # reserved for p at its PreBind
 
 
 def _explained(mutate):

@@ -77,3 +77,35 @@ def test_selector_compile_errors_in_kube_apiserver_words():
     assert all(compile_selector(e).error is None for e in bound)
     assert compile_selector("[1].all(x, x > y)").error.endswith(
         "undeclared reference to 'y' (in container '')\n | [1].all(x, x > y)\n | ...............^")
+
+
+def test_device_tolerations_and_claim_consumers():
+    """validateDeviceToleration and the reservedFor limit of a claim's status (the apiserver's words, from
+    tests/golden/v136-dra-more dra-m16 and dra-m27)."""
+    def template(*tolerations):
+        return {"metadata": {"name": "t", "namespace": "ml"}, "spec": {"spec": {"devices": {"requests": [
+            {"name": "gpu", "exactly": {"deviceClassName": "gpu", "tolerations": list(tolerations)}}]}}}}
+    assert _texts("ResourceClaimTemplate", template({"key": "a", "operator": "Exists", "value": "x"})) == [
+        'spec.spec.devices.requests[0].exactly.tolerations[0].value: Invalid value: "x": must be empty for operator '
+        '`Exists`']
+    assert _texts("ResourceClaimTemplate", template({"operator": "Equal", "value": "x"}, {"operator": "Exists"})) == []
+    assert _texts("ResourceClaimTemplate", template({"key": "a", "value": "x y"}))[0].startswith(
+        'spec.spec.devices.requests[0].exactly.tolerations[0].value: Invalid value: "x y": a valid label must be')
+    consumers = [{"resource": "pods", "name": f"p{i}", "uid": f"u{i}"} for i in range(257)]
+    claim = {"metadata": {"name": "c", "namespace": "ml"},
+             "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu"}}]}},
+             "status": {"reservedFor": consumers}}
+    assert _texts("ResourceClaim", claim) == ["status.reservedFor: Too many: 257: must have at most 256 items"]
+    claim["status"]["reservedFor"] = consumers[:2] + consumers[:1]
+    assert _texts("ResourceClaim", claim) == ['status.reservedFor[2]: Duplicate value: "u0"']
+
+
+def test_node_declared_features_sorted_and_named():
+    node = {"metadata": {"name": "n"}, "status": {"declaredFeatures": ["RestartAllContainers",
+                                                                       "ExtendWebSocketsToKubelet", "X", "X"]}}
+    assert _texts("Node", node) == [
+        'status.declaredFeatures[1]: Invalid value: "ExtendWebSocketsToKubelet": list must be sorted alphabetically',
+        'status.declaredFeatures[3]: Duplicate value: "X"']
+    node["status"]["declaredFeatures"] = ["bad-name"]
+    assert _texts("Node", node)[0].startswith('status.declaredFeatures[0]: Invalid value: "bad-name": invalid feature '
+                                              'name "bad-name": must start with an UpperCamelCase segment')

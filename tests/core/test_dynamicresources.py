@@ -56,7 +56,7 @@ def test_pod_whose_claim_does_not_exist_is_unresolvable():
     pl = _plugin()
     st = pl.pre_filter(CycleState(), _pod(resourceClaims=[{"name": "gpu", "resourceClaimName": "c"}]))[1]
     assert st.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE
-    assert st.message() == 'resourceclaim.resource.k8s.io "c" not found'
+    assert st.message() == 'could not find ResourceClaim "default/c"'
 
 
 def _node(name):

@@ -125,5 +125,5 @@ def test_the_pending_list_names_dynamicresources_reasons_as_kube_does(api, clien
     assert "<b>DynamicResources</b> · cannot allocate all claims · 1" in rows["dreamer"]
     assert "<b>DynamicResources</b> · request gpu: device class nosuch does not exist · 11" in rows["classless"]
     assert '<span class="q q-gated">gated</span>' in rows["lost"]
-    assert "<b>DynamicResources</b> · resourceclaim.resource.k8s.io &quot;nope&quot; not found</span>" in rows["lost"]
+    assert "<b>DynamicResources</b> · could not find ResourceClaim &quot;default/nope&quot;</span>" in rows["lost"]
     assert "not tried yet" not in rows["lost"]

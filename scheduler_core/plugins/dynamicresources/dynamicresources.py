@@ -19,10 +19,12 @@ from ...dra.allocator import (FIRST_AVAILABLE_MAX_SIZE, AllocatedState, Allocati
 from ...dra.claims import DELETE_PROTECTION_FINALIZER, ClaimLookupError, pod_claims, pod_uid
 from ...dra.extended import (EXTENDED_CLAIM_ANNOTATION, SPECIAL_CLAIM_NAME, class_for_resource,
                              is_dra_extended_resource_name, requests_and_mappings)
+from ...dra.validation import claim_status_errors
 from ...framework.handle import features_of, queueing_hints_of
 from ...framework.interface import (MAX_NODE_SCORE, QUEUE, QUEUE_SKIP, FilterPlugin, PostFilterPlugin, PreBindPlugin,
                                     PreEnqueuePlugin, PreFilterPlugin, ReservePlugin, ScoreExtensions, ScorePlugin)
 from ...framework.status import Code, Status
+from ...objects.field import aggregate
 from ...objects.selectors import NodeSelector
 from ..helper import default_normalize_score, default_normalize_score_array
 from .. import names
@@ -523,7 +525,8 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
             status = bound.setdefault("status", {})
             status["reservedFor"] = list(status.get("reservedFor") or ()) + [
                 {"resource": "pods", "name": pod.name, "uid": pod.uid}]
-            st = self._write_claim(bound)
+            allocating = key in self.in_flight
+            st = self._write_claim(bound, "add allocation and reservation" if allocating else "add reservation")
             if st is not None:
                 return st
             self.in_flight.pop(key, None)
@@ -542,14 +545,21 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
             objects.resource_claims.pop(claim_key(claim), None)
         return None
 
-    def _write_claim(self, claim: dict):
-        """Write a claim (with its status) through the cluster client, or into the objects of a one-pass run."""
+    def _write_claim(self, claim: dict, what: str | None = None):
+        """Write a claim (with its status) through the cluster client, or into the objects of a one-pass run; a
+        status the apiserver's validation refuses (more than 256 consumers) fails as kube's UpdateStatus does.
+        ``what``: the write as kube's error names it ("add reservation", ...; None: the API error alone)."""
+        prefix = f"{what} to claim {claim_key(claim)}: " if what else ""
+        errs = claim_status_errors(claim)
+        if errs:
+            name = (claim.get("metadata") or {}).get("name")
+            return Status.error(f'{prefix}ResourceClaim.resource.k8s.io "{name}" is invalid: {aggregate(errs)}')
         client = self.handle.client if self.handle is not None else None
         if client is not None and hasattr(client, "update_object"):
             try:
                 client.update_object("ResourceClaim", claim)
             except Exception as err:   # the client's error, reported as kube reports an API error
-                return Status.error(f"update claim {claim_key(claim)}: {err}")
+                return Status.error(f"{prefix}{err}")
             return None
         objects = self._objects()
         if objects is not None:
