@@ -18,7 +18,8 @@ from fractions import Fraction
 
 from ..objects.quantity import canonical, parse_quantity
 from ..objects.selectors import NodeSelector
-from .cel import CELError, compile_selector, device_activation
+from .cel import compile_selector, device_activation
+from .celvalues import CELError
 
 ALLOCATION_RESULTS_MAX_SIZE = 32          # resourceapi.AllocationResultsMaxSize
 FIRST_AVAILABLE_MAX_SIZE = 8              # resourceapi.FirstAvailableDeviceRequestMaxSize

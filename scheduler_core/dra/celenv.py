@@ -13,7 +13,7 @@ from celpy.evaluation import CELEvalError, Evaluator, bool_ge, bool_gt, bool_le,
 
 from ..objects.quantity import QuantityError, parse_quantity
 from . import celcheck
-from .cel import SEMVER, CELError, Quantity, Semver, semver_parse_error
+from .celvalues import SEMVER, CELError, Quantity, Semver, semver_parse_error
 
 
 def _cmp(a, b) -> int:

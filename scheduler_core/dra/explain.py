@@ -26,7 +26,8 @@ from ..objects.quantity import parse_quantity
 from ..objects.selectors import NodeSelector
 from .allocator import (AllocatedState, AllocationError, Allocator, FailedOnNode, Request, node_matches,
                         capacity_fits, claim_key, format_device_id, gather_pools, untolerated_taint)
-from .cel import CELError, compile_selector
+from .cel import compile_selector
+from .celvalues import CELError
 from .claims import ClaimLookupError, pod_claims
 
 _REFERENCE = re.compile(r'device\.(attributes|capacity)\["([^"]+)"\]\.([A-Za-z0-9_.-]+?)(?=[^A-Za-z0-9_-]|$)')

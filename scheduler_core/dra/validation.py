@@ -9,7 +9,8 @@ from __future__ import annotations
 from ..objects.field import FieldError, child, duplicate, forbidden, invalid, not_supported, required, too_many
 from ..objects.identifiers import is_dns1123_label, is_dns1123_subdomain, is_qualified_name, is_valid_label_value
 from ..objects.quantity import QuantityError, parse_quantity
-from .cel import SEMVER, compile_selector
+from .cel import compile_selector
+from .celvalues import SEMVER
 
 ALLOCATION_MODES = ("All", "ExactCount")
 TOLERATION_OPERATORS = ("Equal", "Exists")

@@ -6,7 +6,8 @@ import re
 import pytest
 
 from scheduler_core.dra.allocator import AllocatedState, AllocationError, Allocator
-from scheduler_core.dra.cel import CELError, compile_selector, device_activation
+from scheduler_core.dra.cel import compile_selector, device_activation
+from scheduler_core.dra.celvalues import CELError
 from scheduler_core.dra.claims import claims_from_templates
 from scheduler_core.objects import Node
 from scheduler_core.scenario import scenario_from_data
