@@ -58,6 +58,16 @@ def claim_name_of(pod, vol: dict):
     return None, False
 
 
+def pod_names_claim(pod, pvc: dict) -> bool:
+    """Whether one of the pod's volumes (a claim or a generic ephemeral volume) names this claim of its namespace:
+    the queueing hint of a claim event in VolumeBinding and NodeVolumeLimits."""
+    m = pvc.get("metadata") or {}
+    if (m.get("namespace") or "") != pod.namespace:
+        return False
+    name = m.get("name") or ""
+    return any(claim_name_of(pod, vol)[0] == name for vol in pod.volumes)
+
+
 def volume_is_for_pod(pod, pvc: dict):
     """ephemeral.VolumeIsForPod: None when the claim is owned (controlled) by the pod, else the error text."""
     m = meta(pvc)

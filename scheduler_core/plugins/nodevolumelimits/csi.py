@@ -12,6 +12,7 @@ from ..helper.volume import (
     claim_name_of,
     csi_attach_limit_key,
     node_volume_limits,
+    pod_names_claim,
     pvc_class,
     pvc_not_found,
     spec,
@@ -210,11 +211,7 @@ class CSILimits(PreFilterPlugin, FilterPlugin):
     @staticmethod
     def is_schedulable_after_pvc_added(pod, old, new):
         """A claim of the pod's namespace that one of its volumes (or generic ephemeral volumes) names."""
-        meta = new.get("metadata") or {}
-        if (meta.get("namespace") or "") != pod.namespace:
-            return QUEUE_SKIP
-        name = meta.get("name") or ""
-        return QUEUE if any(claim_name_of(pod, vol)[0] == name for vol in pod.volumes) else QUEUE_SKIP
+        return QUEUE if pod_names_claim(pod, new) else QUEUE_SKIP
 
     @staticmethod
     def is_schedulable_after_volume_attachment_deleted(pod, old, new):

@@ -22,7 +22,7 @@ from ...framework.handle import features_of, queueing_hints_of
 from ...objects.quantity import value
 from ...framework.status import Code, Status
 from .. import names
-from ..helper.volume import claim_name_of, pvc_not_found, spec, volume_is_for_pod
+from ..helper.volume import claim_name_of, pod_names_claim, pvc_not_found, spec, volume_is_for_pod
 from .binder import BinderError, VolumeBinder
 
 STATE_KEY = names.VOLUME_BINDING
@@ -196,11 +196,7 @@ class VolumeBinding(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, 
     @staticmethod
     def is_schedulable_after_pvc_change(pod, old, new):
         """A claim of the pod's namespace that one of its volumes (or generic ephemeral volumes) names."""
-        meta = new.get("metadata") or {}
-        if (meta.get("namespace") or "") != pod.namespace:
-            return QUEUE_SKIP
-        name = meta.get("name") or ""
-        return QUEUE if any(claim_name_of(pod, vol)[0] == name for vol in pod.volumes) else QUEUE_SKIP
+        return QUEUE if pod_names_claim(pod, new) else QUEUE_SKIP
 
     @staticmethod
     def is_schedulable_after_storage_class_change(pod, old, new):
