@@ -167,7 +167,7 @@ class SchedulerClient:
     """A profile's ``handle.client``: the cluster, plus the scheduler's side of preemption.
 
     ``evict`` of a victim that a Permit plugin holds rejects it ("preempted") instead of deleting it,
-    as prepareCandidate does; everything else goes to the cluster source.
+    as prepareCandidate does (at 1.36 it preempts it: PreemptPod); everything else goes to the cluster source.
     """
 
     def __init__(self, cluster, handle):
@@ -181,11 +181,18 @@ class SchedulerClient:
         """Preempt one victim; returns None or the error text."""
         fwk = self._handle.framework
         wp = self._handle.get_waiting_pod(victim.uid)
+        message = f"Preempted by pod {preemptor_uid} on node {node_name}"
+        executor_136 = self._handle.features.has("preemption-executor")
         if wp is not None:
-            wp.reject(DEFAULT_PREEMPTION, "preempted")
-            self._cluster.record_event(victim, "Normal", "Preempted", "Preempting",
-                                       f"Preempted by pod {preemptor_uid} on node {node_name}")
+            if executor_136:
+                wp.preempt(DEFAULT_PREEMPTION, "preempted")
+                message += " (in kube-scheduler memory)."
+            else:
+                wp.reject(DEFAULT_PREEMPTION, "preempted")
+            self._cluster.record_event(victim, "Normal", "Preempted", "Preempting", message)
             return None
+        if executor_136 and self._cluster.get_pod(victim.namespace, victim.name) is None:
+            return None   # "Victim Pod is already deleted"
         return self._cluster.evict(victim, preemptor_uid, node_name,
                                    fwk.profile_name if fwk is not None else "default-scheduler")
 
@@ -245,6 +252,8 @@ class Scheduler:
             h.rng = self.ctx.rng
             h.tie_break = tie_break
             h.extenders = self.extenders
+            h.run_async = self._run_after_attempt
+            h.activate = lambda pods: self.queue.activate(pods)
             handles.append(h)
             return h
         self.profiles = build_frameworks(self.config, self.registry, handle_factory)
@@ -280,6 +289,8 @@ class Scheduler:
         self.binding = {}          # uid -> attempt, while its Bind call runs on a binding worker
         self.bound_event = threading.Event()   # set when a Bind call returns (a loop waiting for work wakes)
         self._cycle_deleted = None  # pods deleted while a scheduling cycle runs (preemption victims)
+        self._after_attempt = deque()   # asynchronous preemptions, run when the attempt is over
+        self._cycle_async_victims = None  # the victims the cycle's asynchronous preemption will delete
         self._deferred_updates = None  # pending-pod updates that arrive during an attempt, replayed after it
         cluster.subscribe(self)
 
@@ -456,7 +467,16 @@ class Scheduler:
             deferred, self._deferred_updates = self._deferred_updates, None
             for old, new in deferred:
                 self._update_pod_in_queue(old, new)
+            while self._after_attempt:
+                self._after_attempt.popleft()()
             self.process_ready()
+
+    def _run_after_attempt(self, job, victim_keys) -> None:
+        """``handle.run_async``: an asynchronous preemption's deletions run once the preemptor's attempt is over
+        (failure handled, nomination patched), before the next pop; its trace names the victims."""
+        self._after_attempt.append(job)
+        if self._cycle_async_victims is not None:
+            self._cycle_async_victims.extend(victim_keys)
 
     def _attempt(self, pinfo):
         pod = pinfo.pod
@@ -474,12 +494,14 @@ class Scheduler:
             return None
         state = CycleState()
         self._cycle_deleted = []
+        self._cycle_async_victims = []
         try:
             self.cache.update_snapshot(self.snapshot)
             tr, state = schedule_pod(fwk, self.ctx, pod, self.snapshot, state, attempt=pinfo.attempts)
         finally:
             deleted, self._cycle_deleted = self._cycle_deleted, None
-        tr.victims = deleted
+            async_victims, self._cycle_async_victims = self._cycle_async_victims, None
+        tr.victims = deleted + async_victims
         tr.nominated_node_before = pod.nominated_node_name
         if tr.error:
             self._fail(fwk, pinfo, Status.error(tr.error), CLEAR_NOMINATED_NODE, tr)

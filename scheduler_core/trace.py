@@ -66,7 +66,7 @@ class CycleTrace:
         self.status_code = ""            # failure code of the attempt (Unschedulable, Error, ...); "" if bound
         self.nominated_node = None       # node the failure handler nominated (from PostFilter)
         self.nominated_node_before = ""  # status.nominatedNodeName when the attempt started
-        self.victims = []                # pods deleted (preempted) during the attempt
+        self.victims = []                # pods deleted (preempted) by the attempt (at 1.36 right after it)
         self.permit_wait = {}            # Permit plugins that made the pod wait: {plugin: timeout seconds}
         self.bind_error = None           # why the binding cycle failed
 

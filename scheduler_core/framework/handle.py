@@ -11,7 +11,9 @@ class Handle:
     ``snapshot`` is brought up to date by the scheduler before every cycle. ``client`` is the cluster source used
     for binding and evictions (None in a one-pass simulation). ``framework`` is set once built. ``features`` is
     the Kubernetes version and feature gates the plugins are built for (versions.Features; build_frameworks sets
-    the configuration's).
+    the configuration's). ``run_async(job, victim_keys)`` runs a preemption's deletions outside the scheduling
+    cycle and ``activate(pods)`` moves pods to activeQ: a scheduler loop sets both (without one, the job runs at
+    once and nothing is queued).
     """
 
     def __init__(self, snapshot=None, client=None, nominated_pods_for_node=None, parallelism: int = 16):
@@ -27,6 +29,11 @@ class Handle:
         self.tie_break = "random"
         self.waiting_pods = WaitingPodsMap()
         self.features = versions.features()
+        self.activate = lambda pods: None
+
+    def run_async(self, job, victim_keys) -> None:
+        """Run a preemption's deletions (``job``) now; a scheduler loop replaces this to run them later."""
+        job()
 
     @property
     def objects(self):

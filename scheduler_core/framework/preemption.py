@@ -18,6 +18,7 @@ from ..objects.errors import ParseError
 from ..objects.selectors import LabelSelector
 from ..schedule_one import fit_error_message
 from .candidates import Candidate, RowCandidates
+from .handle import features_of
 from .interface import PostFilterResult
 from .preemption_batch import PRIORITY_SHIFT, batch_candidates
 from .resource_filter import ResourceFilter
@@ -183,11 +184,11 @@ def _latest_start(selected: list) -> Candidate:
 
 class Evaluator:
     """Preemption for one PostFilter call. ``policy`` provides get_offset_and_num_candidates,
-    pod_eligible_to_preempt_others, select_victims_on_node and ordered_score_funcs.
+    pod_eligible_to_preempt_others, select_victims_on_node, ordered_score_funcs and its ``executor``.
 
-    With ``handle.client`` set (the full scheduler loop) the chosen victims are evicted through
-    ``client.evict(victim, preemptor_uid, node_name)`` and lower-priority pods nominated to the chosen node
-    lose their nomination through ``client.clear_nomination(pod)``; see DefaultPreemption for the contract.
+    With ``handle.client`` set (the full scheduler loop) the policy's executor (preemption_executor.Executor)
+    evicts the chosen victims and clears the lower-priority nominations on the node; see DefaultPreemption for the
+    client contract.
     """
 
     def __init__(self, handle, policy):
@@ -224,7 +225,7 @@ class Evaluator:
         if best is None or not best.name:
             return None, Status(Code.UNSCHEDULABLE, "no candidate node for preemption")
         if self.handle.client is not None:
-            st = self.prepare_candidate(best, pod)
+            st = self.policy.executor.actuate(best, pod)
             if st is not None:
                 return None, st
         return PostFilterResult(best.name, victims=best.victims, alternatives=self.tied(candidates)), None
@@ -263,8 +264,10 @@ class Evaluator:
                 else:
                     potential.append(ni)
         if not potential:
+            # v1.30 clears the pod's nomination here; 1.36 leaves it to the failure handler
             client = self.handle.client
-            if client is not None and pod.nominated_node_name:
+            if client is not None and pod.nominated_node_name and \
+                    not features_of(self.handle).has("preemption-executor"):
                 client.clear_nomination(pod)
             return [], statuses, None
         pdbs = pod_disruption_budgets(self.handle.objects)
@@ -383,20 +386,6 @@ class Evaluator:
                 return candidates[tied[-1]]   # see _latest_start
             return _latest_start([candidates[i] for i in tied])
         return by_node[pick_one_node_for_preemption(by_node, [names[i] for i in order], score_funcs)]
-
-    def prepare_candidate(self, cand, pod):
-        """prepareCandidate: evict every victim, then clear lower-priority nominations on the node."""
-        client = self.handle.client
-        for victim in cand.victims:
-            err = client.evict(victim, pod.uid, cand.name)
-            if err:
-                return Status.error(err)
-        nominated = self.handle.nominated_pods_for_node
-        if nominated is not None:
-            for p in nominated(cand.name):
-                if p.priority < pod.priority and p.nominated_node_name:
-                    client.clear_nomination(p)
-        return None
 
 
 def _aggregate(errors):

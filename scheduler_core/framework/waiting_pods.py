@@ -9,7 +9,8 @@ class WaitingPod:
     """An assumed pod that Permit plugins asked to wait for; ``allow``/``reject`` come from plugins.
 
     ``on_done(status)`` is called once: with None when every waiting plugin allowed, or with an
-    Unschedulable status (rejection, timeout, removal, preemption).
+    Unschedulable status (rejection, timeout, removal, preemption at 1.30), or an Error status (preemption at
+    1.36).
     """
 
     def __init__(self, pod, plugin_timeouts: dict, now: float, on_done):
@@ -33,6 +34,10 @@ class WaitingPod:
 
     def reject(self, plugin: str, msg: str) -> None:
         self._finish(Status(Code.UNSCHEDULABLE, msg, plugin=plugin))
+
+    def preempt(self, plugin: str, msg: str) -> None:
+        """1.36's Preempt: stopped with an Error status."""
+        self._finish(Status(Code.ERROR, msg, plugin=plugin))
 
     def expire(self, now: float) -> bool:
         """Reject on behalf of the first plugin whose timeout has passed; True if that happened."""

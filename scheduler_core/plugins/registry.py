@@ -41,6 +41,15 @@ IN_TREE = (
     ("DefaultBinder", "defaultbinder", "DefaultBinder"),
     ("NodeDeclaredFeatures", "nodedeclaredfeatures", "NodeDeclaredFeatures"),
 )
+# In-tree plugins whose type changes with a version's named difference (CHANGES): (plugin name, change, module,
+# class name from that version on).
+IN_TREE_CHANGED = (
+    ("DefaultPreemption", "preemption-executor", "defaultpreemption", "PreEnqueueDefaultPreemption"),
+)
+
+
+def _in_tree_class(module: str, cls_name: str):
+    return getattr(importlib.import_module(f"{__package__}.{module}"), cls_name)
 
 
 def in_tree_registry() -> dict:
@@ -150,6 +159,12 @@ IN_TREE_NAMES = frozenset(name for name, _module, _cls in IN_TREE)
 
 
 def registry_at(registry: dict, features) -> dict:
-    """``registry`` with the in-tree plugins of ``features``' version only (out-of-tree plugins kept)."""
+    """``registry`` with the in-tree plugins of ``features``' version only, in their type at that version
+    (IN_TREE_CHANGED); out-of-tree plugins kept."""
     present = features.version.in_tree_plugins
-    return {name: cls for name, cls in registry.items() if name not in IN_TREE_NAMES or name in present}
+    out = {name: cls for name, cls in registry.items() if name not in IN_TREE_NAMES or name in present}
+    for name, change, module, cls_name in IN_TREE_CHANGED:
+        base = next(c for n, _m, c in IN_TREE if n == name)
+        if features.has(change) and out.get(name) is _in_tree_class(module, base):
+            out[name] = _in_tree_class(module, cls_name)
+    return out

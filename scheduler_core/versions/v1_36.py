@@ -344,7 +344,7 @@ IMPLEMENTED_GATES = {
     "SchedulerQueueingHints": (True,),
     "SidecarContainers": (True,),
     "StorageCapacityScoring": (False,),
-    "SchedulerAsyncPreemption": (True,),
+    "SchedulerAsyncPreemption": (True, False),
     "SchedulerPopFromBackoffQ": (True,),
     "OpportunisticBatching": (True,),
     "NominatedNodeNameForExpectation": (True,),
@@ -450,6 +450,13 @@ CHANGES = {
     "balanced-allocation-balance-change": "NodeResourcesBalancedAllocation skips pods without requests at "
                                           "PreScore and scores the change in balance the pod makes: "
                                           "50 + (50 + with - without) / 2",
+    "preemption-executor": "preemption is actuated by 1.36's Executor: a victim whose deletion has started gets no "
+                           "call, a victim already gone is no error, a victim held at Permit is preempted (an "
+                           "Error status, \"preempted\") and its Preempted event ends in \" (in kube-scheduler "
+                           "memory).\"; no nomination is cleared when no node can be helped (the failure handler "
+                           "clears it); DefaultPreemption is a PreEnqueue plugin that holds a preemptor whose "
+                           "asynchronous preemption runs (SchedulerAsyncPreemption): \"waiting for the preemption "
+                           "for this pod to be finished\"",
     "non-zero-requests-summed": "a pod's non-zero cpu/memory (what LeastAllocated counts for the pods on a node) "
                                 "is PodRequests with 100m / 200Mi for each container that has none, sidecars "
                                 "included (1.30 took the containers' sum or the largest init container)",

@@ -1,28 +1,33 @@
-"""DefaultPreemption: the PostFilter that preempts lower-priority pods (plugins/defaultpreemption, v1.30).
+"""DefaultPreemption: the PostFilter that preempts lower-priority pods (plugins/defaultpreemption, v1.30 and
+v1.36.2; at 1.36 also a PreEnqueue plugin that holds a preemptor while its asynchronous preemption runs).
 
 Cluster client contract (``handle.client``; None in the one-pass simulation, where victims stay in place):
 
 * ``client.evict(victim, preemptor_uid, node_name)``: preempt one victim Pod. If the victim is waiting
-  at Permit, reject it with message "preempted"; otherwise set its condition ``DisruptionTarget=True``,
+  at Permit, reject it with message "preempted" (at 1.36 preempt it: an Error status, and the event's text ends
+  in " (in kube-scheduler memory)."); otherwise set its condition ``DisruptionTarget=True``,
   reason ``PreemptionByScheduler``, message ``<schedulerName>: preempting to accommodate a higher priority
   pod``, delete it, and record the Normal ``Preempted`` event "Preempted by pod <preemptor_uid> on node
-  <node_name>". Returns None on success or the error text; an error stops the preemption (status Error).
+  <node_name>". Returns None on success or the error text; an error stops the preemption (status Error). At
+  1.36 a victim that is already gone is no error.
 * ``client.clear_nomination(pod)``: clear ``status.nominatedNodeName`` of a pod. Called for the
   lower-priority pods nominated to the chosen node, and for the preemptor when no node can be helped.
   Errors are ignored, as kube does.
+* ``client.get_pod(namespace, name)``: the pod as the informer has it, or None (IsPodRunningPreemption).
 """
 from __future__ import annotations
 
 from functools import partial
 
 from ...framework.gosort import sort_slice
-from ...framework.interface import PostFilterPlugin, PostFilterResult
+from ...framework.interface import QUEUE_SKIP, PostFilterPlugin, PostFilterResult, PreEnqueuePlugin
 from ...framework.preemption import (
     Evaluator,
     filter_pods_with_pdb_violation,
     more_important_pod,
 )
 from ...framework.preemption_batch import LowPriorityPods
+from ...framework.preemption_executor import Executor
 from ...framework.profile import FrameworkError
 from ...framework.resource_filter import add_requests, remove_requests
 from ...framework.runtime import nominated_pods_to_add
@@ -32,6 +37,7 @@ from .. import names
 DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE = 10
 DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE = 100
 NO_VICTIMS = "No preemption victims found for incoming pod"
+WAITING_FOR_PREEMPTION = "waiting for the preemption for this pod to be finished"
 
 
 def _validate_args(pct, absolute):
@@ -74,6 +80,7 @@ class DefaultPreemption(PostFilterPlugin):
         self.low_priority_pods = LowPriorityPods(more_important_pod)
         self.min_candidate_nodes_percentage = min_candidate_nodes_percentage
         self.min_candidate_nodes_absolute = min_candidate_nodes_absolute
+        self.executor = Executor(handle)
 
     @classmethod
     def new(cls, args, handle):
@@ -181,6 +188,26 @@ class DefaultPreemption(PostFilterPlugin):
     def ordered_score_funcs(self, nodes_to_victims):
         """No custom order: pickOneNodeForPreemption's default criteria apply."""
         return None
+
+
+class PreEnqueueDefaultPreemption(DefaultPreemption, PreEnqueuePlugin):
+    """DefaultPreemption from 1.36 on (registry_at), also a PreEnqueue plugin: a pod whose asynchronous preemption
+    runs stays out of activeQ (gated) until it is done; with SchedulerAsyncPreemption off every pod passes."""
+
+    def pre_enqueue(self, pod):
+        if self.executor.is_pod_running_preemption(pod.uid):
+            return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, WAITING_FOR_PREEMPTION)
+        return None
+
+    def events_to_register(self):
+        """A pod's deletion may end the preemption that gates it; its hint is QueueSkip
+        (isPodSchedulableAfterPodDeletion: the plugins that rejected the pod decide). Nothing without asynchronous
+        preemption."""
+        return [("Pod", "Delete", self.is_pod_schedulable_after_pod_deletion)] if self.executor.asynchronous else []
+
+    @staticmethod
+    def is_pod_schedulable_after_pod_deletion(pod, old, new):
+        return QUEUE_SKIP
 
 
 class _NodeCopy:
