@@ -456,7 +456,8 @@ class Scheduler:
 
         Updates of pending pods that arrive during the attempt (status patches: nominations, conditions)
         reach the queue when the attempt is over, as an informer delivers them (the in-flight pod is then
-        back in its queue, not re-added as a new pod)."""
+        back in its queue, not re-added as a new pod); those of a pod bound or deleted since (its later event
+        was handled at once) are dropped, as the informer would have delivered them before that event."""
         pinfo = self.queue.pop()
         if pinfo is None:
             return None
@@ -466,7 +467,9 @@ class Scheduler:
         finally:
             deferred, self._deferred_updates = self._deferred_updates, None
             for old, new in deferred:
-                self._update_pod_in_queue(old, new)
+                live = self.cluster.get_pod(new.namespace, new.name)
+                if live is not None and live.uid == new.uid and not live.node_name:
+                    self._update_pod_in_queue(old, new)
             while self._after_attempt:
                 self._after_attempt.popleft()()
             self.process_ready()
@@ -547,6 +550,10 @@ class Scheduler:
             self.queue.activate(list(state.pods_to_activate.values()))
             state.pods_to_activate = {}
         attempt = _Attempt(fwk, state, pinfo, assumed, host, tr)
+        st_flight = self._pre_bind_pre_flight(attempt, waits=st is not None)
+        if st_flight is not None:
+            self._binding_failed(attempt, st_flight)
+            return
         if st is not None:
             tr.permit_wait = dict(waits)
             wp = WaitingPod(assumed, waits, self.clock.now(),
@@ -554,6 +561,24 @@ class Scheduler:
             fwk.handle.waiting_pods.add(wp)
             return
         self._binding_cycle(attempt, None)
+
+    def _pre_bind_pre_flight(self, a: _Attempt, waits: bool):
+        """The start of 1.36's binding cycle (NominatedNodeNameForExpectation): RunPreBindPreFlights, then, when
+        PreBind will act or the pod waits on Permit, status.nominatedNodeName set to the chosen node so that other
+        components see where the pod is going (an API error is logged). Returns the Error that ends the binding
+        cycle (a pod that would wait on Permit is then not held), or None."""
+        if not self.features.gates.get("NominatedNodeNameForExpectation"):
+            return None
+        st = a.fwk.run_pre_bind_pre_flights(a.state, a.assumed, a.host)
+        if st is not None and st.code != Code.SKIP:
+            return st
+        if st is None or waits:
+            try:
+                self.cluster.patch_pod_status(a.assumed, None, a.host)
+            except Exception as err:  # not critical: the binding cycle goes on, as kube's does
+                log.error("Failed to update the nominated node name in the binding cycle for %s: %s",
+                          a.assumed.key, err)
+        return None
 
     def _undo_assume(self, fwk, state, assumed, host) -> None:
         fwk.run_unreserve(state, assumed, host)

@@ -239,6 +239,9 @@ class GuardedPlugin(Plugin):
     def pre_bind(self, state, pod, node_name):
         return self._status_call("PreBind", self.plugin.pre_bind, state, pod, node_name)
 
+    def pre_bind_pre_flight(self, state, pod, node_name):
+        return self._status_call("PreBindPreFlight", self.plugin.pre_bind_pre_flight, state, pod, node_name)
+
     def bind(self, state, pod, node_name):
         return self._status_call("Bind", self.plugin.bind, state, pod, node_name)
 

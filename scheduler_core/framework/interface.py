@@ -120,6 +120,11 @@ class PreBindPlugin(Plugin):
     def pre_bind(self, state, pod, node_name):
         raise NotImplementedError
 
+    def pre_bind_pre_flight(self, state, pod, node_name):
+        """PreBindPreFlight (1.36, NominatedNodeNameForExpectation): None when PreBind will act for this pod on
+        the node, Skip when it has nothing to do (PreBind is then not called), or an Error."""
+        return None
+
 
 class BindPlugin(Plugin):
     def bind(self, state, pod, node_name):

@@ -746,8 +746,30 @@ class Framework:
             return Status(Code.WAIT, f'one or more plugins asked to wait and no plugin rejected pod "{pod.name}"'), waits
         return None, {}
 
+    def run_pre_bind_pre_flights(self, state, pod, node_name):
+        """RunPreBindPreFlights: None when some plugin's PreBind will act, Skip when none will, else an Error. The
+        plugins that answer Skip are not called at PreBind."""
+        result = Status(Code.SKIP)
+        skip = set()
+        for pl in self.pre_bind:
+            st = pl.pre_bind_pre_flight(state, pod, node_name)
+            code = Code.SUCCESS if st is None else st.code
+            if code == Code.ERROR:
+                return Status.error(f'running PreBindPreFlight "{pl.name}": {st.as_error()}')
+            if code == Code.SUCCESS:
+                result = None
+            elif code == Code.SKIP:
+                skip.add(pl.name)
+            else:
+                return Status.error(f'PreBindPreFlight {pl.name} returned "{code}", which is unsupported. It is '
+                                    f'supposed to return Success, Skip, or Error status')
+        state.skip_pre_bind_plugins = skip
+        return result
+
     def run_pre_bind(self, state, pod, node_name):
         for pl in self.pre_bind:
+            if pl.name in state.skip_pre_bind_plugins:
+                continue
             st = pl.pre_bind(state, pod, node_name)
             if st is not None and st.code != Code.SUCCESS:
                 st.plugin = pl.name

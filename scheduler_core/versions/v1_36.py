@@ -347,7 +347,7 @@ IMPLEMENTED_GATES = {
     "SchedulerAsyncPreemption": (True, False),
     "SchedulerPopFromBackoffQ": (True,),
     "OpportunisticBatching": (True,),
-    "NominatedNodeNameForExpectation": (True,),
+    "NominatedNodeNameForExpectation": (True, False),
     "ClearingNominatedNodeNameAfterBinding": (True, False),
     "SchedulerAsyncAPICalls": (False,),
     "PodLevelResources": (True,),

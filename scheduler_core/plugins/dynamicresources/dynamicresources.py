@@ -500,6 +500,15 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
             s.extended_claim = None
         return None
 
+    def pre_bind_pre_flight(self, state, pod, node_name):
+        """PreBind acts when the pod has claims."""
+        if not self.enabled:
+            return Status(Code.SKIP)
+        s = _state(state)
+        if s is None:
+            return Status.error(NOT_FOUND)
+        return Status(Code.SKIP) if s.claims.empty() else None
+
     def pre_bind(self, state, pod, node_name):
         if not self.enabled:
             return None

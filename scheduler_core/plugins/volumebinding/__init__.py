@@ -154,6 +154,17 @@ class VolumeBinding(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, 
         if pod_volumes is not None:
             self.binder.revert_assumed_pod_volumes(pod_volumes)
 
+    def pre_bind_pre_flight(self, state, pod, node_name):
+        """PreBind acts unless every claim is bound."""
+        s = state.get(STATE_KEY)
+        if s is None:
+            return Status.error("not found")
+        if s.all_bound:
+            return Status(Code.SKIP)
+        if s.pod_volumes_by_node is None or node_name not in s.pod_volumes_by_node:
+            return Status.error(f'no pod volume found for node "{node_name}"')
+        return None
+
     def pre_bind(self, state, pod, node_name):
         s = state.get(STATE_KEY)
         if s is None:
