@@ -10,6 +10,7 @@ import time
 
 import numpy as np
 
+from .framework.batch import SortedNodeScores, heap_first, sign_pod
 from .framework.cycle_state import CycleState
 from .framework.handle import features_of
 from .framework.node_table import row_mask
@@ -77,6 +78,10 @@ class SchedulerContext:
         # NumPy batch paths (NodeTable) for Filter in kube mode and for Score; False: per node only.
         self.batch = batch
         self.cycle = 0
+        # A scheduler loop sets the queue's scheduling cycle before each cycle and its clock (OpportunisticBatching
+        # reuses a cycle's results only in the next cycle of the same profile, within 0.5 s); None: no batching.
+        self.scheduling_cycle = None
+        self.now = time.monotonic
 
 
 def select_host(names, totals, ctx: SchedulerContext):
@@ -90,6 +95,21 @@ def select_host(names, totals, ctx: SchedulerContext):
     if ctx.tie_break == "name":
         return min(top), top
     return top[ctx.rng.randrange(len(top))], top
+
+
+def pop_sorted_node_scores(names, totals, ctx: SchedulerContext, pod, keep: bool):
+    """1.36's host (newSortedNodeScores(...).Pop()) and, when ``keep``, the rest of the order (a SortedNodeScores,
+    else None). A Randomizer per node only when an extender that is interested in the pod scored them."""
+    by_name = ctx.tie_break == "name"
+    randomizers = None
+    if not by_name and any(ext.is_interested(pod) for ext in ctx.extenders):
+        randomizers = [ctx.rng.getrandbits(63) for _ in names]
+    if keep:
+        others = SortedNodeScores(names, totals, randomizers, by_name=by_name)
+        return others.pop(), others
+    if by_name:
+        return select_host(names, totals, ctx)[0], None
+    return names[heap_first(totals, randomizers)], None
 
 
 def schedule_pod(fwk, ctx: SchedulerContext, pod, snapshot, state: CycleState | None = None,
@@ -108,7 +128,10 @@ def schedule_pod(fwk, ctx: SchedulerContext, pod, snapshot, state: CycleState | 
         tr.durations["total"] = time.perf_counter() - t_start
         return tr, state
 
-    feasible = _find_nodes_that_fit(fwk, ctx, state, pod, snapshot, tr)
+    features = features_of(fwk.handle)
+    batch = fwk.batch if ctx.scheduling_cycle is not None and features.gates.get("OpportunisticBatching") else None
+    signature = sign_pod(fwk, pod) if batch is not None else None
+    feasible = _find_nodes_that_fit(fwk, ctx, state, pod, snapshot, tr, batch, signature)
     if tr.error:
         tr.durations["total"] = time.perf_counter() - t_start
         return tr, state
@@ -139,16 +162,24 @@ def schedule_pod(fwk, ctx: SchedulerContext, pod, snapshot, state: CycleState | 
         if tr.error:
             tr.durations["total"] = time.perf_counter() - t_start
             return tr, state
+    others = None
     if len(feasible) == 1:
         tr.chosen = feasible[0].name
         tr.top_nodes = [tr.chosen]
+    elif features.has("sorted-node-scores"):
+        tr.chosen, others = pop_sorted_node_scores(tr.feasible, totals, ctx, pod,
+                                                   keep=batch is not None and signature is not None)
+        best = max(totals)
+        tr.top_nodes = [n for n, t in zip(tr.feasible, totals) if t == best]
     else:
         tr.chosen, tr.top_nodes = select_host(tr.feasible, totals, ctx)
+    if batch is not None:
+        batch.store(signature, tr.node_hint, tr.chosen, others, ctx.scheduling_cycle, ctx.now())
     tr.durations["total"] = time.perf_counter() - t_start
     return tr, state
 
 
-def _find_nodes_that_fit(fwk, ctx, state, pod, snapshot, tr):
+def _find_nodes_that_fit(fwk, ctx, state, pod, snapshot, tr, batch=None, signature=None):
     all_nodes = snapshot.node_infos
     t0 = time.perf_counter()
     record = {}
@@ -182,11 +213,15 @@ def _find_nodes_that_fit(fwk, ctx, state, pod, snapshot, tr):
         return []
 
     t0 = time.perf_counter()
+    if batch is not None:
+        # GetNodeHint, even for a pod with a nominated node (which is tried instead)
+        tr.node_hint = batch.node_hint(pod, signature, state, ctx.scheduling_cycle, snapshot, ctx.now())
     nominated_only = None
-    if pod.nominated_node_name:
-        # evaluateNominatedNode (v1.30 does not check the PreFilterResult here); a rejection stays in
+    tried = pod.nominated_node_name or tr.node_hint
+    if tried:
+        # evaluateNominatedNode (neither version checks the PreFilterResult here); a rejection stays in
         # the node statuses, so it counts as processed, and an Error just falls back to all nodes.
-        ni = snapshot.get(pod.nominated_node_name)
+        ni = snapshot.get(tried)
         if ni is not None:
             st_n = fwk.run_filter_with_nominated_pods(state, pod, ni, ctx.nominated_pods_for_node)
             if st_n is None:

@@ -243,6 +243,7 @@ class Scheduler:
         self.ctx = SchedulerContext(tie_break=tie_break, seed=seed,
                                     percentage_of_nodes_to_score=self.config.percentage_of_nodes_to_score,
                                     extenders=self.extenders, trace_all_filters=trace_all_filters)
+        self.ctx.now = self.clock.now
         self.handles = {}
         handles = []
 
@@ -496,6 +497,7 @@ class Scheduler:
         if self.cache.is_assumed_pod(pod):
             return None
         state = CycleState()
+        self.ctx.scheduling_cycle = self.queue.scheduling_cycle
         self._cycle_deleted = []
         self._cycle_async_victims = []
         try:

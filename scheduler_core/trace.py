@@ -62,6 +62,7 @@ class CycleTrace:
         self.num_to_find = 0             # numFeasibleNodesToFind for that search
         self.start_index = -1            # nextStartNodeIndex when the search began
         self.processed_nodes = -1        # how far the start index advanced
+        self.node_hint = ""              # OpportunisticBatching's hint (the next node of the last cycle's order)
         # Filled by the scheduling loop (scheduler.py):
         self.status_code = ""            # failure code of the attempt (Unschedulable, Error, ...); "" if bound
         self.nominated_node = None       # node the failure handler nominated (from PostFilter)
@@ -202,7 +203,8 @@ class CycleTrace:
                   "evaluated_nodes": list(self.evaluated_nodes),
                   "extender_filter": self.extender_filter, "extender_scores": self.extender_scores,
                   "search": {"num_nodes": self.num_nodes, "num_to_find": self.num_to_find,
-                             "start_index": self.start_index, "processed_nodes": self.processed_nodes},
+                             "start_index": self.start_index, "processed_nodes": self.processed_nodes,
+                             "node_hint": self.node_hint},
                   "status_code": self.status_code, "nominated_node": self.nominated_node,
                   "nominated_node_before": self.nominated_node_before, "victims": list(self.victims),
                   "permit_wait": dict(self.permit_wait), "bind_error": self.bind_error})

@@ -11,6 +11,7 @@ finishes in the background, and may still touch the plugin's own state) and a fr
 """
 from __future__ import annotations
 
+import json
 import logging
 import operator
 import queue
@@ -239,6 +240,21 @@ class GuardedPlugin(Plugin):
     def pre_bind(self, state, pod, node_name):
         return self._status_call("PreBind", self.plugin.pre_bind, state, pod, node_name)
 
+    def guarded_sign_pod(self, pod):
+        """SignPod of a plugin that signs: ([(key, value)], status); a failed call leaves the pod unsigned."""
+        try:
+            fragments, st = _pair("SignPod", self._call("SignPod", self.plugin.sign_pod, pod))
+            fragments = [_pair("SignPod fragment", f) for f in fragments or ()]
+            for key, value in fragments:
+                if not isinstance(key, str):
+                    raise PluginCallError(f"SignPod fragment key {key!r} is not a string")
+                json.dumps(value)
+        except PluginCallError as err:
+            return [], Status.error(str(err))
+        except (TypeError, ValueError) as err:
+            return [], Status.error(f"SignPod fragment is not JSON: {err}")
+        return fragments, _as_status("SignPod", st)
+
     def pre_bind_pre_flight(self, state, pod, node_name):
         return self._status_call("PreBindPreFlight", self.plugin.pre_bind_pre_flight, state, pod, node_name)
 
@@ -263,6 +279,8 @@ def guard_class(name: str, plugin_class, origin: str = "", call_timeout=DEFAULT_
     extension points. ``call_timeout`` is the budget per call in seconds (falsy: no budget)."""
     points = extension_points_of(plugin_class)
     bases = (GuardedPlugin,) + tuple(POINT_INTERFACES[p] for p in EXTENSION_POINTS if p in points)
-    return type(f"OutOfTree{plugin_class.__name__}", bases,
-                {"name": name, "plugin_class": plugin_class, "origin": origin, "call_timeout": call_timeout,
-                 "__module__": __name__, "__doc__": f"Out-of-tree plugin {name} ({origin})."})
+    attrs = {"name": name, "plugin_class": plugin_class, "origin": origin, "call_timeout": call_timeout,
+             "__module__": __name__, "__doc__": f"Out-of-tree plugin {name} ({origin})."}
+    if getattr(plugin_class, "sign_pod", None) is not None:
+        attrs["sign_pod"] = GuardedPlugin.guarded_sign_pod   # a SignPlugin (OpportunisticBatching)
+    return type(f"OutOfTree{plugin_class.__name__}", bases, attrs)

@@ -8,6 +8,7 @@ import numpy as np
 
 from ..lazy import LazyDict
 from .filter_table import FilterTable, StatusPool, distinct_codes, fill_first
+from .batch import OpportunisticBatch
 from .interface import MAX_NODE_SCORE, MIN_NODE_SCORE, POINT_INTERFACES
 from .node_table import row_mask
 from .resource_filter import ResourceFilter, nominated_pods_to_add  # noqa: F401 (also imported from here)
@@ -139,6 +140,18 @@ class Framework:
         self.score_weights = score_weights
         self._pre_filter_ext = [(p.name, p.pre_filter_extensions()) for p in self.pre_filter]
         self._pre_filter_ext = [(n, e) for n, e in self._pre_filter_ext if e is not None]
+        self._signers = False   # computed at the first signature (the handle's extenders are set by then)
+        self.batch = OpportunisticBatch(self)
+
+    def signers(self):
+        """computeBatchablePlugins: the PreFilter, Filter, PreScore and Score plugins (each once) that sign pods,
+        or None when one of them cannot (no ``sign_pod``) or the scheduler has extenders."""
+        if self._signers is False:
+            plugins = list(dict.fromkeys(self.pre_filter + self.filter + self.pre_score + self.score))
+            unsigned = any(getattr(pl, "sign_pod", None) is None for pl in plugins)
+            extenders = self.handle is not None and self.handle.extenders
+            self._signers = None if unsigned or extenders else plugins
+        return self._signers
 
     # -- introspection -----------------------------------------------------------------------
     def list_plugins(self) -> dict:

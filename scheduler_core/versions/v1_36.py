@@ -346,7 +346,7 @@ IMPLEMENTED_GATES = {
     "StorageCapacityScoring": (False,),
     "SchedulerAsyncPreemption": (True, False),
     "SchedulerPopFromBackoffQ": (True,),
-    "OpportunisticBatching": (True,),
+    "OpportunisticBatching": (True, False),
     "NominatedNodeNameForExpectation": (True, False),
     "ClearingNominatedNodeNameAfterBinding": (True, False),
     "SchedulerAsyncAPICalls": (False,),
@@ -450,6 +450,10 @@ CHANGES = {
     "balanced-allocation-balance-change": "NodeResourcesBalancedAllocation skips pods without requests at "
                                           "PreScore and scores the change in balance the pod makes: "
                                           "50 + (50 + with - without) / 2",
+    "sorted-node-scores": "the host is popped from a heap of the scored nodes (newSortedNodeScores: highest total "
+                          "first, ties by a Randomizer that only nodes scored by an extender get, else in the "
+                          "heap's own order, which follows the feasible nodes' order) instead of selectHost's "
+                          "reservoir sampling",
     "preemption-executor": "preemption is actuated by 1.36's Executor: a victim whose deletion has started gets no "
                            "call, a victim already gone is no error, a victim held at Permit is preempted (an "
                            "Error status, \"preempted\") and its Preempted event ends in \" (in kube-scheduler "

@@ -24,6 +24,7 @@ from ...framework.handle import features_of, queueing_hints_of
 from ...framework.interface import (MAX_NODE_SCORE, QUEUE, QUEUE_SKIP, FilterPlugin, PostFilterPlugin, PreBindPlugin,
                                     PreEnqueuePlugin, PreFilterPlugin, ReservePlugin, ScoreExtensions, ScorePlugin)
 from ...framework.status import Code, Status
+from ...framework import signers
 from ...objects.field import aggregate
 from ...objects.selectors import NodeSelector
 from ..helper import default_normalize_score, default_normalize_score_array
@@ -575,6 +576,12 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
             objects.resource_claims[claim_key(claim)] = claim
         self.in_flight.pop(claim_key(claim), None)
         return None
+
+    def sign_pod(self, pod):
+        """A pod with resource claims has no signature (whether a claim stays on one host is not known)."""
+        if (pod.raw.get("spec") or {}).get("resourceClaims"):
+            return signers.unsignable("pods with dra resource claims are not signable")
+        return [], None
 
 
 def _validate_class(classes: dict, class_name: str, request_name: str):

@@ -5,6 +5,7 @@ import numpy as np
 
 from ...framework.handle import features_of
 from ...framework.interface import MAX_NODE_SCORE, ScorePlugin
+from ...framework import signers
 from .. import names
 
 MB = 1024 * 1024
@@ -83,3 +84,10 @@ class ImageLocality(ScorePlugin):
 
     def score_extensions(self):
         return None
+
+    def sign_pod(self, pod):
+        """Scoring depends on the containers' and init containers' images."""
+        spec = pod.raw.get("spec") or {}
+        images = {normalized_image_name(c.get("image") or "")
+                  for c in list(spec.get("containers") or ()) + list(spec.get("initContainers") or ())}
+        return [(signers.IMAGE_NAMES, sorted(images))], None

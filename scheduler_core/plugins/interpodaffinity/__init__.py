@@ -23,6 +23,7 @@ from ...framework.node_table import EXACT_LIMIT
 from ...framework.pod_index import match_counts, term_index
 from ...framework.profile import FrameworkError
 from ...framework.status import Code, Status
+from ...framework import signers
 from .. import names
 
 PRE_FILTER_KEY = "PreFilter" + names.INTER_POD_AFFINITY
@@ -604,4 +605,14 @@ class InterPodAffinity(PreFilterPlugin, PreFilterExtensions, FilterPlugin, PreSc
             if key in old.labels and (key not in new.labels or old.labels[key] != new.labels[key]):
                 return QUEUE
         return QUEUE_SKIP
+
+    def sign_pod(self, pod):
+        """A pod with pod (anti-)affinity has no signature; other pods are signed by their labels (which the
+        existing pods' terms match), unless ignorePreferredTermsOfExistingPods."""
+        affinity = (pod.raw.get("spec") or {}).get("affinity") or {}
+        if affinity.get("podAffinity") is not None or affinity.get("podAntiAffinity") is not None:
+            return signers.unsignable("pods with InterPodAffinity are not signable")
+        if self.ignore_preferred_terms_of_existing_pods:
+            return [], None
+        return [(signers.LABELS, pod.labels)], None
 

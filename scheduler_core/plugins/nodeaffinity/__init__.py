@@ -20,6 +20,7 @@ from ...framework.node_table import (
 )
 from ...framework.profile import FrameworkError
 from ...framework.status import Code, Status
+from ...framework import signers
 from ...objects.errors import ParseError
 from ...objects.field import aggregate
 from ...objects.selectors import NodeSelector, PreferredTerm
@@ -229,3 +230,8 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, S
         if old is None:
             return QUEUE
         return QUEUE_SKIP if required_node_affinity_matches(pod, old) else QUEUE
+
+    def sign_pod(self, pod):
+        """Filtering and scoring depend on the pod's node affinity and nodeSelector."""
+        return [(signers.NODE_AFFINITY, signers.node_affinity(pod)),
+                (signers.NODE_SELECTOR, signers.node_selector(pod))], None

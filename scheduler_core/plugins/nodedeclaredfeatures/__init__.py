@@ -8,6 +8,7 @@ from typing import Callable, NamedTuple
 from ...framework.handle import features_of
 from ...framework.interface import QUEUE, QUEUE_SKIP, FilterPlugin, PreFilterPlugin
 from ...framework.status import Code, Status
+from ...framework import signers
 from .. import names
 
 STATE_KEY = "PreFilter" + names.NODE_DECLARED_FEATURES
@@ -136,3 +137,8 @@ class NodeDeclaredFeatures(PreFilterPlugin, FilterPlugin):
                                 ((new.raw.get("status") or {}).get("declaredFeatures") or [])):
             return QUEUE_SKIP
         return QUEUE
+
+    def sign_pod(self, pod):
+        """Feasibility depends on the node features the pod requires."""
+        reqs = self.framework.infer_for_pod_scheduling(pod.raw.get("spec") or {}, self.version)
+        return [(signers.FEATURES, sorted(reqs))], None

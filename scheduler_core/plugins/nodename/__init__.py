@@ -4,6 +4,7 @@ import numpy as np
 from ...framework.handle import queueing_hints_of
 from ...framework.interface import FilterPlugin
 from ...framework.status import Code, Status
+from ...framework import signers
 from .. import names
 
 ERR_REASON = "node(s) didn't match the requested node name"
@@ -37,3 +38,7 @@ class NodeName(FilterPlugin):
 
     def events_to_register(self):
         return (("Node", ("Add",)),) if self.queueing_hints else (("Node", ("Add", "Update")),)
+
+    def sign_pod(self, pod):
+        """Feasibility depends on spec.nodeName."""
+        return [(signers.NODE_NAME, (pod.raw.get("spec") or {}).get("nodeName") or "")], None

@@ -4,6 +4,7 @@ from __future__ import annotations
 from ...framework.handle import queueing_hints_of
 from ...framework.interface import QUEUE, QUEUE_SKIP, FilterPlugin, PreFilterPlugin
 from ...framework.status import Code, Status
+from ...framework import signers
 from .. import names
 
 PRE_FILTER_KEY = "PreFilter" + names.NODE_PORTS
@@ -72,3 +73,7 @@ class NodePorts(PreFilterPlugin, FilterPlugin):
         if not old.host_ports:
             return QUEUE_SKIP
         return QUEUE_SKIP if fits_ports(pod.host_ports, set(old.host_ports)) else QUEUE
+
+    def sign_pod(self, pod):
+        """Feasibility depends on the containers' host ports."""
+        return [(signers.HOST_PORTS, signers.host_ports(pod))], None

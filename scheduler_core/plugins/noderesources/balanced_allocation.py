@@ -97,11 +97,12 @@ def balance_change_score_batch(requested, allocatable, weights, allocated):
 class BalancedAllocation(ResourceAllocationScoring):
     name = names.NODE_RESOURCES_BALANCED_ALLOCATION
 
-    def __init__(self, args: dict, balance_change: bool = False):
+    def __init__(self, args: dict, balance_change: bool = False, handle=None):
         resources = (args or {}).get("resources") or [{"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1}]
         resources = [(r["name"], r.get("weight") or 1) for r in resources]
         # 1.36: best-effort pods are skipped and the score is the change in balance
         self.balance_change = balance_change
+        self.dra_handle = handle if handle is not None and handle.features.gates.get("DRAExtendedResource") else None
         if balance_change:
             self.scorer = ResourceAllocationScorer(self.name, resources, balance_change_score, use_requested=True,
                                                    batch=balance_change_score_batch, with_allocated=True)
@@ -111,7 +112,7 @@ class BalancedAllocation(ResourceAllocationScoring):
 
     @classmethod
     def new(cls, args, handle):
-        return cls(args, features_of(handle).has("balanced-allocation-balance-change"))
+        return cls(args, features_of(handle).has("balanced-allocation-balance-change"), handle)
 
     def _best_effort(self, requests) -> bool:
         return self.balance_change and not any(requests)

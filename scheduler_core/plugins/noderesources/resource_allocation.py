@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...dra.extended import delegated_to_dra
+from ...framework import signers
 from ...framework.interface import PreScorePlugin, ScorePlugin
 from ...framework.node_table import EXACT_LIMIT
 
@@ -114,6 +116,7 @@ class ResourceAllocationScoring(PreScorePlugin, ScorePlugin):
     """PreScore/Score shared by NodeResourcesFit and BalancedAllocation: ``self.scorer`` does the arithmetic."""
 
     scorer: ResourceAllocationScorer
+    dra_handle = None   # DRAExtendedResource on: the handle whose DeviceClasses may back extended resources
 
     @property
     def pre_score_key(self) -> str:
@@ -126,6 +129,17 @@ class ResourceAllocationScoring(PreScorePlugin, ScorePlugin):
     def pre_score(self, state, pod, node_infos):
         state.write(self.pre_score_key, self.scorer.pod_requests(pod))
         return None
+
+    def sign_pod(self, pod):
+        """Both sign the pod's requests (computePodResourceRequest); a pod asking for an extended resource a
+        DeviceClass backs has no signature."""
+        requests = pod.spec_requests
+        if self.dra_handle is not None:
+            classes = self.dra_handle.objects.device_classes
+            for name, quantity in requests.items():
+                if quantity and is_scalar_resource(name) and delegated_to_dra(name, {}, classes):
+                    return signers.unsignable("signature disabled when dra extended resources are used in the cluster")
+        return [(signers.RESOURCES, dict(requests))], None
 
     def score(self, state, pod, node_info):
         return self.scorer.score(pod, node_info, self._pod_requests(state, pod)), None

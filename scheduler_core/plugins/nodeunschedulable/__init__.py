@@ -4,6 +4,7 @@ import numpy as np
 from ...framework.handle import queueing_hints_of
 from ...framework.interface import QUEUE, QUEUE_SKIP, FilterPlugin
 from ...framework.status import Code, Status
+from ...framework import signers
 from ...objects import Taint, tolerates_taint
 from .. import names
 
@@ -59,3 +60,7 @@ class NodeUnschedulable(FilterPlugin):
         if pod.uid == new.uid and tolerates_taint(new.tolerations, UNSCHEDULABLE_TAINT):
             return QUEUE
         return QUEUE_SKIP
+
+    def sign_pod(self, pod):
+        """Feasibility and scoring depend on the pod's tolerations."""
+        return [(signers.TOLERATIONS, signers.tolerations(pod))], None

@@ -6,6 +6,7 @@ import secrets
 from ...framework.handle import queueing_hints_of
 from ...framework.interface import QUEUE, QUEUE_SKIP, FilterPlugin, PreFilterPlugin
 from ...framework.status import Code, Status
+from ...framework import signers
 from .. import names
 from ..helper import csi_translation as csitrans
 from ..helper.volume import (
@@ -236,3 +237,7 @@ class CSILimits(PreFilterPlugin, FilterPlugin):
                     for d in (csi_node.get("spec") or {}).get("drivers") or ()}
         before = limits(old)
         return QUEUE if any(count > before.get(name, 0) for name, count in limits(new).items()) else QUEUE_SKIP
+
+    def sign_pod(self, pod):
+        """Feasibility and scoring depend on the volume sources other than configMap and secret."""
+        return [(signers.VOLUMES, signers.volumes(pod))], None

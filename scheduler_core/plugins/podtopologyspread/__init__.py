@@ -33,6 +33,7 @@ from ...framework.interface import (
 from ...framework.node_table import counts_by_code
 from ...framework.profile import FrameworkError
 from ...framework.status import Code, Status
+from ...framework import signers
 from ...objects.pod import TopologySpreadConstraint
 from .. import names
 from .common import (
@@ -326,3 +327,12 @@ class PodTopologySpread(PreFilterPlugin, PreFilterExtensions, FilterPlugin, PreS
         if new is not None:
             return QUEUE if new_matching else QUEUE_SKIP
         return QUEUE if old_matching else QUEUE_SKIP
+
+    def sign_pod(self, pod):
+        """Spreading is not local to a pod and a node: a pod with constraints, its own or the defaults, has no
+        signature."""
+        if (pod.raw.get("spec") or {}).get("topologySpreadConstraints"):
+            return signers.unsignable("pods with topology constraints are not signable")
+        if self.default_constraints:
+            return signers.unsignable("pods with default topology constraints are not signable")
+        return [], None

@@ -11,6 +11,7 @@ from ...framework.interface import (
 )
 from ...framework.handle import features_of, queueing_hints_of
 from ...framework.status import Code, Status
+from ...framework import signers
 from .. import names
 from ..helper import (
     default_normalize_score,
@@ -112,3 +113,7 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin, ScoreExtensions
     def is_schedulable_after_pod_toleration_change(pod, old, new):
         """The pod's own tolerations changed."""
         return QUEUE if pod.uid == new.uid else QUEUE_SKIP
+
+    def sign_pod(self, pod):
+        """Feasibility and scoring depend on the pod's tolerations."""
+        return [(signers.TOLERATIONS, signers.tolerations(pod))], None

@@ -21,6 +21,7 @@ from ...framework.interface import (
 from ...framework.handle import features_of, queueing_hints_of
 from ...objects.quantity import value
 from ...framework.status import Code, Status
+from ...framework import signers
 from .. import names
 from ..helper.volume import claim_name_of, pod_names_claim, pvc_not_found, spec, volume_is_for_pod
 from .binder import BinderError, VolumeBinder
@@ -238,3 +239,7 @@ class VolumeBinding(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, 
             if (old.get("spec") or {}).get("storageCapacity") and not (new.get("spec") or {}).get("storageCapacity"):
                 return QUEUE
         return QUEUE_SKIP
+
+    def sign_pod(self, pod):
+        """Feasibility and scoring depend on the volume sources other than configMap and secret."""
+        return [(signers.VOLUMES, signers.volumes(pod))], None

@@ -4,6 +4,7 @@ from __future__ import annotations
 from ...framework.handle import features_of, queueing_hints_of
 from ...framework.interface import QUEUE, QUEUE_SKIP, FilterPlugin, PreFilterExtensions, PreFilterPlugin
 from ...framework.status import Code, Status
+from ...framework import signers
 from .. import names
 from ..helper.volume import READ_WRITE_ONCE_POD, pvc_not_found, spec
 
@@ -175,3 +176,7 @@ class VolumeRestrictions(PreFilterPlugin, FilterPlugin, PreFilterExtensions):
         if any(needs_restrictions_check(v) and is_volume_conflict(v, old) for v in pod.volumes):
             return QUEUE
         return QUEUE if not _claim_names(pod).isdisjoint(_claim_names(old)) else QUEUE_SKIP
+
+    def sign_pod(self, pod):
+        """Feasibility and scoring depend on the volume sources other than configMap and secret."""
+        return [(signers.VOLUMES, signers.volumes(pod))], None

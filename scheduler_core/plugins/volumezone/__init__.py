@@ -4,6 +4,7 @@ from __future__ import annotations
 from ...framework.handle import queueing_hints_of
 from ...framework.interface import QUEUE, QUEUE_SKIP, FilterPlugin, PreFilterPlugin
 from ...framework.status import Code, Status
+from ...framework import signers
 from .. import names
 from ..helper.volume import (
     WAIT_FOR_FIRST_CONSUMER,
@@ -174,3 +175,7 @@ class VolumeZone(PreFilterPlugin, FilterPlugin):
         if old is None:
             return QUEUE
         return QUEUE if _pv_topologies(old) != _pv_topologies(new) else QUEUE_SKIP
+
+    def sign_pod(self, pod):
+        """Feasibility and scoring depend on the volume sources other than configMap and secret."""
+        return [(signers.VOLUMES, signers.volumes(pod))], None
