@@ -12,7 +12,12 @@ as the harness's apiserver makes them (created with the not-ready taint, then Re
 events), and Schedscope is given the same events. Kube's pod moves between its queues ("Pod moved to an internal
 scheduling queue") are printed too.
 
-    python tools/queue_oracle.py [--settle SECONDS]
+    python tools/queue_oracle.py [--settle SECONDS] [--steps queue|preemption]
+
+``--steps preemption`` goes through a preemption instead: two low-priority pods fill a node, then a high-priority
+pod preempts both (victims deleted at once: terminationGracePeriodSeconds 0, as no kubelet runs), then another
+low-priority pod comes; at 1.36 the victims are deleted asynchronously while DefaultPreemption's PreEnqueue holds
+the preemptor.
 
 The binaries come from ``$KUBEBUILDER_ASSETS`` or ../shared/envtest (tests/envtest.py). Exit status 1 when a step
 differs.
@@ -48,11 +53,13 @@ MOVE = re.compile(r'"Pod moved to an internal scheduling queue" pod="default/([^
                   r'queue="([^"]+)"')
 
 
-def pod(name, cpu, gates=None, ports=None, labels=None, affinity=None) -> dict:
+def pod(name, cpu, gates=None, ports=None, labels=None, affinity=None, priority=None) -> dict:
     container = {"name": "c", "image": "pause", "resources": {"requests": {"cpu": cpu, "memory": "64Mi"}}}
     if ports:
         container["ports"] = [{"containerPort": p, "hostPort": p} for p in ports]
     spec = {"containers": [container]}
+    if priority is not None:   # the class admission resolves, and the value it writes
+        spec.update(priorityClassName=f"p{priority}", priority=priority, terminationGracePeriodSeconds=0)
     if gates:
         spec["schedulingGates"] = [{"name": g} for g in gates]
     if affinity:
@@ -78,9 +85,17 @@ STEPS = [
     ("db1 deleted", [("delete", "db1")]),
     ("web1 deleted", [("delete", "web1")]),
 ]
+PREEMPTION_STEPS = [
+    ("n1 (2 cpu); low1 and low2 (700m each, priority 100)",
+     [("priorityclass", 100), ("priorityclass", 1000), ("node", "n1", "2", None),
+      ("pod", pod("low1", "700m", priority=100)), ("pod", pod("low2", "700m", priority=100))]),
+    ("high (1500m, priority 1000) preempts low1 and low2", [("pod", pod("high", "1500m", priority=1000))]),
+    ("low3 (700m, priority 100) finds no room", [("pod", pod("low3", "700m", priority=100))]),
+]
+STEP_SETS = {"queue": STEPS, "preemption": PREEMPTION_STEPS}
 
 
-def run_kube(workdir: Path, settle: float) -> tuple[list, list]:
+def run_kube(workdir: Path, settle: float, steps) -> tuple[list, list]:
     """[(attempts per pod, {pod: node or None})] after each step, and kube's queue moves."""
     cp = envtest.ControlPlane(workdir, scheduler=True, scheduler_v=10).start()
     try:
@@ -88,10 +103,13 @@ def run_kube(workdir: Path, settle: float) -> tuple[list, list]:
         core = kclient.CoreV1Api(api)
         envtest.ensure_namespace(api, "default")
         out = []
-        for _what, actions in STEPS:
+        for _what, actions in steps:
             for action in actions:
                 kind, *args = action
-                if kind == "node":
+                if kind == "priorityclass":
+                    kclient.SchedulingV1Api(api).create_priority_class(
+                        {"metadata": {"name": f"p{args[0]}"}, "value": args[0]})
+                elif kind == "node":
                     name, cpu, taints = args
                     envtest.add_ready_node(api, name, cpu=cpu, taints=taints)
                 elif kind == "pod":
@@ -109,13 +127,15 @@ def run_kube(workdir: Path, settle: float) -> tuple[list, list]:
             for name in ATTEMPT.findall(cp.scheduler_log.read_text(errors="replace")):
                 attempts[name] = attempts.get(name, 0) + 1
             bound = {p.metadata.name: p.spec.node_name for p in core.list_namespaced_pod("default").items}
-            out.append((attempts, bound))
+            preempted = sorted(e.involved_object.name for e in core.list_namespaced_event("default").items
+                               if e.reason == "Preempted")
+            out.append((attempts, bound, preempted))
         return out, MOVE.findall(cp.scheduler_log.read_text(errors="replace"))
     finally:
         cp.stop()
 
 
-def run_schedscope(settle: float) -> list:
+def run_schedscope(settle: float, steps) -> list:
     """The same steps through Schedscope's loop at 1.36 on a simulated cluster, ``settle`` seconds of its clock
     after each."""
     clock = FakeClock(1000.0)
@@ -131,9 +151,11 @@ def run_schedscope(settle: float) -> list:
         sched.run_until_idle()
 
     out = []
-    for _what, actions in STEPS:
+    for _what, actions in steps:
         for action in actions:
             kind, *args = action
+            if kind == "priorityclass":
+                continue   # the pods carry their priority
             if kind == "node":
                 name, cpu, taints = args
                 body, status = envtest.ready_node(name, cpu=cpu, taints=taints)
@@ -170,7 +192,8 @@ def run_schedscope(settle: float) -> list:
         clock.set(end)
         sched.queue.tick()
         sched.run_until_idle()
-        out.append((dict(attempts), {p.name: p.node_name or None for p in cluster.pods.values()}))
+        out.append((dict(attempts), {p.name: p.node_name or None for p in cluster.pods.values()},
+                    sorted(e["object"].split("/", 1)[1] for e in cluster.events if e["reason"] == "Preempted")))
     return out
 
 
@@ -178,21 +201,26 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--settle", type=float, default=5.0, help="seconds each step is given (default 5: the 1 s "
                                                                   "initial backoff and its flush, with room)")
+    ap.add_argument("--steps", choices=sorted(STEP_SETS), default="queue", help="which cluster changes (default "
+                                                                                 "queue)")
     args = ap.parse_args(argv)
+    steps = STEP_SETS[args.steps]
     with tempfile.TemporaryDirectory(prefix="queue-oracle-") as tmp:
-        kube, moves = run_kube(Path(tmp) / "cp", args.settle)
-    ours = run_schedscope(args.settle)
+        kube, moves = run_kube(Path(tmp) / "cp", args.settle, steps)
+    ours = run_schedscope(args.settle, steps)
     equal = 0
-    for (what, _actions), (k_attempts, k_bound), (o_attempts, o_bound) in zip(STEPS, kube, ours):
-        same = k_attempts == o_attempts and {p: bool(n) for p, n in k_bound.items()} == \
+    for (what, _actions), (k_attempts, k_bound, k_pre), (o_attempts, o_bound, o_pre) in zip(steps, kube, ours):
+        same = k_attempts == o_attempts and k_pre == o_pre and {p: bool(n) for p, n in k_bound.items()} == \
             {p: bool(n) for p, n in o_bound.items()}
         equal += same
         print(f"{'equal' if same else 'DIFFERENT'}: {what}")
-        print(f"  kube-scheduler: attempts {dict(sorted(k_attempts.items()))}, bound {dict(sorted(k_bound.items()))}")
-        print(f"  Schedscope:     attempts {dict(sorted(o_attempts.items()))}, bound {dict(sorted(o_bound.items()))}")
+        print(f"  kube-scheduler: attempts {dict(sorted(k_attempts.items()))}, bound {dict(sorted(k_bound.items()))}, "
+              f"preempted {k_pre}")
+        print(f"  Schedscope:     attempts {dict(sorted(o_attempts.items()))}, bound {dict(sorted(o_bound.items()))}, "
+              f"preempted {o_pre}")
     print("kube-scheduler's queue moves (pod, event, queue):", moves)
-    print(f"queue oracle: {equal}/{len(STEPS)} steps with the same attempts per pod and the same bound pods")
-    return 0 if equal == len(STEPS) else 1
+    print(f"queue oracle: {equal}/{len(steps)} steps with the same attempts per pod, bound pods and preempted pods")
+    return 0 if equal == len(steps) else 1
 
 
 if __name__ == "__main__":
