@@ -223,6 +223,8 @@ class Runner:
         only (it adds and deletes pods itself)."""
         if spec == self.workload_spec:
             return
+        if self.workload is not None:   # its ReplicaSets scaled to the pods it made last
+            self.engine.sync_replica_sets(self.workload.scaled)
         self.workload_spec = spec
         self.workload = WorkloadGenerator(spec, random.Random()) if spec and not self.real else None
 

@@ -156,12 +156,22 @@ def test_the_workload_generators_pods_belong_to_the_replica_sets_it_scales(api):
     cluster = load_cluster(api, scenario)
     token = credentials.create_token(cluster, "tests", None)[1]
     Cluster.objects.filter(pk=cluster.pk).update(
-        desired_state=Cluster.RUNNING, workload={"rate": 40.0, "max_pods": 60, "max_pending": 60, "lifetime": 600,
+        desired_state=Cluster.RUNNING, workload={"rate": 40.0, "max_pods": 400, "max_pending": 400, "lifetime": 600,
                                                  "namespace": "gen"})
     loop = threading.Thread(target=Runner(cluster.id).run, daemon=True)
     loop.start()
     try:
         wait_for(lambda: Pod.objects.filter(cluster=cluster).count() >= 40, 60, what="the generator's pods")
+        # turned off while the loop runs: its ReplicaSets stay scaled to the pods it made
+        Cluster.objects.filter(pk=cluster.pk).update(workload=None)
+        control.send(cluster.id, "workload")
+
+        def settled():
+            sets = replica_sets(cluster, token, "gen").values()
+            held = Pod.objects.filter(cluster=cluster).count()
+            return all(r["spec"]["replicas"] == (r.get("status") or {}).get("replicas") for r in sets) and \
+                sum(r["spec"]["replicas"] for r in sets) == held
+        wait_for(settled, 60, what="the ReplicaSets scaled to the pods made")
     finally:
         Cluster.objects.filter(pk=cluster.pk).update(desired_state=Cluster.STOPPED)
         control.send(cluster.id, "state")
