@@ -84,14 +84,18 @@ class SchedulerContext:
         self.now = time.monotonic
 
 
-def select_host(names, totals, ctx: SchedulerContext):
-    """selectHost: uniform random among the best totals, or the smallest name. ``totals`` is a list or an
-    int64 array. kube's reservoir sampling picks uniformly among the best; one draw does the same."""
+def best_nodes(names, totals) -> list:
+    """The names with the best total; ``totals`` is a list or an int64 array."""
     if isinstance(totals, np.ndarray):
-        top = [names[i] for i in np.flatnonzero(totals == totals.max()).tolist()]
-    else:
-        best_total = max(totals)
-        top = [n for n, t in zip(names, totals) if t == best_total]
+        return [names[i] for i in np.flatnonzero(totals == totals.max()).tolist()]
+    best_total = max(totals)
+    return [n for n, t in zip(names, totals) if t == best_total]
+
+
+def select_host(names, totals, ctx: SchedulerContext):
+    """selectHost: uniform random among the best totals, or the smallest name. kube's reservoir sampling picks
+    uniformly among the best; one draw does the same."""
+    top = best_nodes(names, totals)
     if ctx.tie_break == "name":
         return min(top), top
     return top[ctx.rng.randrange(len(top))], top
@@ -169,8 +173,7 @@ def schedule_pod(fwk, ctx: SchedulerContext, pod, snapshot, state: CycleState | 
     elif features.has("sorted-node-scores"):
         tr.chosen, others = pop_sorted_node_scores(tr.feasible, totals, ctx, pod,
                                                    keep=batch is not None and signature is not None)
-        best = max(totals)
-        tr.top_nodes = [n for n, t in zip(tr.feasible, totals) if t == best]
+        tr.top_nodes = best_nodes(tr.feasible, totals)
     else:
         tr.chosen, tr.top_nodes = select_host(tr.feasible, totals, ctx)
     if batch is not None:
