@@ -25,6 +25,7 @@ from scheduler_core import versions
 from scheduler_core.cluster.simulated import OBJECT_KINDS, ClusterError, SimulatedCluster
 from scheduler_core.framework.preemption import PDB
 from scheduler_core.objects import Node, ParseError, Pod
+from scheduler_core.objects.identifiers import generate_name
 
 from ..services import admitted, nodeipam
 from ..services.objectstore import event_object, kubelet_node, rfc3339, running_status
@@ -36,7 +37,6 @@ EXTRA_KINDS = ("Namespace", "Event", "Lease", "PriorityClass", "CSIStorageCapaci
 PROTECTED_NAMESPACES = ("default", "kube-system", "kube-public")
 INITIAL_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 EVENT_TTL_SECONDS = 3600.0
-GENERATE_NAME_CHARS = "bcdfghjklmnpqrstvwxz2456789"
 MAX_DISRUPTED_PODS = 2000   # the eviction REST's MaxDisruptedPodSize
 
 
@@ -483,7 +483,7 @@ class ApiCluster(SimulatedCluster):
         else:
             meta.pop("namespace", None)
         if not meta.get("name") and meta.get("generateName"):
-            meta["name"] = meta["generateName"] + "".join(random.choice(GENERATE_NAME_CHARS) for _ in range(5))
+            meta["name"] = generate_name(meta["generateName"], random)
         created = rfc3339(self.clock.now())
         obj = dict(body, apiVersion=res.group_version, kind=res.kind, metadata=meta)
         with admission.refusals(res, meta.get("name") or ""):

@@ -98,9 +98,10 @@ class JournaledBindings:
 
 class RecordedCluster(JournaledBindings, SimulatedCluster):
     """A SimulatedCluster whose writes are also journaled for the recorder, which stores them: bindings,
-    evictions, events, the pod status patches of failed attempts (PodScheduled, nominatedNodeName) and the
-    objects VolumeBinding and the PV controller change. ``Engine.follow`` applies the store's changes with the
-    base class's methods, which journal nothing."""
+    evictions, events, the status patches of pending pods (PodScheduled, nominatedNodeName,
+    extendedResourceClaimStatus) and the objects VolumeBinding, the PV controller and DynamicResources create,
+    change or delete. ``Engine.follow`` applies the store's changes with the base class's methods, which journal
+    nothing."""
 
     def _replace_pod(self, old, new) -> None:
         super()._replace_pod(old, new)
@@ -116,6 +117,10 @@ class RecordedCluster(JournaledBindings, SimulatedCluster):
         stored = super().update_object(kind, raw)
         self.journal.append(("object", stored, kind))
         return stored
+
+    def delete_object(self, kind: str, raw: dict) -> None:
+        super().delete_object(kind, raw)
+        self.journal.append(("object-deleted", raw, kind))
 
     def evict(self, pod, preemptor_uid: str, node_name: str, scheduler_name: str = "default-scheduler"):
         err = super().evict(pod, preemptor_uid, node_name, scheduler_name)
@@ -176,6 +181,8 @@ class RecordingEngine:
                 rec.record_pod_status(uid, obj.raw.get("status") or {})
             elif kind == "object":
                 rec.record_object(arg, obj)
+            elif kind == "object-deleted":
+                rec.record_object_deletion(arg, obj)
             else:
                 event_type, reason, message = arg
                 pod = obj if isinstance(obj, CorePod) else None
@@ -470,7 +477,7 @@ class Engine(RecordingEngine):
             held = cluster.get_object(kind, key)
             if type_ == objectstore.DELETED:
                 if held is not None:
-                    cluster.delete_object(kind, raw)
+                    SimulatedCluster.delete_object(cluster, kind, raw)
             elif held is None or _scheduling_view(held) != _scheduling_view(raw):
                 SimulatedCluster.add_object(cluster, kind, raw)
         elif kind == "Namespace":   # namespace selectors of affinity terms read their labels

@@ -495,6 +495,12 @@ def put_object(w: Write, kind: str, raw: dict) -> None:
                                           defaults={"rv": rv, "raw": with_rv(raw, rv)})
 
 
+def delete_object(w: Write, kind: str, raw: dict) -> None:
+    """Delete a StoredObject and log it (nothing when it is gone already)."""
+    if StoredObject.objects.filter(cluster_id=w.cluster_id, kind=kind, key=key_of(kind, raw)).delete()[0]:
+        w.log(kind, DELETED, raw)
+
+
 def replace_objects(w: Write, objects: dict, now: float) -> None:
     """A scenario's objects (arrays by scenario name) replace the cluster's StoredObjects of those kinds, each
     created at ``now`` unless it says when; no change is logged (a scenario load bumps the cluster's version:

@@ -56,7 +56,7 @@ HOLD_FOR_BINDING_SECONDS = 0.5
 HELD_POLL_SECONDS = 0.005   # how often a flush looks again for the binding of a held cycle
 
 CYCLE, EVENT, BIND, DELETE, SNAPSHOT, SHADOW = "cycle", "event", "bind", "delete", "snapshot", "shadow"
-STATUS, OBJECT = "status", "object"
+STATUS, OBJECT, OBJECT_DELETED = "status", "object", "object-deleted"
 ACTIONS = {"Scheduled": "Binding", "FailedScheduling": "Scheduling", "Preempted": "Preempting",
            "ManualBinding": "Binding"}   # the event's action, as kube's scheduler names it
 BOUNDED = (CYCLE, EVENT, SHADOW)
@@ -239,14 +239,20 @@ class Recorder(TraceSink):
             self._append(DELETE, uid)
 
     def record_pod_status(self, uid: str, status: dict) -> None:
-        """A pending pod's status as the scheduler patched it (conditions, nominatedNodeName)."""
+        """A pending pod's status as the scheduler patched it (conditions, nominatedNodeName,
+        extendedResourceClaimStatus)."""
         with self._lock:
             self._append(STATUS, (uid, status))
 
     def record_object(self, kind: str, raw: dict) -> None:
-        """An object the scheduler's plugins or the PV controller wrote (a PV, a PVC)."""
+        """An object the scheduler's plugins or the PV controller wrote (a PV, a PVC, a ResourceClaim)."""
         with self._lock:
             self._append(OBJECT, (kind, raw))
+
+    def record_object_deletion(self, kind: str, raw: dict) -> None:
+        """An object the scheduler's plugins deleted (a stale extended-resource ResourceClaim)."""
+        with self._lock:
+            self._append(OBJECT_DELETED, (kind, raw))
 
     def record_pod_state(self, uid: str, **fields) -> None:
         """Latest queue, attempts, reason, plugins, last_cycle (and kube_message) of a pending pod (coalesced)."""
@@ -523,8 +529,8 @@ class Recorder(TraceSink):
                 bindings[uid] = (node, seq, attempts, when)
             elif kind == STATUS:
                 statuses[payload[0]] = payload[1]
-            elif kind == OBJECT:
-                objects.append(payload)
+            elif kind in (OBJECT, OBJECT_DELETED):
+                objects.append((kind == OBJECT_DELETED, *payload))
             else:
                 deleted.append(payload)
         # One transaction: nobody sees the order of the statements inside it, so the cycle rows are inserted
@@ -551,8 +557,8 @@ class Recorder(TraceSink):
                     objectstore.update_event_series(w, repeats)
                 if statuses:
                     update_statuses(w, statuses)
-                for kind, raw in objects:
-                    objectstore.put_object(w, kind, raw)
+                for gone, kind, raw in objects:
+                    (objectstore.delete_object if gone else objectstore.put_object)(w, kind, raw)
                 if bindings:
                     update_bindings(w, bindings, self.kubelet, self.clears_nominated)
                 if deleted:

@@ -36,7 +36,11 @@ class ClusterSource(Protocol):
     pending pods. ``bind`` raises on conflict (already bound, pod gone). ``evict`` deletes a preemption
     victim (recording kube's DisruptionTarget condition and Preempted event) and returns None or the API
     error text. ``patch_pod_status`` writes the PodScheduled condition and/or status.nominatedNodeName
-    ("" clears it), returning whether anything changed. ``update_pv``/``update_pvc`` return the stored object.
+    ("" clears it) and/or status.extendedResourceClaimStatus, returning whether anything changed.
+    ``update_pv``/``update_pvc`` return the stored object. The objects plugins write (DynamicResources'
+    ResourceClaims) go through ``create_object`` (a name from generateName), ``read_object`` (a GET, not the
+    informer's copy), ``update_object``, ``update_status`` (the status subresource) and ``delete_object``; API
+    errors are ClusterError, with the HTTP status (409 for a conflict).
     ``extender_bound`` is told of a binding a binder extender made (a real cluster's watch delivers it; a
     simulated one applies it, as the extender's own API call would).
     """
@@ -64,7 +68,18 @@ class ClusterSource(Protocol):
 
     def update_pvc(self, pvc: dict) -> dict: ...
 
-    def patch_pod_status(self, pod, condition: dict | None = None, nominated_node_name: str | None = None) -> bool: ...
+    def patch_pod_status(self, pod, condition: dict | None = None, nominated_node_name: str | None = None,
+                         extended_resource_claim_status: dict | None = None) -> bool: ...
+
+    def create_object(self, kind: str, raw: dict) -> dict: ...
+
+    def read_object(self, kind: str, key: str) -> dict: ...
+
+    def update_object(self, kind: str, raw: dict) -> dict: ...
+
+    def update_status(self, kind: str, raw: dict) -> dict: ...
+
+    def delete_object(self, kind: str, raw: dict) -> None: ...
 
     def record_event(self, obj, event_type: str, reason: str, action: str, message: str, related=None) -> None: ...
 

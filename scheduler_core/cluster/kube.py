@@ -784,9 +784,14 @@ class KubeCluster:
         self._write("PATCH", f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}/status", {"status": status},
                     STRATEGIC)
 
-    def patch_pod_status(self, pod, condition: dict | None = None, nominated_node_name: str | None = None) -> bool:
-        """updatePod: a strategic merge patch of the condition and/or nominatedNodeName, when they change."""
+    def patch_pod_status(self, pod, condition: dict | None = None, nominated_node_name: str | None = None,
+                         extended_resource_claim_status: dict | None = None) -> bool:
+        """updatePod (and PatchPodStatus): a strategic merge patch of the condition, nominatedNodeName and/or
+        extendedResourceClaimStatus, when they change."""
         status = {}
+        if (extended_resource_claim_status is not None
+                and extended_resource_claim_status != (pod.raw.get("status") or {}).get("extendedResourceClaimStatus")):
+            status["extendedResourceClaimStatus"] = extended_resource_claim_status
         if condition is not None:
             conditions, changed = _set_condition(pod.conditions, condition, rfc3339(time.time()))
             if changed:
@@ -835,44 +840,54 @@ class KubeCluster:
                           controller=scheduler_name)
         return None
 
-    def _update_object(self, path: str, obj: dict) -> dict:
-        try:
-            return self._write("PUT", path, obj)
-        except ApiException as err:
-            raise ClusterError(api_message(err)) from None
-
-    def _object_path(self, kind: str, raw: dict) -> str:
-        """The path of one object of a kind the informers follow (its list path with namespace and name)."""
+    def _objects_path(self, kind: str, namespace: str) -> str:
+        """The list path of a kind the informers follow, in ``namespace`` when the kind is namespaced."""
         base = next(inf.path for inf in self.informers if inf.kind == kind)
-        meta = raw.get("metadata") or {}
         if kind in NAMESPACED:
             head, _, resource = base.rpartition("/")
-            base = f'{head}/namespaces/{meta.get("namespace") or "default"}/{resource}'
-        return f'{base}/{meta["name"]}'
+            base = f'{head}/namespaces/{namespace or "default"}/{resource}'
+        return base
+
+    def _object_path(self, kind: str, raw: dict) -> str:
+        meta = raw.get("metadata") or {}
+        return f'{self._objects_path(kind, meta.get("namespace"))}/{meta["name"]}'
+
+    def create_object(self, kind: str, raw: dict) -> dict:
+        """POST an object (the server names it from ``metadata.generateName``); returns the stored object."""
+        try:
+            return self._write("POST", self._objects_path(kind, (raw.get("metadata") or {}).get("namespace")), raw)
+        except ApiException as err:
+            raise ClusterError(api_message(err), err.status) from None
+
+    def read_object(self, kind: str, key: str) -> dict:
+        """GET an object from the server by namespace/name (name if cluster-scoped), not the informer's copy."""
+        namespace, _, name = key.rpartition("/")
+        try:
+            return self.request("GET", f"{self._objects_path(kind, namespace)}/{name}")
+        except ApiException as err:
+            raise ClusterError(api_message(err), err.status) from None
 
     def update_object(self, kind: str, raw: dict) -> dict:
-        """Update an object as kube's clients do: an update of the object when its metadata or spec changed (a
-        claim's finalizer), then one of its status subresource when its status differs from what the server
-        holds (a claim's allocation and reservation). Returns the stored object; API errors are ClusterError."""
-        path = self._object_path(kind, raw)
-        held = self.get_object(kind, _key(raw, kind in NAMESPACED)) or {}
-        stored = raw
+        """PUT an object (its metadata and spec; the server keeps the status); a stale resourceVersion is a
+        conflict (ClusterError 409). Returns the stored object."""
         try:
-            if {k: v for k, v in raw.items() if k != "status"} != {k: v for k, v in held.items() if k != "status"}:
-                stored = self._write("PUT", path, {k: v for k, v in raw.items() if k != "status"})
-            if raw.get("status") != stored.get("status"):
-                stored = self._write("PUT", f"{path}/status", dict(stored, status=raw.get("status")))
+            return self._write("PUT", self._object_path(kind, raw), raw)
         except ApiException as err:
-            raise ClusterError(api_message(err)) from None
-        return stored
+            raise ClusterError(api_message(err), err.status) from None
+
+    def update_status(self, kind: str, raw: dict) -> dict:
+        """PUT the status subresource of an object; returns the stored object."""
+        try:
+            return self._write("PUT", f"{self._object_path(kind, raw)}/status", raw)
+        except ApiException as err:
+            raise ClusterError(api_message(err), err.status) from None
 
     def delete_object(self, kind: str, raw: dict) -> None:
-        """Delete an object (an extended-resource claim kube made for a pod that did not get its node)."""
+        """DELETE an object (an extended-resource claim kube made for a pod that did not get its node)."""
         try:
             self._write("DELETE", self._object_path(kind, raw), {})
         except ApiException as err:
-            if err.status != 404:
-                raise ClusterError(api_message(err)) from None
+            raise ClusterError(api_message(err), err.status) from None
 
     def get_object(self, kind: str, key: str):
         """The informer's copy of an object by namespace/name (name if cluster-scoped), or None."""
@@ -881,13 +896,11 @@ class KubeCluster:
 
     def update_pv(self, pv: dict) -> dict:
         """PUT a PersistentVolume (VolumeBinding's PreBind); returns the stored object."""
-        return self._update_object(f'/api/v1/persistentvolumes/{pv["metadata"]["name"]}', pv)
+        return self.update_object("PersistentVolume", pv)
 
     def update_pvc(self, pvc: dict) -> dict:
         """PUT a PersistentVolumeClaim (VolumeBinding's PreBind); returns the stored object."""
-        meta = pvc["metadata"]
-        return self._update_object(f'/api/v1/namespaces/{meta.get("namespace") or "default"}/'
-                                   f'persistentvolumeclaims/{meta["name"]}', pvc)
+        return self.update_object("PersistentVolumeClaim", pvc)
 
     def record_event(self, obj, event_type: str, reason: str, action: str, message: str, related=None,
                      controller: str | None = None) -> None:

@@ -4,7 +4,8 @@ request at a time later.
 
 Every mode lists and watches what its informers follow (``KubeCluster.informers``). The scheduler mode also
 writes what kube-scheduler writes: bindings, pod status patches, victim deletions, events, PV/PVC updates, claim
-updates (at versions that follow ResourceClaims), and (with leader election) its Lease. A review is not a write
+updates (at versions that follow ResourceClaims; creations and deletions with DRAExtendedResource), and (with
+leader election) its Lease. A review is not a write
 to the cluster: it stores nothing.
 
 Right after an API server restarts, before its RBAC is loaded, every request is refused (for a second or
@@ -26,9 +27,12 @@ SCHEDULER_WRITES = (
     ("update", "", "persistentvolumes", ""), ("update", "", "persistentvolumeclaims", ""),
 )
 # DynamicResources' PreBind, where the informers follow ResourceClaims: the finalizer, then the allocation and the
-# reservation through the status subresource.
+# reservation through the status subresource; with DRAExtendedResource it creates the claim of a pod's extended
+# resources backed by devices, and deletes one left behind.
 CLAIM_WRITES = (("update", "resource.k8s.io", "resourceclaims", ""),
                 ("update", "resource.k8s.io", "resourceclaims", "status"))
+EXTENDED_RESOURCE_CLAIM_WRITES = (("create", "resource.k8s.io", "resourceclaims", ""),
+                                  ("delete", "resource.k8s.io", "resourceclaims", ""))
 
 
 class Permission(NamedTuple):
@@ -77,6 +81,8 @@ def required(kube, writes: bool, lease: tuple[str, str] | None = None) -> list[P
         out += [Permission(*w) for w in SCHEDULER_WRITES]
         if any(inf.kind == "ResourceClaim" for inf in kube.informers):
             out += [Permission(*w) for w in CLAIM_WRITES]
+            if kube.features.gates.get("DRAExtendedResource"):
+                out += [Permission(*w) for w in EXTENDED_RESOURCE_CLAIM_WRITES]
     if lease is not None:
         out += [Permission("create", "coordination.k8s.io", "leases", "", lease[0])]
         out += [Permission(v, "coordination.k8s.io", "leases", "", *lease) for v in ("get", "update")]

@@ -10,11 +10,14 @@ import copy
 import datetime
 import itertools
 import math
+import random
+import uuid
 
 from ..clock import Clock
 from ..framework.snapshot import ClusterObjects
 from ..dra.claims import claims_from_templates, released_by_pod
 from ..objects import Node, Pod
+from ..objects.identifiers import generate_name
 
 ANN_BIND_COMPLETED = "pv.kubernetes.io/bind-completed"
 ANN_BOUND_BY_CONTROLLER = "pv.kubernetes.io/bound-by-controller"
@@ -82,7 +85,12 @@ def store_object(objects: ClusterObjects, kind: str, raw: dict, deleted: bool = 
 
 
 class ClusterError(Exception):
-    """An API error (not found, conflict); the text is the API server's."""
+    """An API error (not found, conflict); the text is the API server's, ``status`` its HTTP code when known
+    (409: a conflict, which kube's clients retry after reading the object again)."""
+
+    def __init__(self, message: str = "", status: int | None = None):
+        super().__init__(message)
+        self.status = status
 
 
 def _meta_key(obj: dict, namespaced: bool) -> str:
@@ -371,12 +379,17 @@ class SimulatedCluster:
         new.raw["metadata"]["resourceVersion"] = self._next_rv()
         self._replace_pod(cur, new)
 
-    def patch_pod_status(self, pod, condition: dict | None = None, nominated_node_name: str | None = None) -> bool:
-        """Set a condition and/or status.nominatedNodeName ("" clears); no write when nothing changes."""
+    def patch_pod_status(self, pod, condition: dict | None = None, nominated_node_name: str | None = None,
+                         extended_resource_claim_status: dict | None = None) -> bool:
+        """Set a condition, status.nominatedNodeName ("" clears) and/or status.extendedResourceClaimStatus; no
+        write when nothing changes."""
         cur = self.pods.get(pod.key)
         if cur is None:
-            raise ClusterError(f'pods "{pod.name}" not found')
+            raise ClusterError(f'pods "{pod.name}" not found', 404)
         changes = {}
+        if (extended_resource_claim_status is not None
+                and extended_resource_claim_status != (cur.raw.get("status") or {}).get("extendedResourceClaimStatus")):
+            changes["extendedResourceClaimStatus"] = extended_resource_claim_status
         if condition is not None:
             conditions, changed = _set_condition(cur.conditions, condition, self._now_text())
             if changed:
@@ -424,12 +437,37 @@ class SimulatedCluster:
         self._run_pv_controller(kind, stored)
         return stored
 
+    def create_object(self, kind: str, raw: dict) -> dict:
+        """Create an object as the API server does: a name from ``metadata.generateName`` when it has none, a uid
+        and the creation time of its own, no status (the kinds the scheduler creates have a status subresource);
+        ClusterError (409) when the name is taken. Returns the stored object."""
+        meta = dict(raw.get("metadata") or {})
+        if not meta.get("name"):
+            meta["name"] = generate_name(meta.get("generateName", ""), random)
+        meta["uid"] = str(uuid.uuid4())
+        meta["creationTimestamp"] = self._now_text()
+        if self.get_object(kind, _meta_key({"metadata": meta}, OBJECT_KINDS[kind][1])) is not None:
+            raise ClusterError(f'{kind} "{meta["name"]}" already exists', 409)
+        return self.add_object(kind, {k: v for k, v in dict(raw, metadata=meta).items() if k != "status"})
+
+    def read_object(self, kind: str, key: str) -> dict:
+        """GET: the stored object by namespace/name (name if cluster-scoped); ClusterError (404) when absent."""
+        held = self.get_object(kind, key)
+        if held is None:
+            raise ClusterError(f'{kind} "{key.split("/", 1)[-1]}" not found', 404)
+        return held
+
     def update_object(self, kind: str, raw: dict) -> dict:
         """Update an existing object (ClusterError when absent). Returns the stored object."""
         old, stored = self._write_object(kind, raw, must_exist=True)
         self._emit("on_object_event", kind, "Update", old, stored)
         self._run_pv_controller(kind, stored)
         return stored
+
+    def update_status(self, kind: str, raw: dict) -> dict:
+        """Update the status subresource: the stored object with ``raw``'s status (ClusterError when absent)."""
+        held = self.get_object(kind, _meta_key(raw, OBJECT_KINDS[kind][1]))
+        return self.update_object(kind, dict(held or raw, status=raw.get("status")))
 
     def delete_object(self, kind: str, raw: dict) -> None:
         attr, namespaced = OBJECT_KINDS[kind]

@@ -109,3 +109,12 @@ def is_extended_resource_name(name: str) -> bool:
     if "/" not in name or "kubernetes.io/" in name or name.startswith("requests."):
         return False
     return not is_qualified_name("requests." + name)
+
+
+GENERATE_NAME_CHARS = "bcdfghjklmnpqrstvwxz2456789"   # utilrand's alphanums: no vowels, no confusable digits
+
+
+def generate_name(base: str, rng) -> str:
+    """names.SimpleNameGenerator (``metadata.generateName``): the base, cut to 58 characters, and five random
+    characters from ``rng`` (a ``random.Random``)."""
+    return base[:58] + "".join(rng.choice(GENERATE_NAME_CHARS) for _ in range(5))

@@ -69,6 +69,8 @@ def test_the_scheduler_mode_writes_what_a_scheduler_writes_and_its_lease_only():
     assert "patch" in rules[("", "pods/status")]
     assert "delete" in rules[("", "pods")]          # preemption evicts victims
     assert "create" in rules[("events.k8s.io", "events")]
+    assert {"update", "create", "delete"} <= rules[("resource.k8s.io", "resourceclaims")]   # DRA's PreBind
+    assert "update" in rules[("resource.k8s.io", "resourceclaims/status")]
     role = by_kind(docs, "Role")[0]
     config = yaml.safe_load(by_kind(docs, "ConfigMap")[0]["data"]["config.yaml"])
     assert role["metadata"]["namespace"] == config["leaderElection"]["resourceNamespace"]

@@ -2,7 +2,7 @@
 (the resourceclaim controller), PreBind writes the allocation, the finalizer and the reservation to the claim,
 and a pod that goes releases its devices (its own claim deleted, a shared claim deallocated when nobody holds it)."""
 from scheduler_core.clock import FakeClock
-from scheduler_core.cluster.simulated import SimulatedCluster
+from scheduler_core.cluster.simulated import ClusterError, SimulatedCluster
 from scheduler_core.config import load_config
 from scheduler_core.dra.claims import DELETE_PROTECTION_FINALIZER
 from scheduler_core.objects import Node, Pod
@@ -31,11 +31,11 @@ def _pod(name, **claim):
                          "resourceClaims": [{"name": "gpu", **claim}]}})
 
 
-def _cluster():
+def _cluster(objects=None, cluster_class=SimulatedCluster):
     nodes = [Node({"metadata": {"name": n}, "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "10"}}})
              for n in ("n1", "n2")]
     clock = FakeClock(0.0)
-    cluster = SimulatedCluster(nodes, [], _objects(), clock=clock)
+    cluster = cluster_class(nodes, [], objects or _objects(), clock=clock)
     doc = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration"}
     registry = build_registry()
     sched = Scheduler(cluster, load_config(doc, registry, kube_version="1.36"), registry=registry, tie_break="name",
@@ -95,3 +95,141 @@ def test_a_new_resource_slice_retries_a_waiting_pod():
     sched.fake_clock.advance(2.0)
     sched.step()
     assert cluster.placements() == {"ml/a": "n1", "ml/b": "n2"}
+
+
+# -- extended resources backed by DRA (DRAExtendedResource) --------------------------------------------------
+def _extended_cluster(cluster_class=SimulatedCluster):
+    """The cluster above, its DeviceClass answering for the extended resource example.com/gpu."""
+    objects = _objects()
+    objects["deviceclasses"][0]["spec"]["extendedResourceName"] = "example.com/gpu"
+    return _cluster(objects, cluster_class)
+
+
+def _gpu_pod(name):
+    return Pod({"metadata": {"name": name, "namespace": "ml", "uid": f"uid-{name}"},
+                "spec": {"containers": [{"name": "main", "resources": {"requests": {"example.com/gpu": "1"},
+                                                                         "limits": {"example.com/gpu": "1"}}}]}})
+
+
+def _extended_claims(cluster, pod_name):
+    return [c for c in cluster.objects.resource_claims.values()
+            if c["metadata"]["name"].startswith(f"{pod_name}-extended-resources-")]
+
+
+def test_extended_resource_claim_created_at_prebind_and_named_in_the_pod_status():
+    cluster, sched = _extended_cluster()
+    cluster.add_pod(_gpu_pod("e"))
+    cluster.add_pod(_gpu_pod("f"))
+    sched.run_until_idle()
+    assert cluster.placements() == {"ml/e": "n1", "ml/f": None}
+    [claim] = _extended_claims(cluster, "e")
+    meta = claim["metadata"]
+    assert len(meta["name"]) == len("e-extended-resources-") + 5 and meta["uid"]
+    assert meta["generateName"] == "e-extended-resources-"
+    assert meta["annotations"] == {"resource.kubernetes.io/extended-resource-claim": "true"}
+    assert meta["ownerReferences"] == [{"apiVersion": "v1", "kind": "Pod", "name": "e", "uid": "uid-e",
+                                        "controller": True}]
+    assert meta["finalizers"] == [DELETE_PROTECTION_FINALIZER]
+    assert claim["spec"] == {"devices": {"requests": [{"name": "container-0-request-0", "exactly": {
+        "deviceClassName": "gpu", "allocationMode": "ExactCount", "count": 1}}]}}
+    allocation = claim["status"]["allocation"]
+    assert allocation["devices"]["results"] == [
+        {"request": "container-0-request-0", "driver": DRIVER, "pool": "n1", "device": "gpu-0"}]
+    assert allocation["allocationTimestamp"].endswith("Z")
+    assert claim["status"]["reservedFor"] == [{"resource": "pods", "name": "e", "uid": "uid-e"}]
+    assert cluster.pods["ml/e"].raw["status"]["extendedResourceClaimStatus"] == {
+        "requestMappings": [{"containerName": "main", "resourceName": "example.com/gpu",
+                             "requestName": "container-0-request-0"}],
+        "resourceClaimName": meta["name"]}
+    failed = [e["message"] for e in cluster.events if e["reason"] == "FailedScheduling"]
+    assert failed[0].startswith("0/2 nodes are available: 2 cannot allocate all claims. still not schedulable")
+    assert _extended_claims(cluster, "f") == []   # made in memory only: nothing created for a pod not placed
+
+    cluster.delete_pod("ml/e")   # its claim goes with it (the pod owns it), which frees the device for f
+    assert _extended_claims(cluster, "e") == []
+    sched.fake_clock.advance(2.0)
+    sched.step()
+    assert cluster.placements() == {"ml/f": "n1"}
+    [claim] = _extended_claims(cluster, "f")
+    assert cluster.pods["ml/f"].raw["status"]["extendedResourceClaimStatus"]["resourceClaimName"] == \
+        claim["metadata"]["name"]
+
+
+def test_a_stale_extended_resource_claim_is_deleted_by_post_filter():
+    cluster, sched = _extended_cluster()
+    stale = {"metadata": {"name": "e-extended-resources-old", "namespace": "ml", "uid": "stale",
+                          "annotations": {"resource.kubernetes.io/extended-resource-claim": "true"},
+                          "finalizers": [DELETE_PROTECTION_FINALIZER],
+                          "ownerReferences": [{"apiVersion": "v1", "kind": "Pod", "name": "e", "uid": "uid-e",
+                                               "controller": True}]},
+             "spec": {"devices": {"requests": [{"name": "container-0-request-0", "exactly": {
+                 "deviceClassName": "gpu", "allocationMode": "ExactCount", "count": 1}}]}}}
+    cluster.add_object("ResourceClaim", stale)
+    cluster.add_pod(_gpu_pod("e"))
+    sched.run_until_idle()
+    failed = [e["message"] for e in cluster.events if e["reason"] == "FailedScheduling"]
+    assert failed == ["0/2 nodes are available: 2 cannot schedule extended resource claim. deletion of "
+                      "ResourceClaim completed, preemption: 0/2 nodes are available: 2 Preemption is not helpful "
+                      "for scheduling."]
+    assert "ml/e-extended-resources-old" not in cluster.objects.resource_claims
+    # the claim's changes are not among the pod's own claims (DynamicResources' queueing hint skips them): the pod
+    # is retried when the unschedulable pods are flushed, after five minutes
+    sched.fake_clock.advance(2.0)
+    sched.step()
+    assert cluster.placements() == {"ml/e": None}
+    sched.fake_clock.advance(300.0)
+    sched.step()
+    assert cluster.placements() == {"ml/e": "n1"}
+    assert len(_extended_claims(cluster, "e")) == 1
+
+
+class _ConflictingCluster(SimulatedCluster):
+    """An API server on which another writer changes a claim between the scheduler's read and its first
+    ``conflicts`` status updates (409, kube's text)."""
+
+    conflicts = 1
+
+    def __init__(self, *args, **kw):
+        super().__init__(*args, **kw)
+        self.status_updates, self.reads = 0, 0
+
+    def update_status(self, kind, raw):
+        self.status_updates += 1
+        if self.status_updates <= self.conflicts:
+            name = raw["metadata"]["name"]
+            raise ClusterError(f'Operation cannot be fulfilled on resourceclaims.resource.k8s.io "{name}": the '
+                               f'object has been modified; please apply your changes to the latest version and try '
+                               f'again', 409)
+        return super().update_status(kind, raw)
+
+    def read_object(self, kind, key):
+        self.reads += 1
+        return super().read_object(kind, key)
+
+
+def test_a_conflicting_claim_update_at_prebind_is_retried_after_reading_the_claim_again():
+    cluster, sched = _extended_cluster(_ConflictingCluster)
+    cluster.add_pod(_gpu_pod("e"))
+    sched.run_until_idle()
+    assert cluster.placements() == {"ml/e": "n1"}
+    assert (cluster.status_updates, cluster.reads) == (2, 1)
+    [claim] = _extended_claims(cluster, "e")
+    assert claim["status"]["reservedFor"] == [{"resource": "pods", "name": "e", "uid": "uid-e"}]
+    assert [e for e in cluster.events if e["reason"] == "FailedScheduling"] == []
+
+
+def test_a_claim_update_that_keeps_conflicting_fails_prebind_and_the_created_claim_is_deleted():
+    class AlwaysConflicting(_ConflictingCluster):
+        conflicts = 5
+    cluster, sched = _extended_cluster(AlwaysConflicting)
+    cluster.add_pod(_gpu_pod("e"))
+    sched.run_until_idle()
+    assert cluster.placements() == {"ml/e": None}
+    assert (cluster.status_updates, cluster.reads) == (5, 4)   # retry.DefaultRetry: five tries
+    [failed] = [e["message"] for e in cluster.events if e["reason"] == "FailedScheduling"]
+    assert failed.startswith('running PreBind plugin "DynamicResources": add allocation and reservation to claim '
+                             'ml/e-extended-resources-')
+    assert failed.endswith(': the object has been modified; please apply your changes to the latest version and '
+                           'try again')
+    assert _extended_claims(cluster, "e") == []   # Unreserve deleted what PreBind created
+    assert "extendedResourceClaimStatus" not in cluster.pods["ml/e"].raw["status"]

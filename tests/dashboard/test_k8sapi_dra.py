@@ -168,3 +168,39 @@ def test_admin_access_needs_the_namespaces_label(kube):
                             content_type="application/json", **kube.auth).status_code == 201
     assert kube("post", "/namespaces/admins/resourceclaims", dict(admin, metadata={"name": "a", "namespace": "admins"})
                 ).status_code == 201
+
+
+def test_an_extended_resource_a_device_class_backs_gets_its_claim_from_the_loop(kube):
+    """DRAExtendedResource: the loop's DynamicResources creates the pod's claim at PreBind (generateName
+    <pod>-extended-resources-) and names it in status.extendedResourceClaimStatus; both are served by the API."""
+    from dashboard.services.runner import Runner
+    gpu_class = dict(DEVICE_CLASS, spec=dict(DEVICE_CLASS["spec"], extendedResourceName="example.com/gpu"))
+    assert kube("post", "/deviceclasses", gpu_class).status_code == 201
+    assert kube("post", "/resourceslices", a_slice("n-1")).status_code == 201
+    core = f"{BASE.split('/apis/')[0]}/api/v1/namespaces/default/pods"
+    gpu = {"example.com/gpu": "1"}
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "trainer"},
+           "spec": {"containers": [{"name": "main", "image": "app",
+                                    "resources": {"requests": gpu, "limits": gpu}}]}}
+    assert kube.client.post(core, json.dumps(pod), content_type="application/json", **kube.auth).status_code == 201
+    assert Runner(kube.cluster.id, steps=3).run()
+
+    [claim] = kube("get", "/namespaces/default/resourceclaims").json()["items"]
+    meta = claim["metadata"]
+    assert meta["name"].startswith("trainer-extended-resources-") and len(meta["name"]) == 32
+    assert meta["annotations"] == {"resource.kubernetes.io/extended-resource-claim": "true"}
+    pod = kube.client.get(f"{core}/trainer", HTTP_ACCEPT="application/json", **kube.auth).json()
+    assert meta["ownerReferences"] == [{"apiVersion": "v1", "kind": "Pod", "name": "trainer",
+                                        "uid": pod["metadata"]["uid"], "controller": True}]
+    assert claim["spec"]["devices"]["requests"] == [{"name": "container-0-request-0", "exactly": {
+        "deviceClassName": "gpu.example.com", "allocationMode": "ExactCount", "count": 1}}]
+    assert claim["status"]["allocation"]["devices"]["results"] == [
+        {"request": "container-0-request-0", "driver": "gpu.example.com", "pool": "n-1", "device": "gpu-0"}]
+    assert claim["status"]["reservedFor"] == [{"resource": "pods", "name": "trainer", "uid": pod["metadata"]["uid"]}]
+    assert pod["spec"]["nodeName"] == "n-1"
+    assert pod["status"]["extendedResourceClaimStatus"] == {
+        "requestMappings": [{"containerName": "main", "resourceName": "example.com/gpu",
+                             "requestName": "container-0-request-0"}],
+        "resourceClaimName": meta["name"]}
+    table = kube("get", "/namespaces/default/resourceclaims", accept="application/json;as=Table;v=v1;g=meta.k8s.io")
+    assert [row["cells"][:2] for row in table.json()["rows"]] == [[meta["name"], "allocated,reserved"]]

@@ -92,9 +92,9 @@ def test_read_only_credentials_in_scheduler_mode_are_refused_with_every_missing_
     assert Runner(cluster.pk).run() is True
     ev = SchedulingEvent.objects.get(cluster=cluster, reason="ClusterUnavailable")
     assert ev.message.startswith(
-        "cluster readonly: the credentials lack 11 permission(s) that scheduler mode needs: create pods/binding; "
+        "cluster readonly: the credentials lack 13 permission(s) that scheduler mode needs: create pods/binding; "
         "patch pods/status; delete pods; create, patch events.events.k8s.io; update persistentvolumes; "
-        "update persistentvolumeclaims; update resourceclaims.resource.k8s.io; "
+        "update persistentvolumeclaims; update, create, delete resourceclaims.resource.k8s.io; "
         "update resourceclaims.resource.k8s.io/status; create leases.coordination.k8s.io in kube-system; "
         'update leases.coordination.k8s.io "kube-scheduler" in kube-system; kubeconfig '), ev.message
     assert Cluster.objects.get(pk=cluster.pk).desired_state == Cluster.STOPPED

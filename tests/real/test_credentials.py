@@ -52,10 +52,11 @@ def error_line(out: subprocess.CompletedProcess) -> str:
 
 def test_read_only_credentials_in_scheduler_mode_name_every_missing_permission(plane):
     line = error_line(kuberun(plane.kubeconfig_for(READER)))
-    assert line == ("error: the credentials lack 11 permission(s) that scheduler mode needs: create pods/binding; "
+    assert line == ("error: the credentials lack 13 permission(s) that scheduler mode needs: create pods/binding; "
                     "patch pods/status; delete pods; create, patch events.events.k8s.io; "
                     "update persistentvolumes; update persistentvolumeclaims; "
-                    "update resourceclaims.resource.k8s.io; update resourceclaims.resource.k8s.io/status; "
+                    "update, create, delete resourceclaims.resource.k8s.io; "
+                    "update resourceclaims.resource.k8s.io/status; "
                     "create leases.coordination.k8s.io in kube-system; "
                     'update leases.coordination.k8s.io "kube-scheduler" in kube-system'), line
 

@@ -1,22 +1,28 @@
 """The DynamicResources plugin (dynamicresources.go), v1.36: a pod's ResourceClaims read at PreFilter, their
 devices allocated per node by the structured allocator at Filter, firstAvailable choices scored, the allocation
-assumed at Reserve and written to the claim (finalizer, ``status.allocation``, ``status.reservedFor``) at PreBind;
-claims the pod holds but cannot use are deallocated by PostFilter. A pod without claims is skipped by Filter,
-scores 0 and gets the PostFilter text "no new claims to deallocate". Weight 2 in the default profile from 1.34
-(DynamicResourceAllocation GA)."""
+assumed at Reserve and written to the claim (finalizer, ``status.allocation``, ``status.reservedFor``) at PreBind,
+its updates retried on conflicts as client-go's RetryOnConflict does; claims the pod holds but cannot use are
+deallocated by PostFilter. Extended resources backed by a DeviceClass get a claim of their own, created at PreBind
+(generateName ``<pod>-extended-resources-``) and named in the pod's ``status.extendedResourceClaimStatus``. A pod
+without claims is skipped by Filter, scores 0 and gets the PostFilter text "no new claims to deallocate". Weight 2
+in the default profile from 1.34 (DynamicResourceAllocation GA)."""
 from __future__ import annotations
 
 import copy
-import hashlib
+import datetime
+import logging
+import random
+import time
 import uuid
 from itertools import compress
 from operator import is_not
 
 import numpy as np
 
+from ...cluster.simulated import ClusterError
 from ...dra.allocator import (FIRST_AVAILABLE_MAX_SIZE, AllocatedState, AllocationCache, AllocationError, Allocator,
                               FailedOnNode, SelectorCache, claim_key)
-from ...dra.claims import DELETE_PROTECTION_FINALIZER, ClaimLookupError, pod_claims, pod_uid
+from ...dra.claims import DELETE_PROTECTION_FINALIZER, ClaimLookupError, pod_claims
 from ...dra.extended import (EXTENDED_CLAIM_ANNOTATION, SPECIAL_CLAIM_NAME, class_for_resource,
                              is_dra_extended_resource_name, requests_and_mappings)
 from ...dra.validation import claim_status_errors
@@ -26,6 +32,7 @@ from ...framework.interface import (MAX_NODE_SCORE, QUEUE, QUEUE_SKIP, FilterPlu
 from ...framework.status import Code, Status
 from ...framework import signers
 from ...objects.field import aggregate
+from ...objects.identifiers import generate_name
 from ...objects.selectors import NodeSelector
 from ..helper import default_normalize_score, default_normalize_score_array
 from .. import names
@@ -35,6 +42,10 @@ STATE_KEY = names.DYNAMIC_RESOURCES
 NOT_FOUND = "not found"   # fwk.ErrNotFound: CycleState.Read of a key no PreFilter wrote
 CANNOT_ALLOCATE = "cannot allocate all claims"
 NOT_AVAILABLE = "resourceclaim not available on the node"
+CONFLICT = 409
+RETRY_STEPS, RETRY_SECONDS = 5, 0.01   # retry.DefaultRetry: 5 tries, 10 ms apart (jitter 0.1)
+
+log = logging.getLogger(__name__)
 
 
 class StateData:
@@ -42,7 +53,7 @@ class StateData:
     Shared by clones of the cycle state (kube guards it with a mutex)."""
 
     __slots__ = ("claims", "available_on", "allocator", "node_allocations", "unavailable", "extended_resources",
-                 "extended_claim", "_to_allocate")
+                 "allocations", "_to_allocate")
 
     def __init__(self, claims: ClaimStore):
         self.claims = claims
@@ -52,7 +63,7 @@ class StateData:
         self.node_allocations = {}
         self.unavailable = set()                   # claim indices not usable on some node
         self.extended_resources = {}               # DRA-backed extended resources the pod requests
-        self.extended_claim = None                 # the extended-resource claim as Reserve assumed it
+        self.allocations = {}                      # claim index -> the allocation Reserve assumed for it
         self._to_allocate = None
 
     def clone(self):
@@ -80,6 +91,38 @@ def reserved_for_pod(pod, claim) -> bool:
     return any(r.get("uid") == pod.uid for r in (claim.get("status") or {}).get("reservedFor") or ())
 
 
+def is_special_claim(claim) -> bool:
+    """isSpecialClaimName: the in-memory extended-resource claim PreBind has not created yet."""
+    return (claim.get("metadata") or {}).get("name") == SPECIAL_CLAIM_NAME
+
+
+def flight_key(claim) -> str:
+    """The claim tracker's key of a claim whose allocation is in flight: its uid (the in-memory extended-resource
+    claim has a temporary one), else its namespace/name."""
+    return (claim.get("metadata") or {}).get("uid") or claim_key(claim)
+
+
+class APIFailure(Exception):
+    """An API call of PreBind, Unreserve or PostFilter failed: kube's wrapped error text, and the API status of
+    the call (409: a conflict, retried)."""
+
+    def __init__(self, text: str, status: int | None = None):
+        super().__init__(text)
+        self.status = status
+
+
+def retry_on_conflict(attempt):
+    """retry.RetryOnConflict(retry.DefaultRetry, ...): ``attempt(first)`` again while it fails with a conflict,
+    at most five times; the last conflict when all of them conflict."""
+    for step in range(RETRY_STEPS):
+        try:
+            return attempt(step == 0)
+        except APIFailure as err:
+            if err.status != CONFLICT or step == RETRY_STEPS - 1:
+                raise
+            time.sleep(RETRY_SECONDS * (1 + 0.1 * random.random()))
+
+
 class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilterPlugin, ScorePlugin,
                        ScoreExtensions, ReservePlugin, PreBindPlugin):
     name = names.DYNAMIC_RESOURCES
@@ -88,7 +131,11 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
         self.enabled = enabled
         self.features = features
         self.handle = handle
-        # the claim tracker's in-flight allocations: claim key -> the claim as assumed (allocated, reserved)
+        # PreBind stamps status.allocation.allocationTimestamp (binding conditions and device status)
+        self.binding_conditions = enabled and features.enabled("DRADeviceBindingConditions") and \
+            features.enabled("DRAResourceClaimDeviceStatus")
+        # the claim tracker's in-flight allocations (flight_key -> the claim as assumed, allocated) and the
+        # claims written at PreBind until the informer has them (AssumeClaimAfterAPICall)
         self.in_flight = {}
         self.selector_cache = SelectorCache()   # kube's cel.Cache, with the results per device as well
         self.allocation_cache = AllocationCache()
@@ -152,11 +199,12 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
         objects = self._objects()
         claims = dict(objects.resource_claims) if objects is not None else {}
         for key, claim in list(self.in_flight.items()):
-            stored = claims.get(key)
+            name = key if is_special_claim(claim) else claim_key(claim)   # a claim not created yet: by its uid
+            stored = claims.get(name)
             if stored is not None and (stored.get("status") or {}).get("allocation"):
                 del self.in_flight[key]    # the write is visible: the assumption is no longer needed
                 continue
-            claims[key] = claim
+            claims[name] = claim
         return claims
 
     def allocated_state(self, claims: dict) -> AllocatedState:
@@ -265,13 +313,13 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
         s.extended_resources = {k: v for k, v in pod.requests.items() if is_dra_extended_resource_name(k)}
         for claim in claims_view.values():
             meta = claim.get("metadata") or {}
-            if (meta.get("annotations") or {}).get(EXTENDED_CLAIM_ANNOTATION) != "true":
+            if (meta.get("annotations") or {}).get(EXTENDED_CLAIM_ANNOTATION) != "true" or is_special_claim(claim):
                 continue
             if any(o.get("name") == pod.name and o.get("controller") and o.get("uid") == pod.uid
                    for o in meta.get("ownerReferences") or ()):
                 return claim
         return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
-                "metadata": {"name": SPECIAL_CLAIM_NAME, "namespace": pod.namespace,
+                "metadata": {"name": SPECIAL_CLAIM_NAME, "namespace": pod.namespace, "uid": str(uuid.uuid4()),
                              "generateName": f"{pod.name}-extended-resources-",
                              "ownerReferences": [{"apiVersion": "v1", "kind": "Pod", "name": pod.name,
                                                   "uid": pod.uid, "controller": True}],
@@ -389,12 +437,11 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
         if s.claims.empty():
             return None, Status(Code.UNSCHEDULABLE, "no new claims to deallocate")
         extended = s.claims.extended_resource_claim()
-        special = extended is not None and (extended.get("metadata") or {}).get("name") == SPECIAL_CLAIM_NAME
         for index in sorted(s.unavailable):
             claim = s.claims.claims[index]
             if claim is extended:
-                if not special:
-                    break
+                if not is_special_claim(extended):
+                    break   # deleted below
                 continue
             reserved = (claim.get("status") or {}).get("reservedFor") or ()
             if not reserved or (len(reserved) == 1 and reserved[0].get("uid") == pod.uid):
@@ -402,14 +449,16 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
                 status = released.setdefault("status", {})
                 for k in ("reservedFor", "allocation", "devices"):
                     status.pop(k, None)
-                st = self._write_claim(released)
-                if st is not None:
-                    return None, st
+                try:
+                    self._update_claim_status(released)
+                except APIFailure as err:
+                    return None, Status.error(str(err))
                 return None, Status(Code.UNSCHEDULABLE, "deallocation of ResourceClaim completed")
-        if extended is not None and not special:
-            st = self._delete_claim(extended)
-            if st is not None:
-                return None, st
+        if extended is not None and not is_special_claim(extended):
+            try:
+                self._delete_claim(extended)
+            except APIFailure as err:
+                return None, Status.error(str(err))
             return None, Status(Code.UNSCHEDULABLE, "deletion of ResourceClaim completed")
         return None, Status(Code.UNSCHEDULABLE, "still not schedulable")
 
@@ -457,35 +506,27 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
         s = _state(state)
         if s is None:
             return Status.error(NOT_FOUND)
-        if s.claims.empty() or s.allocator is None:
+        to_allocate = s.to_allocate() if not s.claims.empty() else ()
+        if not to_allocate or s.allocator is None:
             return None
         extended = s.claims.extended_resource_claim()
-        to_allocate = s.to_allocate()
         found = s.node_allocations.get(node_name)
         if found is None or not found[0]:
             if all(c is extended for _i, c in to_allocate):
-                return None   # only the extended-resource claim, which this node does not need
+                return None   # only the extended-resource claim, and the node offers the resources itself
             return Status.error("claim allocation not found for node")
-        allocations, node_claim, mappings = found
+        allocations, node_claim, _mappings = found
         if len(allocations) != len(to_allocate):
             return Status.error(f"internal error, have {len(allocations)} allocations, {len(to_allocate)} claims "
                                 f"to allocate, want {len(to_allocate)} claims")
-        for (_i, claim), allocation in zip(to_allocate, allocations):
-            if claim is extended:
-                if node_claim is None:
-                    continue   # the node offers the resources itself
-                assumed = copy.deepcopy(node_claim if node_claim is not None else claim)
-                meta = assumed["metadata"]
-                if meta.get("name") == SPECIAL_CLAIM_NAME:
-                    meta["name"] = meta.pop("generateName") + _suffix(pod_uid(pod.raw))
-                assumed.setdefault("status", {})["allocation"] = _with_share_ids(allocation)
-                s.extended_claim = (assumed, mappings)
-                self.in_flight[claim_key(assumed)] = assumed
-                continue
-            assumed = copy.deepcopy(claim)
-            status = assumed.setdefault("status", {})
-            status["allocation"] = _with_share_ids(allocation)
-            self.in_flight[claim_key(claim)] = assumed
+        for (index, claim), allocation in zip(to_allocate, allocations):
+            allocation = s.allocations[index] = _with_share_ids(allocation)
+            assumed = copy.deepcopy(node_claim if claim is extended else claim)
+            meta = assumed.setdefault("metadata", {})
+            if DELETE_PROTECTION_FINALIZER not in (meta.get("finalizers") or ()):
+                meta["finalizers"] = list(meta.get("finalizers") or ()) + [DELETE_PROTECTION_FINALIZER]
+            assumed.setdefault("status", {})["allocation"] = allocation
+            self.in_flight[flight_key(assumed)] = assumed   # SignalClaimPendingAllocation
         return None
 
     def unreserve(self, state, pod, node_name):
@@ -494,11 +535,19 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
         s = _state(state)
         if s is None or s.claims.empty():
             return None
-        for _i, claim in s.to_allocate():
-            self.in_flight.pop(claim_key(claim), None)
-        if s.extended_claim is not None:
-            self.in_flight.pop(claim_key(s.extended_claim[0]), None)
-            s.extended_claim = None
+        for _i, claim in s.claims.all_user_claims():
+            self.in_flight.pop(flight_key(claim), None)
+        extended = s.claims.extended_resource_claim()
+        if extended is None:
+            return None
+        self.in_flight.pop(flight_key(s.claims.initial_extended_resource_claim), None)
+        if is_special_claim(extended):
+            return None   # not created: nothing to delete
+        self.in_flight.pop(flight_key(extended), None)
+        try:   # created at PreBind: deleted, so that no claim is left behind (errors are only logged)
+            self._delete_claim(extended)
+        except APIFailure as err:
+            log.error("delete resourceclaim %s: %s", claim_key(extended), err)
         return None
 
     def pre_bind_pre_flight(self, state, pod, node_name):
@@ -516,72 +565,194 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
         s = _state(state)
         if s is None:
             return Status.error(NOT_FOUND)
-        if s.claims.empty():
-            return None
-        extended = s.claims.extended_resource_claim()
-        for _i, claim in s.claims.all():
-            if claim is extended:
-                if s.extended_claim is None:
-                    continue   # no devices were needed on this node
-                claim = s.extended_claim[0]
-            key = claim_key(claim)
-            current = self.in_flight.get(key, claim)
-            if reserved_for_pod(pod, current) and (current.get("status") or {}).get("allocation"):
+        for index, claim in list(s.claims.all()):
+            if reserved_for_pod(pod, claim):
                 continue
-            bound = copy.deepcopy(current)
-            meta = bound.setdefault("metadata", {})
-            if DELETE_PROTECTION_FINALIZER not in (meta.get("finalizers") or ()):
-                meta["finalizers"] = list(meta.get("finalizers") or ()) + [DELETE_PROTECTION_FINALIZER]
-            status = bound.setdefault("status", {})
-            status["reservedFor"] = list(status.get("reservedFor") or ()) + [
-                {"resource": "pods", "name": pod.name, "uid": pod.uid}]
-            allocating = key in self.in_flight
-            st = self._write_claim(bound, "add allocation and reservation" if allocating else "add reservation")
-            if st is not None:
-                return st
-            self.in_flight.pop(key, None)
-        return None
-
-    def _delete_claim(self, claim: dict):
-        client = self.handle.client if self.handle is not None else None
-        if client is not None and hasattr(client, "delete_object"):
             try:
-                client.delete_object("ResourceClaim", claim)
-            except Exception as err:   # the client's error, reported as kube reports an API error
-                return Status.error(f"delete resourceclaim {claim_key(claim)}: {err}")
-            return None
-        objects = self._objects()
-        if objects is not None:
-            objects.resource_claims.pop(claim_key(claim), None)
+                s.claims.set(index, self._bind_claim(s, index, pod, node_name))
+            except APIFailure as err:
+                return Status.error(str(err))
         return None
 
-    def _write_claim(self, claim: dict, what: str | None = None):
-        """Write a claim (with its status) through the cluster client, or into the objects of a one-pass run; a
-        status the apiserver's validation refuses (more than 256 consumers) fails as kube's UpdateStatus does.
-        ``what``: the write as kube's error names it ("add reservation", ...; None: the API error alone)."""
-        prefix = f"{what} to claim {claim_key(claim)}: " if what else ""
+    def _bind_claim(self, s: StateData, index: int, pod, node_name: str) -> dict:
+        """bindClaim: the claim's finalizer, allocation (from Reserve) and the pod in ``status.reservedFor`` written,
+        the extended-resource claim created first and named in the pod's status after. Returns the claim as
+        written; APIFailure with kube's text."""
+        claim = s.claims.claims[index]
+        allocation = s.allocations.get(index)
+        extended = claim is s.claims.extended_resource_claim()
+        if extended and allocation is None and ((claim.get("spec") or {}).get("devices") or {}).get("requests") is None:
+            return claim   # extended resources the node offers itself
+        client = self._api()
+        pending = flight_key(claim)
+        written = None
+        try:
+            if extended and is_special_claim(claim):
+                claim = written = self._create_extended_claim(s, node_name)
+                s.claims.set(index, claim)   # Unreserve deletes it from now on
+            key = claim_key(claim)
+
+            def attempt(first: bool):
+                nonlocal claim, written
+                if not first:
+                    try:
+                        claim = client.read_object("ResourceClaim", key)
+                    except ClusterError as err:
+                        raise APIFailure(f"get updated claim {key} after conflict: {err}", err.status) from None
+                claim = copy.deepcopy(claim)
+                if (claim.get("metadata") or {}).get("deletionTimestamp"):
+                    raise APIFailure(f"claim {key} got deleted in the meantime")
+                if allocation is not None:
+                    if (claim.get("status") or {}).get("allocation"):
+                        raise APIFailure(f"claim {key} got allocated elsewhere in the meantime")
+                    meta = claim.setdefault("metadata", {})
+                    if DELETE_PROTECTION_FINALIZER not in (meta.get("finalizers") or ()):
+                        meta["finalizers"] = list(meta.get("finalizers") or ()) + [DELETE_PROTECTION_FINALIZER]
+                        try:
+                            claim = written = copy.deepcopy(client.update_object("ResourceClaim", claim))
+                        except ClusterError as err:
+                            raise APIFailure(f"add finalizer to claim {key}: {err}", err.status) from None
+                    claim.setdefault("status", {})["allocation"] = allocation
+                status = claim.setdefault("status", {})
+                status["reservedFor"] = list(status.get("reservedFor") or ()) + [
+                    {"resource": "pods", "name": pod.name, "uid": pod.uid}]
+                if self.binding_conditions:
+                    if not status.get("allocation"):
+                        raise APIFailure(f"claim {key} got deallocated elsewhere in the meantime")
+                    if not status["allocation"].get("allocationTimestamp"):
+                        status["allocation"] = dict(status["allocation"], allocationTimestamp=_now_rfc3339())
+                what = "add allocation and reservation" if allocation is not None else "add reservation"
+                claim = written = self._update_claim_status(claim, f"{what} to claim {key}: ")
+
+            retry_on_conflict(attempt)
+        finally:
+            if allocation is not None:
+                self.in_flight.pop(pending, None)   # MaybeRemoveClaimPendingAllocation
+            if written is not None and (written.get("status") or {}).get("allocation"):
+                self.in_flight[flight_key(written)] = written   # AssumeClaimAfterAPICall
+        if extended:
+            self._patch_extended_resource_claim_status(s, pod, claim, node_name)
+        return claim
+
+    def _create_extended_claim(self, s: StateData, node_name: str) -> dict:
+        """createExtendedResourceClaimInAPI: the node's variant of the claim from Filter, created without its
+        name, uid and allocation (the API server names it from generateName)."""
+        found = s.node_allocations.get(node_name)
+        if found is None or found[1] is None:
+            raise APIFailure(f"extended resource claim not found for node {node_name}")
+        claim = copy.deepcopy(found[1])
+        claim.pop("status", None)
+        meta = claim["metadata"]
+        meta.pop("name", None)
+        meta.pop("uid", None)
+        try:
+            return self._api().create_object("ResourceClaim", claim)
+        except ClusterError as err:
+            raise APIFailure(f'create claim for extended resources {meta.get("namespace") or "default"}/: {err}',
+                             err.status) from None
+
+    def _patch_extended_resource_claim_status(self, s: StateData, pod, claim: dict, node_name: str) -> None:
+        """patchPodExtendedResourceClaimStatus: the claim's name and the containers' request mappings."""
+        found = s.node_allocations.get(node_name)
+        mappings = found[2] if found is not None else None
+        if not mappings:
+            raise APIFailure(f"nil or empty request mappings, no update of pod {pod.namespace}/{pod.name} "
+                             f"ExtendedResourceClaimStatus")
+        try:
+            self._api().patch_pod_status(pod, extended_resource_claim_status={
+                "requestMappings": mappings, "resourceClaimName": claim["metadata"]["name"]})
+        except ClusterError as err:
+            raise APIFailure(f"update pod {pod.namespace}/{pod.name} ExtendedResourceClaimStatus: {err}",
+                             err.status) from None
+
+    def _api(self):
+        """The cluster's client, or in a one-pass run (no cluster) the snapshot's objects written as the API
+        would store them."""
+        client = self.handle.client if self.handle is not None else None
+        return client if client is not None else SnapshotWrites(self._objects())
+
+    def _delete_claim(self, claim: dict) -> None:
+        """deleteClaim: the scheduler's finalizer taken off (an update, retried on conflicts with the claim read
+        again), then the claim deleted. APIFailure with kube's text."""
+        client = self._api()
+        key = claim_key(claim)
+        current = claim
+
+        def attempt(first: bool):
+            nonlocal current
+            if not first:
+                try:
+                    current = client.read_object("ResourceClaim", key)
+                except ClusterError as err:
+                    raise APIFailure(f"get resourceclaim {key}: {err}", err.status) from None
+            current = copy.deepcopy(current)
+            meta = current.setdefault("metadata", {})
+            if DELETE_PROTECTION_FINALIZER in (meta.get("finalizers") or ()):
+                meta["finalizers"] = [f for f in meta["finalizers"] if f != DELETE_PROTECTION_FINALIZER]
+            try:
+                current = client.update_object("ResourceClaim", current)
+            except ClusterError as err:
+                raise APIFailure(f"update resourceclaim {key}: {err}", err.status) from None
+
+        retry_on_conflict(attempt)
+        try:
+            client.delete_object("ResourceClaim", current)
+        except ClusterError as err:
+            raise APIFailure(str(err), err.status) from None
+
+    def _update_claim_status(self, claim: dict, prefix: str = "") -> dict:
+        """UpdateStatus of a claim: the stored claim, or APIFailure with ``prefix`` and the API's text; a status
+        the apiserver's validation refuses (more than 256 consumers) fails as kube-apiserver refuses it."""
         errs = claim_status_errors(claim)
         if errs:
             name = (claim.get("metadata") or {}).get("name")
-            return Status.error(f'{prefix}ResourceClaim.resource.k8s.io "{name}" is invalid: {aggregate(errs)}')
-        client = self.handle.client if self.handle is not None else None
-        if client is not None and hasattr(client, "update_object"):
-            try:
-                client.update_object("ResourceClaim", claim)
-            except Exception as err:   # the client's error, reported as kube reports an API error
-                return Status.error(f"{prefix}{err}")
-            return None
-        objects = self._objects()
-        if objects is not None:
-            objects.resource_claims[claim_key(claim)] = claim
-        self.in_flight.pop(claim_key(claim), None)
-        return None
+            raise APIFailure(f'{prefix}ResourceClaim.resource.k8s.io "{name}" is invalid: {aggregate(errs)}', 422)
+        try:
+            return self._api().update_status("ResourceClaim", claim)
+        except ClusterError as err:
+            raise APIFailure(f"{prefix}{err}", err.status) from None
 
     def sign_pod(self, pod):
         """A pod with resource claims has no signature (whether a claim stays on one host is not known)."""
         if (pod.raw.get("spec") or {}).get("resourceClaims"):
             return signers.unsignable("pods with dra resource claims are not signable")
         return [], None
+
+
+class SnapshotWrites:
+    """The API of a one-pass run, which has no cluster: claims are stored into the snapshot's objects as the API
+    would store them (a created claim named from its generateName, derived from its owner so runs repeat); a pod's
+    status has nowhere to go."""
+
+    def __init__(self, objects):
+        self.claims = objects.resource_claims
+
+    def create_object(self, kind: str, raw: dict) -> dict:
+        meta = dict(raw["metadata"])
+        owner = "".join(o.get("uid", "") for o in meta.get("ownerReferences") or ())
+        meta["name"] = generate_name(meta.get("generateName", ""), random.Random(owner + meta.get("generateName", "")))
+        meta["uid"] = str(uuid.uuid5(uuid.NAMESPACE_URL, f'{owner}/{meta["name"]}'))
+        stored = self.claims[claim_key({"metadata": meta})] = dict(raw, metadata=meta)
+        return stored
+
+    def read_object(self, kind: str, key: str) -> dict:
+        held = self.claims.get(key)
+        if held is None:
+            raise ClusterError(f'{kind} "{key.split("/", 1)[-1]}" not found', 404)
+        return held
+
+    def update_object(self, kind: str, raw: dict) -> dict:
+        self.claims[claim_key(raw)] = raw
+        return raw
+
+    def update_status(self, kind: str, raw: dict) -> dict:
+        return self.update_object(kind, raw)
+
+    def delete_object(self, kind: str, raw: dict) -> None:
+        self.claims.pop(claim_key(raw), None)
+
+    def patch_pod_status(self, pod, **_status) -> bool:
+        return False
 
 
 def _validate_class(classes: dict, class_name: str, request_name: str):
@@ -592,11 +763,9 @@ def _validate_class(classes: dict, class_name: str, request_name: str):
     return None
 
 
-def _suffix(seed: str) -> str:
-    """A generateName suffix (five of kube's name characters), derived from the pod so runs repeat."""
-    alphabet = "bcdfghjklmnpqrstvwxz2456789"
-    digest = hashlib.sha256(seed.encode()).digest()
-    return "".join(alphabet[b % len(alphabet)] for b in digest[:5])
+def _now_rfc3339() -> str:
+    """metav1.Now() as the API serializes it (RFC 3339, seconds)."""
+    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _with_share_ids(allocation: dict) -> dict:
