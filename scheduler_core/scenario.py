@@ -15,14 +15,14 @@ from .objects.validation import validate_object
 ARRAYS = ("nodes", "pods", "pending", "services", "replicasets", "statefulsets", "replicationcontrollers",
           "namespaces", "persistentvolumes", "persistentvolumeclaims", "storageclasses", "csinodes",
           "csidrivers", "poddisruptionbudgets", "deviceclasses", "resourceslices", "resourceclaims",
-          "resourceclaimtemplates")
+          "resourceclaimtemplates", "volumeattachments")
 KIND_TO_ARRAY = {"Node": "nodes", "Service": "services", "ReplicaSet": "replicasets",
                  "StatefulSet": "statefulsets", "ReplicationController": "replicationcontrollers",
                  "Namespace": "namespaces", "PersistentVolume": "persistentvolumes",
                  "PersistentVolumeClaim": "persistentvolumeclaims", "StorageClass": "storageclasses",
                  "CSINode": "csinodes", "CSIDriver": "csidrivers", "PodDisruptionBudget": "poddisruptionbudgets",
                  "DeviceClass": "deviceclasses", "ResourceSlice": "resourceslices", "ResourceClaim": "resourceclaims",
-                 "ResourceClaimTemplate": "resourceclaimtemplates"}
+                 "ResourceClaimTemplate": "resourceclaimtemplates", "VolumeAttachment": "volumeattachments"}
 ARRAY_TO_KIND = {array: kind for kind, array in KIND_TO_ARRAY.items()}
 PROGRESS_EVERY = 2000   # nodes and pods parsed between two progress calls of scenario_from_data
 

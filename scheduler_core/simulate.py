@@ -36,7 +36,8 @@ def build_snapshot(scenario, features=None) -> Snapshot:
                              pod_disruption_budgets=o.get("poddisruptionbudgets", ()),
                              device_classes=o.get("deviceclasses", ()), resource_slices=o.get("resourceslices", ()),
                              resource_claims=o.get("resourceclaims", ()),
-                             resource_claim_templates=o.get("resourceclaimtemplates", ()))
+                             resource_claim_templates=o.get("resourceclaimtemplates", ()),
+                             volume_attachments=o.get("volumeattachments", ()))
     first_image_size = (features or versions.features()).has("image-size-of-first-node")
     return Snapshot(infos, objects, first_image_size=first_image_size)
 

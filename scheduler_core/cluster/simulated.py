@@ -48,7 +48,7 @@ SCENARIO_ARRAYS = {"persistentvolumes": "PersistentVolume", "persistentvolumecla
                    "replicationcontrollers": "ReplicationController",
                    "poddisruptionbudgets": "PodDisruptionBudget", "deviceclasses": "DeviceClass",
                    "resourceslices": "ResourceSlice", "resourceclaims": "ResourceClaim",
-                   "resourceclaimtemplates": "ResourceClaimTemplate"}
+                   "resourceclaimtemplates": "ResourceClaimTemplate", "volumeattachments": "VolumeAttachment"}
 
 
 def store_object(objects: ClusterObjects, kind: str, raw: dict, deleted: bool = False):

@@ -33,7 +33,7 @@ INTEGER_RESOURCES = ("pods", "resourcequotas", "services", "replicationcontrolle
 NAME_RULES = {"Namespace": "label", "Service": "dns1035"}
 _NAME_CHECKS = {"label": is_dns1123_label, "subdomain": is_dns1123_subdomain, "dns1035": is_dns1035_label}
 CLUSTER_SCOPED = ("Node", "Namespace", "PersistentVolume", "StorageClass", "CSINode", "CSIDriver", "PriorityClass",
-                  *DRA_CLUSTER_SCOPED)
+                  "VolumeAttachment", *DRA_CLUSTER_SCOPED)
 
 
 class ValidationError(ParseError):

@@ -367,7 +367,6 @@ IMPLEMENTED_GATES = {
     "DRANodeAllocatableResources": (False,),
     "DRAPartitionableDevices": (True,),
     "TaintTolerationComparisonOperators": (False,),
-    "VolumeLimitScaling": (False,),
 }
 IMPLEMENTED_GATES_REMOVED = ("VolumeCapacityPriority", "PodDisruptionConditions")
 
@@ -443,6 +442,11 @@ CHANGES = {
                                 "in-use by another pod\"",
     "image-locality-image-volumes": "ImageLocality also sums the images of the pod's image volumes "
                                     "(volumes[].image.reference, ImageVolume GA), still dividing by the containers",
+    "csi-limits-volume-attachments": "NodeVolumeLimits reads the attach limits from CSINode alone, by driver name "
+                                     "(the node's attachable-volumes-csi-* allocatable no longer counts), counts "
+                                     "the node's VolumeAttachments of CSI volumes (attacher/volumeHandle, each "
+                                     "once with the volumes of its pods) and is retried on a CSINode update and a "
+                                     "VolumeAttachment deletion",
     "untolerated-taints-message": "TaintToleration's Filter rejects with \"node(s) had untolerated taint(s)\", "
                                   "without the taint's {key: value}",
     "fit-unresolvable-over-allocatable": "NodeResourcesFit: a request larger than the node's allocatable (or for "

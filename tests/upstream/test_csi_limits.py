@@ -1,13 +1,14 @@
-"""kube's nodevolumelimits/csi_test.go, TestCSILimits, case by case.
+"""kube's nodevolumelimits/csi_test.go, TestCSILimits, case by case, each run at 1.36 and at 1.30.
 
-Only a newer version than v1.30 could be read (see UPSTREAM_VERSION): its CSILimits also counts VolumeAttachments
-towards the limit, which v1.30's does not; the case whose expectation comes from that later behaviour is skipped as
-drift. kube's listers here are its test fakes: objects without a namespace are read as "default" by scheduler_core,
+The cases are v1.36.2's: its CSILimits counts the node's VolumeAttachments (buildFakeClientWithVALister) towards
+the limit, which v1.30's does not, so the case that only fits without them (``AT_1_30``) fits at 1.30. kube's
+listers here are its test fakes: objects without a namespace are read as "default" by scheduler_core,
 and a missing claim is reported with the informer lister's text (``persistentvolumeclaim "x" not found``) where
 kube's fake says ``persistentvolumeclaims``; the cases assert the informer's text.
 """
 import pytest
 
+from scheduler_core import versions
 from scheduler_core.framework.status import Code
 from scheduler_core.plugins.helper.volume import MIGRATED_PLUGINS_ANNOTATION, not_found
 from scheduler_core.plugins.nodevolumelimits import ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED, CSILimits
@@ -15,14 +16,13 @@ from scheduler_core.plugins.nodevolumelimits import ERR_REASON_MAX_VOLUME_COUNT_
 from .plugin_cases import SUCCESS, handle, make_node, make_pod, new_state, node_info, status_tuple
 
 UPSTREAM = "pkg/scheduler/framework/plugins/nodevolumelimits/csi_test.go"
-UPSTREAM_VERSION = ("v1.34 era (commit 991b78f9: VolumeAttachment counting and CSILimits queueing hints); the v1.30 "
-                    "file could not be read")
-UPSTREAM_CASES = 33
+UPSTREAM_VERSION = "v1.36.2 (openshift/microshift's deps/github.com/openshift/kubernetes)"
+UPSTREAM_CASES = 38
 UPSTREAM_NOT_TRANSLATED = {
     "TestCSILimitsQHint": "4 queueing-hint cases",
     "TestCSILimitsAddedPVCQHint": "5 queueing-hint cases",
-    "TestCSILimitsDeletedVolumeAttachmentQHint": "6 queueing-hint cases; SchedulerQueueingHints is off in v1.30 and "
-                                                 "scheduler_core has no queueing hints",
+    "TestCSILimitsDeletedVolumeAttachmentQHint": "6 queueing-hint cases; scheduler_core has no queueing hints",
+    "TestCSILimitsAfterCSINodeUpdatedQHint": "queueing-hint cases",
 }
 
 EBS_CSI = "ebs.csi.aws.com"
@@ -36,7 +36,8 @@ SKIP = (Code.SKIP, [])
 EPHEMERAL_MISSING = (Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
                      [f'looking up PVC test/abc-xyz: {not_found("persistentvolumeclaim", "abc-xyz")}'])
 NOT_OWNED = (Code.ERROR, ["PVC test/abc-xyz was not created for pod test/abc (pod is not owner)"])
-VA_DRIFT = "drift: counts VolumeAttachments towards the limit, which v1.30's CSILimits does not (added later)"
+VA_EXCEEDED = "should count VolumeAttachments towards volume limit when no pods exist"
+AT_1_30 = {VA_EXCEEDED: SUCCESS}   # v1.30 does not count VolumeAttachments
 
 
 def pvc_pod(*claims):
@@ -113,6 +114,13 @@ def fake_pvcs(volume_name, drivers):
     return out
 
 
+def volume_attachments(count, drivers):
+    """buildFakeClientWithVALister: ``count`` VolumeAttachments per driver on the node, of the PVs csi-<driver>-j."""
+    return [{"metadata": {"name": f"va-{d}-{j}"},
+             "spec": {"nodeName": NODE_NAME, "attacher": d, "source": {"persistentVolumeName": f"csi-{d}-{j}"}}}
+            for d in drivers for j in range(count)]
+
+
 def csi_node(limit_source, limit, drivers):
     """getNodeWithPodAndVolumeLimits' CSINode, with migration of the in-tree EBS plugin on (enableMigrationOnNode)."""
     if limit_source not in ("csinode", "csinode-with-no-limit", "no-csi-driver"):
@@ -131,8 +139,7 @@ def csi_node(limit_source, limit, drivers):
 # (name, new pod, existing pods, extra claims, max volumes, VolumeAttachments, drivers, limit source, want Filter,
 #  want PreFilter)
 CASES = [
-    ("should count VolumeAttachments towards volume limit when no pods exist", CSI_EBS_ONE_VOL, [], [], 2, 2,
-     [EBS_CSI], "csinode", VA_DRIFT, SUCCESS),
+    (VA_EXCEEDED, CSI_EBS_ONE_VOL, [], [], 2, 2, [EBS_CSI], "csinode", EXCEEDED, SUCCESS),
     ("should schedule pod when VolumeAttachments count does not exceed limit", CSI_EBS_ONE_VOL, [], [], 2, 1,
      [EBS_CSI], "csinode", SUCCESS, SUCCESS),
     ("fits when node volume limit >= new pods CSI volume", CSI_EBS_ONE_VOL, [RUNNING, CSI_EBS_TWO_VOL], [], 4, 0,
@@ -202,21 +209,56 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("new_pod, existing, extra_claims, max_vols, va_count, drivers, limit_source, want, want_pre",
-                         [c[1:] for c in CASES], ids=[c[0] for c in CASES])
-def test_csi_limits(new_pod, existing, extra_claims, max_vols, va_count, drivers, limit_source, want, want_pre):
-    if isinstance(want, str):
-        pytest.skip(want)
+@pytest.mark.parametrize("name, new_pod, existing, extra_claims, max_vols, va_count, drivers, limit_source, want, "
+                         "want_pre", CASES, ids=[c[0] for c in CASES])
+def test_csi_limits(name, new_pod, existing, extra_claims, max_vols, va_count, drivers, limit_source, want,
+                    want_pre):
     node = make_node().name(NODE_NAME).obj()
     cn = csi_node(limit_source, max_vols, drivers)
-    h = handle([node], persistent_volumes=fake_pvs("csi", drivers),
-               persistent_volume_claims=fake_pvcs("csi", drivers) + list(extra_claims),
-               storage_classes=[{"metadata": {"name": SC_NAME}, "provisioner": drivers[0]}],
-               csi_nodes=[cn] if cn else [])
+    for version, expected in (("1.36", want), ("1.30", AT_1_30.get(name, want))):
+        h = handle([node], persistent_volumes=fake_pvs("csi", drivers),
+                   persistent_volume_claims=fake_pvcs("csi", drivers) + list(extra_claims),
+                   storage_classes=[{"metadata": {"name": SC_NAME}, "provisioner": drivers[0]}],
+                   csi_nodes=[cn] if cn else [], volume_attachments=volume_attachments(va_count, drivers))
+        h.features = versions.features(version)
+        pl = CSILimits.new(None, h)
+        state, p = new_state(), new_pod.obj()
+        _res, pre = pl.pre_filter(state, p)
+        assert status_tuple(pre) == want_pre, version
+        if want_pre != SKIP:
+            ni = node_info(node, [q.obj() for q in existing])
+            assert status_tuple(pl.filter(state, p, ni)) == expected, version
+
+
+# TestVolumeLimitScalingGate: (name, gate, limit source, limit, CSIDriver present, preventPodSchedulingIfMissing,
+#  want Filter)
+NOT_INSTALLED = (Code.UNSCHEDULABLE, [f"{EBS_CSI} CSI driver is not installed on the node"])
+SCALING_CASES = [
+    ("gate enabled - allow scheduling when CSIDriver exists but PreventPodSchedulingIfMissing is not set", True,
+     "no-csi-driver", 0, True, False, SUCCESS),
+    ("gate enabled - fail when driver not installed and PreventPodSchedulingIfMissing is true", True,
+     "no-csi-driver", 0, True, True, NOT_INSTALLED),
+    ("gate disabled - skip driver presence check (regardless of CSIDriver presence)", False, "no-csi-driver", 0,
+     True, True, SUCCESS),
+    ("gate enabled - driver installed within limit", True, "csinode", 2, True, True, SUCCESS),
+    ("gate enabled - allow scheduling when CSIDriver object missing", True, "no-csi-driver", 0, False, False,
+     SUCCESS),
+]
+
+
+@pytest.mark.parametrize("gate, limit_source, limit, driver_present, prevent, want", [c[1:] for c in SCALING_CASES],
+                         ids=[c[0] for c in SCALING_CASES])
+def test_volume_limit_scaling_gate(gate, limit_source, limit, driver_present, prevent, want):
+    node = make_node().name(NODE_NAME).obj()
+    cn = csi_node(limit_source, limit, [EBS_CSI])
+    driver = {"metadata": {"name": EBS_CSI}, "spec": {"preventPodSchedulingIfMissing": True} if prevent else {}}
+    h = handle([node], persistent_volumes=fake_pvs("csi", [EBS_CSI]),
+               persistent_volume_claims=fake_pvcs("csi", [EBS_CSI]),
+               storage_classes=[{"metadata": {"name": SC_NAME}, "provisioner": EBS_CSI}],
+               csi_nodes=[cn] if cn else [], csi_drivers=[driver] if driver_present else [])
+    h.features = versions.features("1.36", f"VolumeLimitScaling={str(gate).lower()}")
     pl = CSILimits.new(None, h)
-    state, p = new_state(), new_pod.obj()
+    state, p = new_state(), CSI_EBS_ONE_VOL.obj()
     _res, pre = pl.pre_filter(state, p)
-    assert status_tuple(pre) == want_pre
-    if want_pre != SKIP:
-        ni = node_info(node, [q.obj() for q in existing])
-        assert status_tuple(pl.filter(state, p, ni)) == want
+    assert status_tuple(pre) == SUCCESS
+    assert status_tuple(pl.filter(state, p, node_info(node))) == want

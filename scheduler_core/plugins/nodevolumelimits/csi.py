@@ -1,9 +1,10 @@
-"""NodeVolumeLimits (CSILimits): per-CSI-driver attach limits from CSINode (and the node's allocatable)."""
+"""NodeVolumeLimits (CSILimits): per-CSI-driver attach limits from CSINode (at 1.30 also the node's allocatable),
+counted against the CSI volumes of the node's pods (from 1.36 also its VolumeAttachments) and the pod's."""
 from __future__ import annotations
 
 import secrets
 
-from ...framework.handle import queueing_hints_of
+from ...framework.handle import features_of, queueing_hints_of
 from ...framework.interface import QUEUE, QUEUE_SKIP, FilterPlugin, PreFilterPlugin
 from ...framework.status import Code, Status
 from ...framework import signers
@@ -42,15 +43,22 @@ class CSILimits(PreFilterPlugin, FilterPlugin):
 
     name = names.NODE_VOLUME_LIMITS
 
-    def __init__(self, handle):
+    def __init__(self, handle, csi_node_limits: bool = False, volume_limit_scaling: bool = False):
         self.handle = handle
         # Prefix of the placeholder handles of unbound claims, so they never collide with real ones.
         self.random_volume_id_prefix = secrets.token_hex(16)
         self.queueing_hints = queueing_hints_of(handle)
+        # From 1.36 (getVolumeLimits(csiNode)): limits only from CSINode, keyed by driver name, and the node's
+        # VolumeAttachments count; 1.30 also reads the node's attachable-volumes-* allocatable, keyed by it.
+        self.csi_node_limits = csi_node_limits
+        self.limit_key = (lambda driver: driver) if csi_node_limits else csi_attach_limit_key
+        self.volume_limit_scaling = volume_limit_scaling   # VolumeLimitScaling: the driver must be on the node
 
     @classmethod
     def new(cls, args, handle):
-        return cls(handle)
+        features = features_of(handle)
+        since_136 = features.has("csi-limits-volume-attachments")
+        return cls(handle, since_136, since_136 and features.enabled("VolumeLimitScaling"))
 
     def pre_filter(self, state, pod):
         for vol in pod.volumes:
@@ -91,13 +99,17 @@ class CSILimits(PreFilterPlugin, FilterPlugin):
             return Status.error(str(new_volumes))
         if not new_volumes:
             return None
+        if self.volume_limit_scaling:
+            for driver in new_volumes.values():
+                if not self._driver_on_node(driver, csi_node):
+                    return Status(Code.UNSCHEDULABLE, f"{driver} CSI driver is not installed on the node")
         new_volumes = dict(new_volumes)
-        limits = node_volume_limits(node_info)
+        limits = {} if self.csi_node_limits else node_volume_limits(node_info)
         if csi_node is not None:
             for d in spec(csi_node).get("drivers") or ():
                 count = (d.get("allocatable") or {}).get("count")
                 if count is not None:
-                    limits[csi_attach_limit_key(d.get("name", ""))] = count
+                    limits[self.limit_key(d.get("name", ""))] = count
         if not limits:
             return None
         attached = {}
@@ -111,6 +123,10 @@ class CSILimits(PreFilterPlugin, FilterPlugin):
         for unique_name, key in attached.items():
             new_volumes.pop(unique_name, None)  # a volume shared with a running pod is attached once
             attached_count[key] = attached_count.get(key, 0) + 1
+        if self.csi_node_limits:
+            for unique_name, driver in self._node_attachments(state, node_info.name).items():
+                if unique_name not in attached:   # a pod's volume is attached once
+                    attached_count[driver] = attached_count.get(driver, 0) + 1
         new_count = {}
         for key in new_volumes.values():
             new_count[key] = new_count.get(key, 0) + 1
@@ -119,6 +135,37 @@ class CSILimits(PreFilterPlugin, FilterPlugin):
             if max_limit is not None and attached_count.get(key, 0) + count > max_limit:
                 return Status(Code.UNSCHEDULABLE, ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED)
         return None
+
+    def _node_attachments(self, state, node_name: str) -> dict:
+        """getNodeVolumeAttachmentInfo: {attacher/volumeHandle: attacher} of the node's VolumeAttachments whose
+        PersistentVolume is a CSI volume (the cluster's attachments indexed by node once per cycle)."""
+        cache = state.get(PRE_FILTER_KEY)
+        by_node = cache.get("attachments") if cache is not None else None
+        if by_node is None:
+            by_node = {}
+            pvs = self.handle.objects.persistent_volumes
+            for va in self.handle.objects.volume_attachments.values():
+                va_spec = spec(va)
+                attacher = va_spec.get("attacher") or ""
+                pv_name = (va_spec.get("source") or {}).get("persistentVolumeName")
+                if not attacher or pv_name is None:
+                    continue
+                csi = spec(pvs.get(pv_name) or {}).get("csi")
+                if csi is None:
+                    continue
+                node = by_node.setdefault(va_spec.get("nodeName") or "", {})
+                node[f'{attacher}/{csi.get("volumeHandle") or ""}'] = attacher
+            if cache is not None:
+                cache["attachments"] = by_node
+        return by_node.get(node_name, {})
+
+    def _driver_on_node(self, driver: str, csi_node) -> bool:
+        """checkCSIDriverOnNode: a CSIDriver that sets preventPodSchedulingIfMissing must be on the node's CSINode;
+        a driver without such a CSIDriver may not be a CSI driver, and is let through."""
+        csi_driver = self.handle.objects.csi_drivers.get(driver)
+        if csi_driver is None or not spec(csi_driver).get("preventPodSchedulingIfMissing"):
+            return True
+        return csi_node is not None and any(d.get("name") == driver for d in spec(csi_node).get("drivers") or ())
 
     def _attachable_volumes(self, pod, csi_node, new_pod: bool, result: dict):
         """filterAttachableVolumes: add {driver/handle: limit key} for the pod's attachable volumes."""
@@ -141,7 +188,7 @@ class CSILimits(PreFilterPlugin, FilterPlugin):
                     raise _VolumeError(err)
             driver, handle = self._csi_driver_info(csi_node, pvc)
             if driver and handle:
-                result[f"{driver}/{handle}"] = csi_attach_limit_key(driver)
+                result[f"{driver}/{handle}"] = self.limit_key(driver)
 
     def _inline_volume(self, vol, csi_node, result: dict):
         """checkAttachableInlineVolume: count a migratable in-line volume once its migration is on."""
@@ -152,7 +199,7 @@ class CSILimits(PreFilterPlugin, FilterPlugin):
             driver, handle = csitrans.translate_inline_volume(vol, plugin)
         except csitrans.TranslationError as err:
             raise _VolumeError(f'converting volume({vol.get("name", "")}) from inline to csi: {err}') from None
-        result[f"{driver}/{handle}"] = csi_attach_limit_key(driver)
+        result[f"{driver}/{handle}"] = self.limit_key(driver)
 
     def _csi_driver_info(self, csi_node, pvc: dict):
         """getCSIDriverInfo: (driver, volume handle) of a claim, from its PV or else its StorageClass."""
