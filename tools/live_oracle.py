@@ -78,6 +78,7 @@ KINDS = [Kind("priorityclasses", "/apis/scheduling.k8s.io/v1", "priorityclasses"
          Kind("csinodes", "/apis/storage.k8s.io/v1", "csinodes", False),
          Kind("persistentvolumes", "/api/v1", "persistentvolumes", False, status=True),
          Kind("persistentvolumeclaims", "/api/v1", "persistentvolumeclaims", True, status=True),
+         Kind("volumeattachments", "/apis/storage.k8s.io/v1", "volumeattachments", False),
          Kind("services", "/api/v1", "services", True),
          Kind("replicasets", "/apis/apps/v1", "replicasets", True),
          Kind("statefulsets", "/apis/apps/v1", "statefulsets", True),
@@ -96,7 +97,7 @@ SERVICEACCOUNTS = Kind("serviceaccounts", "/api/v1", "serviceaccounts", True)
 # the arrays a derived scenario holds besides nodes and pods (the kinds Schedscope reads)
 STATE_ARRAYS = ("services", "replicasets", "statefulsets", "replicationcontrollers", "persistentvolumes",
                 "persistentvolumeclaims", "storageclasses", "csinodes", "csidrivers", "poddisruptionbudgets",
-                "deviceclasses", "resourceslices", "resourceclaims", "resourceclaimtemplates")
+                "deviceclasses", "resourceslices", "resourceclaims", "resourceclaimtemplates", "volumeattachments")
 SCENARIO_ALIASES = {"pdbs": "poddisruptionbudgets"}   # the loop vectors' name for PodDisruptionBudgets
 
 

@@ -533,6 +533,66 @@ def build() -> None:
               pod("e2", extended={"example.com/gpu": "1"}, templates={"gpu": "any-gpu"})],
              classes=[dclass(extendedResourceName="example.com/gpu")],
              slices=[gpus("dra-1", ["a100", "a100"])], templates=[template("any-gpu", "ml", [exactly()])])
+    gpu_request = {"example.com/gpu": "1"}
+
+    def container(name, gpus, **extra):
+        return {"name": name, "image": "registry.example.com/ml/init:1.0",
+                "resources": {"requests": {"example.com/gpu": str(gpus)}, "limits": {"example.com/gpu": str(gpus)}},
+                "terminationMessagePath": "/dev/termination-log", "terminationMessagePolicy": "File",
+                "imagePullPolicy": "IfNotPresent", **extra}
+    nodes, slices = _gpu_nodes({"xc-1": ["a100"] * 2, "xc-2": ["a100"] * 5})
+    scenario("dra-o45-extended-init-and-sidecar", "Extended resources asked by an init container (3 GPUs, reusing "
+             "the main container's one), by a sidecar and its main container, next to a claim, and more than is left.",
+             nodes, [pod("x-init", extended=gpu_request, initContainers=[container("setup", 3)]),
+                     pod("x-sidecar", extended=gpu_request,
+                         initContainers=[container("proxy", 1, restartPolicy="Always")]),
+                     pod("x-claim", extended=gpu_request, templates={"gpu": "any-gpu"}),
+                     pod("x-more", extended={"example.com/gpu": "2"})],
+             classes=[dclass(extendedResourceName="example.com/gpu")], slices=slices,
+             templates=[template("any-gpu", "ml", [exactly()])])
+    # -- NodeVolumeLimits: VolumeAttachments count at 1.36 ---------------------------------------------------------
+    ebs = "ebs.csi.aws.com"
+
+    def csinode(name, count=None):
+        driver = {"name": ebs, "nodeID": name}
+        if count is not None:
+            driver["allocatable"] = {"count": count}
+        return {"apiVersion": "storage.k8s.io/v1", "kind": "CSINode", "metadata": {"name": name},
+                "spec": {"drivers": [driver]}}
+
+    def volume(i):
+        return ({"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": f"pv-{i}"},
+                 "spec": {"capacity": {"storage": "10Gi"}, "accessModes": ["ReadWriteOnce"],
+                          "persistentVolumeReclaimPolicy": "Retain", "volumeMode": "Filesystem",
+                          "csi": {"driver": ebs, "volumeHandle": f"vol-{i}"},
+                          "claimRef": {"kind": "PersistentVolumeClaim", "namespace": "ml", "name": f"data-{i}",
+                                       "apiVersion": "v1"}},
+                 "status": {"phase": "Bound"}},
+                {"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+                 "metadata": {"name": f"data-{i}", "namespace": "ml",
+                              "annotations": {"pv.kubernetes.io/bind-completed": "yes"}},
+                 "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "10Gi"}},
+                          "volumeName": f"pv-{i}", "storageClassName": "", "volumeMode": "Filesystem"},
+                 "status": {"phase": "Bound", "accessModes": ["ReadWriteOnce"], "capacity": {"storage": "10Gi"}}})
+
+    def attachment(node_name, i):
+        return {"apiVersion": "storage.k8s.io/v1", "kind": "VolumeAttachment",
+                "metadata": {"name": f"csi-{node_name}-{i}"},
+                "spec": {"attacher": ebs, "nodeName": node_name, "source": {"persistentVolumeName": f"pv-{i}"}}}
+
+    def with_volumes(name, *ids):
+        return pod(name, volumes=[{"name": f"d{i}", "persistentVolumeClaim": {"claimName": f"data-{i}"}}
+                                  for i in ids])
+    pvs, pvcs = zip(*(volume(i) for i in range(8)))
+    scenario("dra-o46-csi-volume-attachments", "NodeVolumeLimits at 1.36: a node's VolumeAttachments count towards "
+             "its CSINode limit (each volume once with its pods'), a node's attachable-volumes-csi-* allocatable "
+             "without a CSINode limit no longer limits.",
+             [node("va-1"), node("va-2"), node("va-3", extra={f"attachable-volumes-csi-{ebs}": "1"})],
+             [with_volumes("one-0", 0), with_volumes("two-1", 1, 2), with_volumes("attached-4", 4),
+              with_volumes("three-5", 5, 6, 7)],
+             classes=(), namespaces=("ml",), csinodes=[csinode("va-1", 2), csinode("va-2", 3), csinode("va-3")],
+             persistentvolumes=list(pvs), persistentvolumeclaims=list(pvcs),
+             volumeattachments=[attachment("va-1", 3), attachment("va-1", 4), attachment("va-2", 3)])
     # -- claims held by other pods ---------------------------------------------------------------------------------
     nodes, slices = _gpu_nodes({"ho-1": ["a100", "a100"], "ho-2": ["a100", "a100"]})
     scenario("dra-o36-allocated-to-other-pods", "Three of four GPUs held by running pods' claims; a shared claim "
