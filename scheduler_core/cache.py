@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from .clock import Clock
 from .framework.node_info import NodeInfo, next_generation
+from .framework.podgroup_state import PodGroupStates
 
 BETA_ZONE = "failure-domain.beta.kubernetes.io/zone"
 BETA_REGION = "failure-domain.beta.kubernetes.io/region"
@@ -115,12 +116,15 @@ class Cache:
     """Nodes and pods as the scheduler knows them, including pods assumed onto a node before binding.
 
     ``ttl`` (seconds) expires assumed pods whose binding finished but whose add event never came;
-    0 (kube's default) means never. ``clock`` gives the time for those deadlines.
+    0 (kube's default) means never. ``clock`` gives the time for those deadlines. With ``pod_groups`` (the
+    GenericWorkload gate) the cache also keeps ``pod_group_states``: the members of each pod group, assigned,
+    assumed and (told by the scheduler's event handlers) unscheduled.
     """
 
-    def __init__(self, clock: Clock | None = None, ttl: float = 0.0):
+    def __init__(self, clock: Clock | None = None, ttl: float = 0.0, pod_groups: bool = False):
         self.clock = clock or Clock()
         self.ttl = ttl
+        self.pod_group_states = PodGroupStates() if pod_groups else None
         self._nodes = {}        # name -> NodeInfo, most recently changed last (kube's linked list)
         self._tree = NodeTree()
         self._pod_states = {}   # pod uid -> _PodState
@@ -210,8 +214,13 @@ class Cache:
         self._pod_states[pod.uid] = _PodState(pod)
         if assumed:
             self._assumed.add(pod.uid)
+        if self._is_pod_group_member(pod):
+            if assumed:
+                self.pod_group_states.assume(pod)
+            else:
+                self.pod_group_states.add(pod)
 
-    def _remove_pod(self, pod) -> None:
+    def _remove_pod(self, pod, forget: bool = False) -> None:
         ni = self._nodes.get(pod.node_name)
         if ni is not None:
             if not ni.remove_pod(pod):
@@ -222,6 +231,11 @@ class Cache:
                 self._touch(pod.node_name)
         self._pod_states.pop(pod.uid, None)
         self._assumed.discard(pod.uid)
+        if self._is_pod_group_member(pod):
+            if forget:
+                self.pod_group_states.forget(pod)
+            else:
+                self.pod_group_states.remove(pod)
 
     def assume_pod(self, pod) -> None:
         """AssumePod: ``pod`` has spec.nodeName set to the chosen node."""
@@ -243,7 +257,7 @@ class Cache:
             raise CacheError(f"pod {pod.uid}({pod.key}) was assumed on {pod.node_name} but assigned to "
                              f"{state.pod.node_name}")
         if state is not None and pod.uid in self._assumed:
-            self._remove_pod(pod)
+            self._remove_pod(pod, forget=True)
             return
         raise CacheError(f"pod {pod.uid}({pod.key}) wasn't assumed so cannot be forgotten")
 
@@ -278,6 +292,23 @@ class Cache:
             raise CacheError(f"pod {pod.uid}({pod.key}) was added to {state.pod.node_name} but removed from "
                              f"{pod.node_name}; scheduler cache is corrupted")
         self._remove_pod(state.pod)
+
+    # -- pod groups (GenericWorkload) --------------------------------------------------------
+    def _is_pod_group_member(self, pod) -> bool:
+        return self.pod_group_states is not None and pod.pod_group is not None
+
+    def add_pod_group_member(self, pod) -> None:
+        """AddPodGroupMember: an unscheduled pod of a pod group (the queue's add event)."""
+        if self._is_pod_group_member(pod):
+            self.pod_group_states.add(pod)
+
+    def update_pod_group_member(self, old, new) -> None:
+        if self._is_pod_group_member(new):
+            self.pod_group_states.update(old, new)
+
+    def remove_pod_group_member(self, pod) -> None:
+        if self._is_pod_group_member(pod):
+            self.pod_group_states.remove(pod)
 
     def is_assumed_pod(self, pod) -> bool:
         return pod.uid in self._assumed

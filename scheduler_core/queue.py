@@ -70,13 +70,15 @@ WILDCARD = "*"
 # Resources (GVKs); the storage ones are also accepted with their "storage.k8s.io/" prefix.
 RESOURCES = ("Pod", "Node", "PersistentVolume", "PersistentVolumeClaim", "CSINode", "CSIDriver",
              "CSIStorageCapacity", "StorageClass", "PodSchedulingContext", "ResourceClaim", "ResourceClass",
-             "ResourceClaimParameters", "ResourceClassParameters", "DeviceClass", "ResourceSlice", "VolumeAttachment")
+             "ResourceClaimParameters", "ResourceClassParameters", "DeviceClass", "ResourceSlice", "VolumeAttachment",
+             "PodGroup")
 # 1.36's pod events name the pod's state; a registration for "Pod" covers both.
 ASSIGNED_POD = "AssignedPod"
 UNSCHEDULABLE_POD = "UnschedulablePod"
 _GROUPS = {"CSINode": "storage.k8s.io/", "CSIDriver": "storage.k8s.io/", "CSIStorageCapacity": "storage.k8s.io/",
            "StorageClass": "storage.k8s.io/", "VolumeAttachment": "storage.k8s.io/",
-           "ResourceClaim": "resource.k8s.io/", "ResourceSlice": "resource.k8s.io/", "DeviceClass": "resource.k8s.io/"}
+           "ResourceClaim": "resource.k8s.io/", "ResourceSlice": "resource.k8s.io/", "DeviceClass": "resource.k8s.io/",
+           "PodGroup": "scheduling.k8s.io/"}
 
 
 class ClusterEvent:
@@ -483,7 +485,7 @@ class PriorityQueue:
             self._park(pinfo)
             return False
         if pinfo.initial_attempt_timestamp is None:
-            pinfo.initial_attempt_timestamp = self._now_ns()
+            pinfo.initial_attempt_timestamp = self._stamp()   # ordered even when the clock has not moved
         if self.backoff_by_counts:
             self._unsched.pop(pinfo.pod.key, None)
             self._delete_backoff(pinfo.pod.key)
@@ -596,20 +598,34 @@ class PriorityQueue:
                 pinfo = self._backoff.pop()
             if pinfo is None:
                 return None
-            pinfo.attempts += 1
-            if self.queueing_hints:
-                if pinfo.pod.uid in self._in_flight:
-                    log.error("the same pod is tracked in multiple places in the scheduler: %s", pinfo.pod.key)
-                    continue
-                self._flight_at[pinfo.pod.uid] = self._flight_base + len(self._flight_log)
-                self._flight_log.append(("pod", pinfo.pod.uid))
-            break
+            if self._to_in_flight(pinfo):
+                return pinfo
+
+    def pop_specific_pod(self, pod):
+        """PopSpecificPod: activate ``pod`` and take it out of activeQ as ``pop`` does (None when it is not
+        there after the activation: gated, in flight or unknown)."""
+        self.activate([pod])
+        pinfo = self._active.get(pod.key)
+        if pinfo is None:
+            return None
+        self._active.delete(pod.key)
+        return pinfo if self._to_in_flight(pinfo) else None
+
+    def _to_in_flight(self, pinfo) -> bool:
+        """movePodToInFlight: an attempt and a scheduling cycle counted; False for a pod already in flight."""
+        pinfo.attempts += 1
+        if self.queueing_hints:
+            if pinfo.pod.uid in self._in_flight:
+                log.error("the same pod is tracked in multiple places in the scheduler: %s", pinfo.pod.key)
+                return False
+            self._flight_at[pinfo.pod.uid] = self._flight_base + len(self._flight_log)
+            self._flight_log.append(("pod", pinfo.pod.uid))
         self.scheduling_cycle += 1
         pinfo.unschedulable_plugins = set()
         pinfo.pending_plugins = set()
         pinfo.queue = IN_FLIGHT
         self._in_flight[pinfo.pod.uid] = pinfo
-        return pinfo
+        return True
 
     def done(self, uid) -> None:
         """The attempt of a popped pod is over (bound, requeued, or dropped); at 1.36 the events no in-flight pod

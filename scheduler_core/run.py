@@ -127,7 +127,7 @@ class LoopRun:
         doc = config_doc if config_doc is not None else scenario.config
         self.registry = registry or build_registry()
         self.config = config_for(doc or None, self.registry, kube_version=scenario.kube_version(kube_version),
-                                 feature_gates=feature_gates)
+                                 feature_gates=scenario.feature_gates(feature_gates))
         self.scenario = scenario = scenario.read_by(self.config.features)
         self.waves, self.phase2, self.phase2_nodes, self.retry_rounds = _parse_steps(scenario)
         self.waves = [(text, [self.config.features.pod_as_read(p) for p in pods]) for text, pods in self.waves]

@@ -15,14 +15,15 @@ from .objects.validation import validate_object
 ARRAYS = ("nodes", "pods", "pending", "services", "replicasets", "statefulsets", "replicationcontrollers",
           "namespaces", "persistentvolumes", "persistentvolumeclaims", "storageclasses", "csinodes",
           "csidrivers", "poddisruptionbudgets", "deviceclasses", "resourceslices", "resourceclaims",
-          "resourceclaimtemplates", "volumeattachments")
+          "resourceclaimtemplates", "volumeattachments", "podgroups", "workloads")
 KIND_TO_ARRAY = {"Node": "nodes", "Service": "services", "ReplicaSet": "replicasets",
                  "StatefulSet": "statefulsets", "ReplicationController": "replicationcontrollers",
                  "Namespace": "namespaces", "PersistentVolume": "persistentvolumes",
                  "PersistentVolumeClaim": "persistentvolumeclaims", "StorageClass": "storageclasses",
                  "CSINode": "csinodes", "CSIDriver": "csidrivers", "PodDisruptionBudget": "poddisruptionbudgets",
                  "DeviceClass": "deviceclasses", "ResourceSlice": "resourceslices", "ResourceClaim": "resourceclaims",
-                 "ResourceClaimTemplate": "resourceclaimtemplates", "VolumeAttachment": "volumeattachments"}
+                 "ResourceClaimTemplate": "resourceclaimtemplates", "VolumeAttachment": "volumeattachments",
+                 "PodGroup": "podgroups", "Workload": "workloads"}
 ARRAY_TO_KIND = {array: kind for kind, array in KIND_TO_ARRAY.items()}
 PROGRESS_EVERY = 2000   # nodes and pods parsed between two progress calls of scenario_from_data
 
@@ -112,6 +113,12 @@ class Scenario:
         """The Kubernetes version a run of this scenario is at: ``override`` when given (a command line's
         ``--kube-version`` wins), else the file's ``kubeVersion``, else None (the default version)."""
         return override if override is not None else self.extra.get("kubeVersion")
+
+    def feature_gates(self, override=None):
+        """The feature gates a run of this scenario has: ``override`` when given (a command line's
+        ``--feature-gates`` wins), else the file's ``featureGates`` (kube's ``--feature-gates`` text or a
+        {gate: bool} mapping), else None (the version's defaults)."""
+        return override if override is not None else self.extra.get("featureGates")
 
     def read_by(self, features) -> "Scenario":
         """The scenario as a version's kube-scheduler reads its pods (``Features.pod_as_read``); itself when
@@ -210,6 +217,9 @@ def scenario_from_data(data, label: str = "scenario", name: str | None = None, p
     extra = {k: v for k, v in data.items() if k not in ARRAYS and k not in ("config", "items", "kind")}
     if "kubeVersion" in extra and not isinstance(extra["kubeVersion"], str):
         raise ScenarioError(f"{label}: kubeVersion: expected a string such as \"1.36\"")
+    if "featureGates" in extra and not isinstance(extra["featureGates"], (str, dict)):
+        raise ScenarioError(f"{label}: featureGates: expected kube's --feature-gates text such as "
+                            f"\"GenericWorkload=true\" or a mapping of gates to true/false")
     return Scenario(scen_name, nodes, bound, pending, objects, config, extra)
 
 

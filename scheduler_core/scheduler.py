@@ -45,11 +45,12 @@ from .plugins.registry import build_registry
 from .queue import (ADD, ASSIGNED_POD, ASSIGNED_POD_ADD_V136, ASSIGNED_POD_DELETE, ASSIGNED_POD_DELETE_V136,
                     CLEAR_NOMINATED_NODE, NODE_ADD, NODE_ALLOCATABLE_CHANGE, NODE_ANNOTATION_CHANGE,
                     NODE_CONDITION_CHANGE, NODE_LABEL_CHANGE, NODE_SPEC_UNSCHEDULABLE_CHANGE, NODE_TAINT_CHANGE,
-                    STORAGE_CLASS_ADD, STORAGE_CLASS_UPDATE, UPDATE, UPDATE_NODE_ALLOCATABLE,
-                    UPDATE_NODE_ANNOTATION, UPDATE_NODE_CONDITION, UPDATE_NODE_DECLARED_FEATURE, UPDATE_NODE_LABEL,
-                    UPDATE_NODE_TAINT, ClusterEvent, DELETE, NominatingInfo, PriorityQueue, QueueError, event_v136,
+                    STORAGE_CLASS_ADD, STORAGE_CLASS_UPDATE, UPDATE, UPDATE_NODE_ALLOCATABLE, UPDATE_NODE_ANNOTATION,
+                    UPDATE_NODE_CONDITION, UPDATE_NODE_DECLARED_FEATURE, UPDATE_NODE_LABEL, UPDATE_NODE_TAINT,
+                    UNSCHEDULABLE_POD, ClusterEvent, DELETE, NominatingInfo, PriorityQueue, QueueError, event_v136,
                     parse_registration, pod_scheduling_properties_change, resource_event, unroll_wildcard_resource)
 from .schedule_one import SchedulerContext, fit_error_message, schedule_pod
+from .schedule_one_podgroup import PodGroupCycle
 from .trace import TraceSink
 
 log = logging.getLogger(__name__)
@@ -60,7 +61,7 @@ NOTE_LENGTH_LIMIT = 1024
 ENQUEUE_EXTENSION_POINTS = (PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, ReservePlugin, PermitPlugin)
 QUEUE_RESOURCES = {"PersistentVolume", "PersistentVolumeClaim", "CSINode", "CSIDriver", "CSIStorageCapacity",
                    "PodSchedulingContext", "ResourceClaim", "ResourceClass", "ResourceClaimParameters",
-                   "ResourceClassParameters", "DeviceClass", "ResourceSlice"}
+                   "ResourceClassParameters", "DeviceClass", "ResourceSlice", "PodGroup"}
 # 1.36's generic handlers (StorageClass and VolumeAttachment among them, no WaitForFirstConsumer filter).
 QUEUE_RESOURCES_V136 = QUEUE_RESOURCES | {"StorageClass", "VolumeAttachment"}
 _ACTIONS = {"Add": ADD, "Update": UPDATE, "Delete": DELETE}
@@ -237,7 +238,10 @@ class Scheduler:
         self.extenders = (build_extenders(self.config.extenders, extender_policy or DEFAULT_POLICY)
                           if extenders is None else list(extenders))
         self.trace_sink = trace_sink or TraceSink()
-        self.cache = Cache(self.clock, ttl=assumed_pod_ttl)
+        gates = self.features.gates
+        self.generic_workload = bool(gates.get("GenericWorkload"))
+        self.gang_scheduling = bool(gates.get("GangScheduling"))
+        self.cache = Cache(self.clock, ttl=assumed_pod_ttl, pod_groups=self.generic_workload)
         self.snapshot = Snapshot((), cluster.objects)
         self.object_changes = 0   # object events told so far: with the snapshot's generation, the cluster's state
         self.ctx = SchedulerContext(tie_break=tie_break, seed=seed,
@@ -279,7 +283,9 @@ class Scheduler:
         self.ctx.nominated_pods_for_node = self.queue.nominated_pods_for_node
         self.ctx.nominated_node_names = self.queue.nominated_node_names
         self.ctx.nominated_sums = sums
+        self.pod_group_cycle = PodGroupCycle(self)
         for h in handles:
+            h.pod_group_states = self.cache.pod_group_states
             h.nominated_pods_for_node = self.queue.nominated_pods_for_node
             h.nominated_node_names = self.queue.nominated_node_names
             h.nominated_sums = sums
@@ -345,7 +351,10 @@ class Scheduler:
         if pod.node_name:
             self._add_pod_to_cache(pod)
         elif self._responsible(pod):
+            self.cache.add_pod_group_member(pod)
             self.queue.add(pod)
+            if self.gang_scheduling:
+                self.queue.move_all_to_active_or_backoff_queue(event_v136(UNSCHEDULABLE_POD, ADD), None, None, pod)
 
     def on_pod_update(self, old, new) -> None:
         if old.node_name and new.node_name:
@@ -377,6 +386,7 @@ class Scheduler:
         if (old.raw.get("metadata") or {}).get("resourceVersion") == \
                 (new.raw.get("metadata") or {}).get("resourceVersion"):
             return
+        self.cache.update_pod_group_member(old, new)
         if self.cache.is_assumed_pod(new):
             if self._hints and new.deletion_timestamp and not old.deletion_timestamp:
                 self._assumed_pod_deleted(new)
@@ -414,6 +424,7 @@ class Scheduler:
                 self.queue.move_all_to_active_or_backoff_queue(ASSIGNED_POD_DELETE)
         elif self._responsible(pod) and self._hints:
             self.queue.delete(pod)
+            self.cache.remove_pod_group_member(pod)
             if self.cache.is_assumed_pod(pod):
                 self._assumed_pod_deleted(pod)
             elif pod.nominated_node_name:
@@ -464,6 +475,8 @@ class Scheduler:
             return None
         self._deferred_updates = []
         try:
+            if self.generic_workload and pinfo.pod.pod_group is not None:
+                return self.pod_group_cycle.run(pinfo)
             return self._attempt(pinfo)
         finally:
             deferred, self._deferred_updates = self._deferred_updates, None
@@ -489,12 +502,8 @@ class Scheduler:
             log.error('profile not found for scheduler name "%s"', pod.scheduler_name)
             self.queue.done(pod.uid)
             return None
-        if pod.deletion_timestamp:
-            self.cluster.record_event(pod, "Warning", "FailedScheduling", "Scheduling",
-                                      f"skip schedule deleting pod: {pod.namespace}/{pod.name}")
+        if self.skip_pod_schedule(pod):
             self.queue.done(pod.uid)
-            return None
-        if self.cache.is_assumed_pod(pod):
             return None
         state = CycleState()
         self.ctx.scheduling_cycle = self.queue.scheduling_cycle
@@ -515,6 +524,14 @@ class Scheduler:
         else:
             self._assume_and_reserve(fwk, state, pinfo, tr)
         return tr
+
+    def skip_pod_schedule(self, pod) -> bool:
+        """skipPodSchedule: a pod being deleted (its FailedScheduling event says so) or already assumed."""
+        if pod.deletion_timestamp:
+            self.cluster.record_event(pod, "Warning", "FailedScheduling", "Scheduling",
+                                      f"skip schedule deleting pod: {pod.namespace}/{pod.name}")
+            return True
+        return self.cache.is_assumed_pod(pod)
 
     def _fail_unschedulable(self, fwk, pinfo, tr) -> None:
         if tr.num_all_nodes == 0:

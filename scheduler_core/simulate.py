@@ -7,6 +7,7 @@ from .config import build_frameworks, config_for
 from .framework.cycle_state import CycleState
 from .framework.handle import Handle
 from .framework.node_info import NodeInfo
+from .framework.podgroup_state import PodGroupStates
 from .framework.snapshot import ClusterObjects, Snapshot
 from .plugins.registry import build_registry
 from .schedule_one import SchedulerContext, schedule_pod
@@ -37,7 +38,8 @@ def build_snapshot(scenario, features=None) -> Snapshot:
                              device_classes=o.get("deviceclasses", ()), resource_slices=o.get("resourceslices", ()),
                              resource_claims=o.get("resourceclaims", ()),
                              resource_claim_templates=o.get("resourceclaimtemplates", ()),
-                             volume_attachments=o.get("volumeattachments", ()))
+                             volume_attachments=o.get("volumeattachments", ()),
+                             pod_groups=o.get("podgroups", ()), workloads=o.get("workloads", ()))
     first_image_size = (features or versions.features()).has("image-size-of-first-node")
     return Snapshot(infos, objects, first_image_size=first_image_size)
 
@@ -54,7 +56,7 @@ class Simulation:
         self.registry = registry or build_registry()
         doc = config_doc if config_doc is not None else scenario.config
         self.config = config_for(doc, self.registry, kube_version=scenario.kube_version(kube_version),
-                                 feature_gates=feature_gates)
+                                 feature_gates=scenario.feature_gates(feature_gates))
         self.features = self.config.features
         self.scenario = scenario = scenario.read_by(self.features)
         self.snapshot = build_snapshot(scenario, self.features)
@@ -62,9 +64,18 @@ class Simulation:
                                     percentage_of_nodes_to_score=self.config.percentage_of_nodes_to_score,
                                     trace_all_filters=trace_all_filters)
         self.handles = []
+        self.pod_group_states = None
+        if self.features.gates.get("GenericWorkload"):
+            # the members of each pod group (PreEnqueue's count); a one-pass run has no pod-group cycle: its
+            # members are tried one by one, without Permit (the scheduling loop, ``run``, has the cycle)
+            self.pod_group_states = PodGroupStates()
+            for pod in list(scenario.bound_pods) + list(scenario.pending_pods):
+                if pod.pod_group is not None:
+                    self.pod_group_states.add(pod)
 
         def handle_factory():
             h = Handle(snapshot=self.snapshot)
+            h.pod_group_states = self.pod_group_states
             h.rng = self.ctx.rng
             h.tie_break = tie_break
             self.handles.append(h)

@@ -69,6 +69,7 @@ class CycleTrace:
         self.nominated_node_before = ""  # status.nominatedNodeName when the attempt started
         self.victims = []                # pods deleted (preempted) by the attempt (at 1.36 right after it)
         self.permit_wait = {}            # Permit plugins that made the pod wait: {plugin: timeout seconds}
+        self.pod_group = None            # a pod-group cycle's: {name, placement, placement_scores, status}
         self.bind_error = None           # why the binding cycle failed
 
     # -- scores: kept as the runtime's lists or arrays, turned into per-node dicts when first read ------
@@ -208,6 +209,8 @@ class CycleTrace:
                   "status_code": self.status_code, "nominated_node": self.nominated_node,
                   "nominated_node_before": self.nominated_node_before, "victims": list(self.victims),
                   "permit_wait": dict(self.permit_wait), "bind_error": self.bind_error})
+        if self.pod_group is not None:
+            d["pod_group"] = dict(self.pod_group)
         return d
 
 

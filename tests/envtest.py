@@ -81,17 +81,19 @@ def free_ports() -> tuple[int, int]:
 class ControlPlane:
     """One control plane in ``directory`` (see the module doc). ``scheduler``: also run the real kube-scheduler
     (``scheduler_v``: its log level; 10 logs every plugin's score). ``users``: {name: groups} given static tokens
-    (``kubeconfig_for(name)``). ``ports``: (apiserver, etcd) ports to use instead of free ones."""
+    (``kubeconfig_for(name)``). ``ports``: (apiserver, etcd) ports to use instead of free ones. ``runtime_config``:
+    the apiserver's ``--runtime-config`` (alpha APIs)."""
 
     def __init__(self, directory: Path, scheduler: bool = False, scheduler_v: int = 4, leader_elect: bool = False,
                  feature_gates: str = "", scheduler_config: Path | None = None, users: dict | None = None,
-                 ports: tuple | None = None):
+                 ports: tuple | None = None, runtime_config: str = ""):
         self.dir = Path(directory)
         self.ports = ports   # (apiserver, etcd) to listen on; None: free ones (``free_ports``)
         self.scheduler = scheduler
         self.scheduler_v = scheduler_v
         self.leader_elect = leader_elect
         self.feature_gates = feature_gates
+        self.runtime_config = runtime_config
         self.scheduler_config = scheduler_config
         self.users = dict(users or {})
         self.port = self.etcd_port = 0
@@ -128,12 +130,22 @@ class ControlPlane:
                 cmd.append("--leader-elect")
             if self.scheduler_config:
                 cmd += ["--scheduler-config", str(self.scheduler_config)]
-        if self.feature_gates:
+        if self.feature_gates and not self.runtime_config:
             cmd += ["--feature-gates", self.feature_gates]
         env = dict(os.environ, KUBEBUILDER_ASSETS=str(self.assets))
         out = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=180)
         if out.returncode != 0:
             raise RuntimeError(f"control plane did not start: {out.stderr.strip()[-2000:]}")
+        if self.runtime_config:
+            # the control-plane script has no --runtime-config: its apiserver (started without the gates, which
+            # would wait for the informers of an alpha API it does not serve) is started again with both
+            self.stop_apiserver()
+            argv, env = self._apiserver_cmd
+            extra = [f"--runtime-config={self.runtime_config}"]
+            if self.feature_gates:
+                extra.append(f"--feature-gates={self.feature_gates}")
+            self._apiserver_cmd = ([*argv, *(a.encode() for a in extra)], env)
+            self.start_apiserver()
         return self
 
     def stop(self) -> None:

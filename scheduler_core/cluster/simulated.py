@@ -41,6 +41,8 @@ OBJECT_KINDS = {
     "ResourceSlice": ("resource_slices", False),
     "ResourceClaim": ("resource_claims", True),
     "ResourceClaimTemplate": ("resource_claim_templates", True),
+    "PodGroup": ("pod_groups", True),
+    "Workload": ("workloads", True),
 }
 SCENARIO_ARRAYS = {"persistentvolumes": "PersistentVolume", "persistentvolumeclaims": "PersistentVolumeClaim",
                    "storageclasses": "StorageClass", "csinodes": "CSINode", "csidrivers": "CSIDriver",
@@ -48,7 +50,8 @@ SCENARIO_ARRAYS = {"persistentvolumes": "PersistentVolume", "persistentvolumecla
                    "replicationcontrollers": "ReplicationController",
                    "poddisruptionbudgets": "PodDisruptionBudget", "deviceclasses": "DeviceClass",
                    "resourceslices": "ResourceSlice", "resourceclaims": "ResourceClaim",
-                   "resourceclaimtemplates": "ResourceClaimTemplate", "volumeattachments": "VolumeAttachment"}
+                   "resourceclaimtemplates": "ResourceClaimTemplate", "volumeattachments": "VolumeAttachment",
+                   "podgroups": "PodGroup", "workloads": "Workload"}
 
 
 def store_object(objects: ClusterObjects, kind: str, raw: dict, deleted: bool = False):

@@ -23,6 +23,8 @@ from .validation import validate_configuration
 SET_POINTS = {"preEnqueue": "PreEnqueue", "queueSort": "QueueSort", "preFilter": "PreFilter", "filter": "Filter",
               "postFilter": "PostFilter", "preScore": "PreScore", "score": "Score", "reserve": "Reserve",
               "permit": "Permit", "preBind": "PreBind", "bind": "Bind", "postBind": "PostBind"}
+# the sets a version with workload-aware scheduling adds (config-placement-plugin-sets)
+PLACEMENT_SET_POINTS = {"placementGenerate": "PlacementGenerate", "placementScore": "PlacementScore"}
 _EXTENDER_ZERO = {"urlPrefix": "", "filterVerb": "", "preemptVerb": "", "prioritizeVerb": "", "weight": 0,
                   "bindVerb": "", "enableHTTPS": False, "tlsConfig": None, "httpTimeout": 0,
                   "nodeCacheCapable": False, "managedResources": [], "ignorable": False}
@@ -84,9 +86,9 @@ class SchedulerConfig:
 
 def _profile_config(prof: dict) -> ProfileConfig:
     plugins = prof["plugins"]
-    point_plugins = {point: [(p["name"], p["weight"]) for p in plugins[s]["enabled"]]
-                     for s, point in SET_POINTS.items()}
-    disabled = {point: [p["name"] for p in plugins[s]["disabled"]] for s, point in SET_POINTS.items()}
+    sets = {s: point for s, point in {**SET_POINTS, **PLACEMENT_SET_POINTS}.items() if s in plugins}
+    point_plugins = {point: [(p["name"], p["weight"]) for p in plugins[s]["enabled"]] for s, point in sets.items()}
+    disabled = {point: [p["name"] for p in plugins[s]["disabled"]] for s, point in sets.items()}
     multi_point = [(p["name"], p["weight"]) for p in plugins["multiPoint"]["enabled"]]
     args = {pc["name"]: pc.get("args") for pc in prof["pluginConfig"]}
     return ProfileConfig(prof["schedulerName"], point_plugins, args, prof["percentageOfNodesToScore"],

@@ -113,6 +113,7 @@ class GuardedPlugin(Plugin):
         self.plugin = plugin
         self._pre_filter_ext = None
         self._score_ext = None
+        self._placement_score_ext = None
         points = extension_points_of(type(plugin))
         if "PreFilter" in points:
             self._pre_filter_ext = plugin.pre_filter_extensions()
@@ -120,6 +121,8 @@ class GuardedPlugin(Plugin):
             self._score_ext = plugin.score_extensions()
             if getattr(plugin, "score_nodes", None) is not None:
                 self.score_nodes = self._score_nodes
+        if "PlacementScore" in points:
+            self._placement_score_ext = plugin.placement_score_extensions()
 
     @classmethod
     def new(cls, args, handle):
@@ -263,6 +266,39 @@ class GuardedPlugin(Plugin):
 
     def post_bind(self, state, pod, node_name):
         self._quiet_call("PostBind", self.plugin.post_bind, state, pod, node_name)
+
+    def generate_placements(self, state, pod_group, parent):
+        try:
+            res, st = _pair("PlacementGenerate", self._call("PlacementGenerate", self.plugin.generate_placements,
+                                                            state, pod_group, parent))
+        except PluginCallError as err:
+            return None, Status.error(str(err))
+        return res, _as_status("PlacementGenerate", st)
+
+    def score_placement(self, state, pod_group, assignments):
+        try:
+            s, st = _pair("PlacementScore", self._call("PlacementScore", self.plugin.score_placement, state,
+                                                       pod_group, assignments))
+            st = _as_status("PlacementScore", st)
+            if st is None or st.code == Code.SUCCESS:
+                s = _int_score(s)
+        except PluginCallError as err:
+            return 0, Status.error(str(err))
+        return s, st
+
+    def placement_score_extensions(self):
+        return self if self._placement_score_ext is not None else None
+
+    def normalize_placement_score(self, state, pod_group, scores):
+        st = self._status_call("NormalizePlacementScore", self._placement_score_ext.normalize_placement_score,
+                               state, pod_group, scores)
+        if st is None or st.code == Code.SUCCESS:
+            try:
+                for pair in scores:
+                    pair[1] = _int_score(pair[1])
+            except PluginCallError as err:
+                return Status.error(str(err))
+        return st
 
 
 def _int_score(s) -> int:

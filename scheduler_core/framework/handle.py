@@ -13,7 +13,8 @@ class Handle:
     the Kubernetes version and feature gates the plugins are built for (versions.Features; build_frameworks sets
     the configuration's). ``run_async(job, victim_keys)`` runs a preemption's deletions outside the scheduling
     cycle and ``activate(pods)`` moves pods to activeQ: a scheduler loop sets both (without one, the job runs at
-    once and nothing is queued).
+    once and nothing is queued). ``pod_group_states`` is the scheduler cache's PodGroupStates (GenericWorkload
+    on), None in a one-pass simulation without it.
     """
 
     def __init__(self, snapshot=None, client=None, nominated_pods_for_node=None, parallelism: int = 16):
@@ -30,6 +31,7 @@ class Handle:
         self.waiting_pods = WaitingPodsMap()
         self.features = versions.features()
         self.activate = lambda pods: None
+        self.pod_group_states = None
 
     def run_async(self, job, victim_keys) -> None:
         """Run a preemption's deletions (``job``) now; a scheduler loop replaces this to run them later."""

@@ -14,7 +14,7 @@ QUEUE = "Queue"
 QUEUE_SKIP = "QueueSkip"
 
 EXTENSION_POINTS = ("PreEnqueue", "QueueSort", "PreFilter", "Filter", "PostFilter", "PreScore", "Score",
-                    "Reserve", "Permit", "PreBind", "Bind", "PostBind")
+                    "Reserve", "Permit", "PreBind", "Bind", "PostBind", "PlacementGenerate", "PlacementScore")
 
 
 class Plugin:
@@ -136,10 +136,57 @@ class PostBindPlugin(Plugin):
         raise NotImplementedError
 
 
+class Placement:
+    """A set of nodes a pod group is tried on in a pod-group cycle (fwk.Placement): a name (a topology domain, or
+    "" for every node) and its NodeInfos."""
+
+    __slots__ = ("name", "nodes")
+
+    def __init__(self, name: str, nodes):
+        self.name = name
+        self.nodes = list(nodes)
+
+    def __repr__(self):
+        return f"Placement({self.name!r}, {len(self.nodes)} nodes)"
+
+
+class PodGroupAssignments:
+    """A placement and the nodes a pod-group cycle proposed in it (fwk.PodGroupAssignments): ``proposed`` is
+    [(pod, node name)] of the pods that got a node."""
+
+    __slots__ = ("placement", "proposed")
+
+    def __init__(self, placement: Placement, proposed):
+        self.placement = placement
+        self.proposed = list(proposed)
+
+
+class PlacementGeneratePlugin(Plugin):
+    def generate_placements(self, state, pod_group, parent: Placement):
+        """([Placement], status) for a pod group (``pod_group``: its (namespace, name)) within ``parent``."""
+        raise NotImplementedError
+
+
+class PlacementScoreExtensions:
+    def normalize_placement_score(self, state, pod_group, scores):
+        """Normalize ``scores`` ([placement, score] lists) in place; returns a Status or None."""
+        raise NotImplementedError
+
+
+class PlacementScorePlugin(Plugin):
+    def score_placement(self, state, pod_group, assignments: PodGroupAssignments):
+        """(score, status) of one placement's assignments."""
+        raise NotImplementedError
+
+    def placement_score_extensions(self):
+        return None
+
+
 POINT_INTERFACES = {"PreEnqueue": PreEnqueuePlugin, "QueueSort": QueueSortPlugin, "PreFilter": PreFilterPlugin,
                     "Filter": FilterPlugin, "PostFilter": PostFilterPlugin, "PreScore": PreScorePlugin,
                     "Score": ScorePlugin, "Reserve": ReservePlugin, "Permit": PermitPlugin,
-                    "PreBind": PreBindPlugin, "Bind": BindPlugin, "PostBind": PostBindPlugin}
+                    "PreBind": PreBindPlugin, "Bind": BindPlugin, "PostBind": PostBindPlugin,
+                    "PlacementGenerate": PlacementGeneratePlugin, "PlacementScore": PlacementScorePlugin}
 
 
 def extension_points_of(plugin_cls) -> set:

@@ -2,12 +2,13 @@
 from __future__ import annotations
 
 from .handle import features_of
-from .interface import EXTENSION_POINTS, MAX_NODE_SCORE, MAX_TOTAL_SCORE, POINT_INTERFACES, ScorePlugin
+from .interface import (EXTENSION_POINTS, MAX_NODE_SCORE, MAX_TOTAL_SCORE, POINT_INTERFACES, PlacementScorePlugin,
+                        ScorePlugin)
 from .runtime import Framework
 
 # kube's getExtensionPoints order: the order NewFramework checks the per-point lists in.
 CHECK_ORDER = ("PreFilter", "Filter", "PostFilter", "Reserve", "PreScore", "Score", "PreBind", "Bind",
-               "PostBind", "Permit", "PreEnqueue", "QueueSort")
+               "PostBind", "Permit", "PreEnqueue", "QueueSort", "PlacementGenerate", "PlacementScore")
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 
 
@@ -45,6 +46,21 @@ def _expand_multi_point(plugins: dict, point_plugins: dict, multi_point, disable
         order = ([n for n in dict.fromkeys(enabled) if n in overrides] + expanded
                  + [n for n in dict.fromkeys(enabled) if n not in overrides])
         plugins[point] = [instances[n] for n in order]
+
+
+def _score_weights(iface, enabled, multi_point, instances, prefix: str) -> dict:
+    """getValidScoreWeights: {name: weight} of the ``iface`` plugins among the explicitly enabled ones, then
+    MultiPoint's (the explicit weight wins; 0 is 1), refusing totals that could overflow."""
+    weights, total = {}, 0
+    for name, w in list(enabled) + list(multi_point):
+        if name in weights or not isinstance(instances[name], iface):
+            continue
+        w = w or 1
+        weights[name] = w
+        if w * MAX_NODE_SCORE > _wrap_int64(MAX_TOTAL_SCORE - total):
+            raise FrameworkError(prefix + "total score of Score plugins could overflow")
+        total = _wrap_int64(total + w * MAX_NODE_SCORE)
+    return weights
 
 
 def new_framework(scheduler_name: str, point_plugins: dict, plugin_args: dict, registry, handle,
@@ -94,17 +110,15 @@ def new_framework(scheduler_name: str, point_plugins: dict, plugin_args: dict, r
                              f'"{scheduler_name}", but got {len(plugins["QueueSort"])}')
     if not plugins["Bind"]:
         raise FrameworkError(f'at least one bind plugin is needed for profile with scheduler name "{scheduler_name}"')
-    weights, total = {}, 0
-    for name, w in list(point_plugins.get("Score", ())) + list(multi_point):
-        if name in weights or not isinstance(instances[name], ScorePlugin):
-            continue
-        w = w or 1
-        weights[name] = w
-        if w * MAX_NODE_SCORE > _wrap_int64(MAX_TOTAL_SCORE - total):
-            prefix = "score plugins: " if features_of(handle).has("score-weights-error-prefix") else ""
-            raise FrameworkError(prefix + "total score of Score plugins could overflow")
-        total = _wrap_int64(total + w * MAX_NODE_SCORE)
-    fwk = Framework(scheduler_name, plugins, weights, handle, percentage_of_nodes_to_score, plugin_args)
+    if len(plugins["PlacementGenerate"]) > 1:
+        raise FrameworkError(f'at most one placement generate plugin is allowed for profile with scheduler name '
+                             f'"{scheduler_name}"')
+    prefix = "score plugins: " if features_of(handle).has("score-weights-error-prefix") else ""
+    weights = _score_weights(ScorePlugin, point_plugins.get("Score", ()), multi_point, instances, prefix)
+    placement_weights = _score_weights(PlacementScorePlugin, point_plugins.get("PlacementScore", ()), multi_point,
+                                       instances, "placement score plugins: ")
+    fwk = Framework(scheduler_name, plugins, weights, handle, percentage_of_nodes_to_score, plugin_args,
+                    placement_weights)
     if handle is not None and handle.framework is None:
         handle.framework = fwk
     return fwk

@@ -9,7 +9,8 @@ import numpy as np
 from ..lazy import LazyDict
 from .filter_table import FilterTable, StatusPool, distinct_codes, fill_first
 from .batch import OpportunisticBatch
-from .interface import MAX_NODE_SCORE, MIN_NODE_SCORE, POINT_INTERFACES
+from .handle import features_of
+from .interface import MAX_NODE_SCORE, MIN_NODE_SCORE, POINT_INTERFACES, Placement
 from .node_table import row_mask
 from .resource_filter import ResourceFilter, nominated_pods_to_add  # noqa: F401 (also imported from here)
 from .status import Code, Status
@@ -117,7 +118,7 @@ class Framework:
     """One scheduling profile: ordered plugins per extension point, score weights, and how to run them."""
 
     def __init__(self, profile_name: str, plugins: dict, score_weights: dict, handle=None,
-                 percentage_of_nodes_to_score=None, plugin_args=None):
+                 percentage_of_nodes_to_score=None, plugin_args=None, placement_score_weights=None):
         self.profile_name = profile_name
         self.handle = handle
         self.percentage_of_nodes_to_score = percentage_of_nodes_to_score
@@ -137,7 +138,10 @@ class Framework:
         self.pre_bind = plugins["PreBind"]
         self.bind = plugins["Bind"]
         self.post_bind = plugins["PostBind"]
+        self.placement_generate = plugins["PlacementGenerate"]
+        self.placement_score = plugins["PlacementScore"]
         self.score_weights = score_weights
+        self.placement_score_weights = placement_score_weights or {}
         self._pre_filter_ext = [(p.name, p.pre_filter_extensions()) for p in self.pre_filter]
         self._pre_filter_ext = [(n, e) for n, e in self._pre_filter_ext if e is not None]
         self._signers = False   # computed at the first signature (the handle's extenders are set by then)
@@ -742,7 +746,7 @@ class Framework:
 
     def run_permit(self, state, pod, node_name):
         """Returns (status, {plugin: timeout}) ; status Wait when some plugin asked to wait."""
-        waits = {}
+        waits, wait_status = {}, None
         for pl in self.permit:
             st, timeout = pl.permit(state, pod, node_name)
             code = Code.SUCCESS if st is None else st.code
@@ -753,11 +757,67 @@ class Framework:
                 return st, {}
             if code == Code.WAIT:
                 waits[pl.name] = min(float(timeout or 0), MAX_PERMIT_TIMEOUT)
+                wait_status = st
                 continue
             return Status.error(f'running Permit plugin "{pl.name}": {st.as_error()}', plugin=pl.name), {}
-        if waits:
-            return Status(Code.WAIT, f'one or more plugins asked to wait and no plugin rejected pod "{pod.name}"'), waits
-        return None, {}
+        if not waits:
+            return None, {}
+        if features_of(self.handle).has("permit-wait-reason"):
+            return Status(Code.WAIT, *wait_status.reasons, "one or more plugins asked to wait and no plugin "
+                          "rejected pod", plugin=wait_status.plugin), waits
+        return Status(Code.WAIT, f'one or more plugins asked to wait and no plugin rejected pod "{pod.name}"'), waits
+
+    # -- pod-group placements ------------------------------------------------------------------
+    def run_placement_generate(self, state, pod_group, nodes):
+        """RunPlacementGeneratePlugins: ([Placement], None), or (None, status). Without a plugin, one placement
+        of every node."""
+        parent = Placement("", nodes)
+        if not self.placement_generate:
+            return [parent], None
+        pl = self.placement_generate[0]
+        placements, st = pl.generate_placements(state, pod_group, parent)
+        if st is not None and st.code != Code.SUCCESS:
+            return None, st.with_plugin(pl.name)
+        if not placements:
+            return None, Status(Code.UNSCHEDULABLE, "no feasible placements found", plugin=pl.name)
+        return placements, None
+
+    def run_placement_score(self, state, pod_group, assignments):
+        """RunPlacementScorePlugins: ([(placement, [(plugin, weighted score)], total)], None) in the order of
+        ``assignments`` (PodGroupAssignments), or (None, error status)."""
+        per_plugin = {}
+        for pl in self.placement_score:
+            scores = []
+            for pga in assignments:
+                score, st = pl.score_placement(state, pod_group, pga)
+                if st is not None and st.code != Code.SUCCESS:
+                    return None, Status.error(f'running PlacementScore plugins: plugin "{pl.name}" failed with: '
+                                              f'{st.as_error()}')
+                scores.append([pga.placement, score])
+            per_plugin[pl.name] = scores
+        for pl in self.placement_score:
+            ext = pl.placement_score_extensions()
+            if ext is None:
+                continue
+            st = ext.normalize_placement_score(state, pod_group, per_plugin[pl.name])
+            if st is not None and st.code != Code.SUCCESS:
+                return None, Status.error(f'running NormalizePlacementScore on PlacementScore plugins: plugin '
+                                          f'"{pl.name}" failed with: {st.as_error()}')
+        out = []
+        for i, pga in enumerate(assignments):
+            scores, total = [], 0
+            for pl in self.placement_score:
+                score = per_plugin[pl.name][i][1]
+                if score > MAX_NODE_SCORE or score < MIN_NODE_SCORE:
+                    return None, Status.error(
+                        f'applying score defaultWeights on PlacementScore plugins: plugin "{pl.name}" returns an '
+                        f'invalid score {score}, it should in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] '
+                        f'after normalizing')
+                weighted = score * self.placement_score_weights[pl.name]
+                scores.append((pl.name, weighted))
+                total += weighted
+            out.append((pga.placement, scores, total))
+        return out, None
 
     def run_pre_bind_pre_flights(self, state, pod, node_name):
         """RunPreBindPreFlights: None when some plugin's PreBind will act, Skip when none will, else an Error. The

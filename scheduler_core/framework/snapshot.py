@@ -12,7 +12,8 @@ class ClusterObjects:
     def __init__(self, namespaces=(), services=(), replicasets=(), statefulsets=(), replication_controllers=(),
                  persistent_volumes=(), persistent_volume_claims=(), storage_classes=(), csi_nodes=(),
                  csi_drivers=(), pod_disruption_budgets=(), device_classes=(), resource_slices=(),
-                 resource_claims=(), resource_claim_templates=(), csi_storage_capacities=(), volume_attachments=()):
+                 resource_claims=(), resource_claim_templates=(), csi_storage_capacities=(), volume_attachments=(),
+                 pod_groups=(), workloads=()):
         self.namespace_labels = {}
         for ns in namespaces:
             meta = ns.get("metadata") or {}
@@ -41,6 +42,11 @@ class ClusterObjects:
         self.resource_claim_templates = {
             f'{t["metadata"].get("namespace") or "default"}/{t["metadata"]["name"]}': t
             for t in resource_claim_templates}
+        # scheduling.k8s.io/v1alpha2 (GenericWorkload)
+        self.pod_groups = {f'{g["metadata"].get("namespace") or "default"}/{g["metadata"]["name"]}': g
+                           for g in pod_groups}
+        self.workloads = {f'{w["metadata"].get("namespace") or "default"}/{w["metadata"]["name"]}': w
+                          for w in workloads}
 
 
 class Snapshot:

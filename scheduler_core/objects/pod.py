@@ -262,7 +262,7 @@ class Pod:
                  "nonzero_cpu", "nonzero_memory", "host_ports", "tolerations", "node_selector",
                  "required_node_affinity", "preferred_node_affinity", "affinity_required",
                  "affinity_preferred", "anti_affinity_required", "anti_affinity_preferred",
-                 "affinity_parse_errors", "spread_constraints", "volumes", "scheduling_gates", "key")
+                 "affinity_parse_errors", "spread_constraints", "volumes", "scheduling_gates", "pod_group", "key")
 
     def __init__(self, raw: dict):
         meta, self.name, self.labels, self.annotations = object_meta(raw, "Pod")
@@ -307,6 +307,9 @@ class Pod:
         self.volumes = tuple(expect(spec.get("volumes"), list, "spec.volumes", "list") or ())
         self.scheduling_gates = tuple(g.get("name", "") for g in spec.get("schedulingGates") or ()
                                       if isinstance(g, dict))
+        group = spec.get("schedulingGroup")
+        # spec.schedulingGroup.podGroupName: the PodGroup the pod belongs to (GenericWorkload)
+        self.pod_group = group.get("podGroupName") if isinstance(group, dict) else None
 
     def _count_requests(self, spec: dict, status: dict) -> None:
         """The requests kube-scheduler v1.36 counts (pod-level resources and in-place resize included):

@@ -19,6 +19,7 @@ from .field import duplicate, forbidden, go_quote, invalid, not_supported, requi
 from .identifiers import (is_dns1035_label, is_dns1123_label, is_dns1123_subdomain, is_extended_resource_name,
                           is_qualified_name, is_valid_label_value)
 from .pod import is_supported_pod_level_resource
+from .workload import VALIDATORS as WORKLOAD_VALIDATORS
 from .quantity import (QuantityError, canonical, format_quantity, parse_quantity, quantity_format,
                        resource_amount)
 
@@ -365,6 +366,20 @@ def _validate_pod(raw: dict, errs: list) -> None:
         validate_name(node_name, "subdomain", "spec.nodeName", errs)
     validate_labels(spec.get("nodeSelector"), "spec.nodeSelector", errs)
     validate_tolerations(spec.get("tolerations"), "spec.tolerations", errs)
+    group = spec.get("schedulingGroup")
+    if group is not None:
+        _validate_scheduling_group(group, "spec.schedulingGroup.podGroupName", errs)
+
+
+def _validate_scheduling_group(group, path: str, errs: list) -> None:
+    """validateSchedulingGroup: a one-of whose only member is podGroupName, a DNS-1123 subdomain."""
+    name = group.get("podGroupName") if isinstance(group, dict) else None
+    if name is None:
+        errs.append(invalid(path, "null", "must specify one of: `podGroupName`"))
+    elif not isinstance(name, str):
+        errs.append(invalid(path, name, "expected a string"))
+    else:
+        validate_name(name, "subdomain", path, errs)
 
 
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
@@ -511,7 +526,7 @@ def _only_added_tolerations(old, new) -> bool:
     return all(_toleration_fields(t) in kept for t in (old if isinstance(old, list) else ()))
 
 
-_BY_KIND = {"Pod": _validate_pod, "Node": _validate_node, **DRA_VALIDATORS}
+_BY_KIND = {"Pod": _validate_pod, "Node": _validate_node, **DRA_VALIDATORS, **WORKLOAD_VALIDATORS}
 
 
 def object_errors(kind: str, raw) -> list:

@@ -40,6 +40,9 @@ IN_TREE = (
     ("ImageLocality", "imagelocality", "ImageLocality"),
     ("DefaultBinder", "defaultbinder", "DefaultBinder"),
     ("NodeDeclaredFeatures", "nodedeclaredfeatures", "NodeDeclaredFeatures"),
+    ("GangScheduling", "gangscheduling", "GangScheduling"),
+    ("TopologyPlacementGenerator", "topologyaware", "TopologyPlacementGenerator"),
+    ("PodGroupPodsCount", "podgrouppodscount", "PodGroupPodsCount"),
 )
 # In-tree plugins whose type changes with a version's named difference (CHANGES): (plugin name, change, module,
 # class name from that version on).

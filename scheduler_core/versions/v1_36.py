@@ -355,9 +355,11 @@ IMPLEMENTED_GATES = {
     "NodeDeclaredFeatures": (True, False),
     "MatchLabelKeysInPodTopologySpread": (True,),
     "MatchLabelKeysInPodTopologySpreadSelectorMerge": (True,),
-    "GenericWorkload": (False,),
-    "GangScheduling": (False,),
-    "TopologyAwareWorkloadScheduling": (False,),
+    "GenericWorkload": (False, True),
+    "GangScheduling": (False, True),
+    "TopologyAwareWorkloadScheduling": (False, True),
+    "WorkloadAwarePreemption": (False,),
+    "DRAWorkloadResourceClaims": (False,),
     # DRA's allocator and the plugins at their defaults only: switching these off (or the alpha ones on) changes
     # what kube's allocator and plugins accept, which is not implemented, so such a setting is refused
     "DRAConsumableCapacity": (True,),
@@ -417,6 +419,8 @@ CHANGES = {
     "prefilter-result-plugins": "nodes outside the PreFilterResult are rejected with \"node(s) didn't satisfy "
                                 "plugin(s) [<the plugins that narrowed it>]\" (1.30: \"node is filtered out by "
                                 "the prefilter result\")",
+    "permit-wait-reason": "Permit's Wait status is the last waiting plugin's with \"one or more plugins asked to "
+                          "wait and no plugin rejected pod\" appended (1.30: a new status naming the pod)",
     "image-size-of-first-node": "a simulation's snapshot keeps one size per image name, from the first node "
                                 "that lists it, as kube-scheduler's cache does (the 1.30 reference vectors were "
                                 "made with NewSnapshot, which keeps each node's own size)",

@@ -20,6 +20,7 @@ from __future__ import annotations
 from functools import partial
 
 from ...framework.gosort import sort_slice
+from ...framework.handle import features_of
 from ...framework.interface import QUEUE_SKIP, PostFilterPlugin, PostFilterResult, PreEnqueuePlugin
 from ...framework.preemption import (
     Evaluator,
@@ -81,6 +82,7 @@ class DefaultPreemption(PostFilterPlugin):
         self.min_candidate_nodes_percentage = min_candidate_nodes_percentage
         self.min_candidate_nodes_absolute = min_candidate_nodes_absolute
         self.executor = Executor(handle)
+        self.topology_aware = bool(features_of(handle).gates.get("TopologyAwareWorkloadScheduling"))
 
     @classmethod
     def new(cls, args, handle):
@@ -91,13 +93,30 @@ class DefaultPreemption(PostFilterPlugin):
         return cls(handle, pct, absolute)
 
     # -- PostFilter --------------------------------------------------------------------------
+    def _pod_group_refusal(self, pod):
+        """With TopologyAwareWorkloadScheduling, a pod group's member is not preempted for when its PodGroup is
+        missing or has scheduling constraints (preemption would run once per placement); None otherwise."""
+        if pod.pod_group is None or not self.topology_aware:
+            return None
+        group = self.handle.objects.pod_groups.get(f"{pod.namespace}/{pod.pod_group}")
+        if group is None:
+            return Status(Code.UNSCHEDULABLE, "preemption: pod group for pod not found")
+        if (group.get("spec") or {}).get("schedulingConstraints") is not None:
+            return Status(Code.UNSCHEDULABLE,
+                          "preemption: not eligible due to placement-based pod group scheduling limitation")
+        return None
+
     def post_filter(self, state, pod, node_statuses):
         """Run the preemption evaluator; non-empty messages get the "preemption: " prefix.
 
         The result always carries ``record`` (the golden "preemption" object). A result with mode
         "noop" means the pod's nomination stays as it is (kube returns no result there)."""
-        result, st = Evaluator(self.handle, self).preempt(state, pod, node_statuses)
-        if st is not None and st.message():
+        refusal = self._pod_group_refusal(pod)
+        if refusal is not None:
+            result, st = None, refusal
+        else:
+            result, st = Evaluator(self.handle, self).preempt(state, pod, node_statuses)
+        if refusal is None and st is not None and st.message():
             st = Status(st.code, "preemption: " + st.message())
         if result is None:
             result = PostFilterResult("", mode="noop")
