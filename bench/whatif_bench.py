@@ -7,7 +7,7 @@
   smallest count searched.
 Each also prints ``*_gap_s``: the longest time without a progress call (the dashboard's run row is written from
 them, at most twice a second).
-Bars (issue 19): capacity of 10,000 copies on 5,000 nodes under 15 s; a drain of 50 of 5,000 nodes under 10 s;
+Bars: capacity of 10,000 copies on 5,000 nodes under 15 s; a drain of 50 of 5,000 nodes under 10 s;
 progress at least once a second.
 """
 from __future__ import annotations

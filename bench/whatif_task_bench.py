@@ -5,7 +5,7 @@ node of their own) is loaded into a scratch PostgreSQL database (default
 postgres://postgres@127.0.0.1:5432/schedscope_whatifbench, created if missing); then each question (capacity of
 ``--copies`` copies, a drain of ``--drain`` nodes, add-nodes of 5) runs as ``whatif.execute`` does in the worker,
 while another thread reads the run's row every 50 ms. Prints, per question, the seconds taken and the longest time
-the row's stage text stood still (bar, issue 19: progress at least once a second).
+the row's stage text stood still (bar: progress at least once a second).
 
     python bench/whatif_task_bench.py --json
 """

@@ -1,1 +1,1 @@
-"""Scheduler profiles: editor, versions, dry runs and live apply (issue 6)."""
+"""Scheduler profiles: editor, versions, dry runs and live apply."""

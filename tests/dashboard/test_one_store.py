@@ -1,4 +1,4 @@
-"""One store per simulated cluster (issue 14): two web processes (uvicorn, PostgreSQL) serve the same cluster, the
+"""One store per simulated cluster: two web processes (uvicorn, PostgreSQL) serve the same cluster, the
 dashboard's scheduler loop runs in the first, kubectl talks to the second. Whatever one writer stores, every reader
 sees: kubectl's pods are scheduled by the loop, the REST API's pods reach kubectl, a watch on one process sees the
 other's writes, and a restart keeps objects, resourceVersions and history."""

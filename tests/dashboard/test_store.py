@@ -1,4 +1,4 @@
-"""The store of simulated clusters (issue 14), in one process: quotas answered as kube-apiserver answers them,
+"""The store of simulated clusters, in one process: quotas answered as kube-apiserver answers them,
 the migration of existing clusters into the store, the scheduler loop following what the Kubernetes API
 stores, and writers numbering their changes in the order they took the cluster's lock."""
 from __future__ import annotations
