@@ -5,6 +5,7 @@ from django import template
 from django.utils import timezone
 from django.utils.html import format_html
 
+from ..k8sapi.tables import human_duration
 from ..services import kubeversions
 
 register = template.Library()
@@ -22,6 +23,14 @@ def cores(milli):
     except OverflowError:
         return TOO_LARGE
     return f"{v:g}"
+
+
+@register.filter
+def span(first, last):
+    """The time from ``first`` to ``last`` as kubectl writes durations ("23s", "25m", "3h10m")."""
+    if not first or not last:
+        return ""
+    return human_duration(max((last - first).total_seconds(), 0))
 
 
 @register.filter
