@@ -14,7 +14,7 @@ import copy
 from functools import lru_cache
 
 from scheduler_core import versions
-from scheduler_core.config import SET_POINTS, ProfileConfig, defaulted_config
+from scheduler_core.config import PLACEMENT_SET_POINTS, SET_POINTS, ProfileConfig, defaulted_config
 from scheduler_core.config.args import default_args
 from scheduler_core.framework.handle import Handle
 from scheduler_core.framework.interface import extension_points_of
@@ -115,8 +115,9 @@ def kube_defaults(features):
 
 @lru_cache(maxsize=8)
 def _points_of(features) -> dict:
-    """{plugin name: the v1 set names it implements} for every plugin registered at ``features``' version."""
-    inverse = {point: s for s, point in SET_POINTS.items()}
+    """{plugin name: the v1 set names it implements} for every plugin registered at ``features``' version (the
+    workload-scheduling sets placementGenerate and placementScore included, which the form leaves to the YAML)."""
+    inverse = {point: s for s, point in {**SET_POINTS, **PLACEMENT_SET_POINTS}.items()}
     return {name: {inverse[p] for p in extension_points_of(cls)}
             for name, cls in registry_at(registry(), features).items()}
 
