@@ -233,3 +233,22 @@ def test_a_claim_update_that_keeps_conflicting_fails_prebind_and_the_created_cla
                            'try again')
     assert _extended_claims(cluster, "e") == []   # Unreserve deleted what PreBind created
     assert "extendedResourceClaimStatus" not in cluster.pods["ml/e"].raw["status"]
+
+
+def test_a_claim_another_pods_binding_cycle_is_allocating_makes_the_pod_wait():
+    """Pod a reserved the shared claim's allocation; its binding cycle has not written it yet (PreBind held here):
+    pod b, sharing the claim, is UnschedulableAndUnresolvable at PreFilter with kube's text, as the assume cache
+    has only a pending allocation."""
+    cluster, sched = _cluster()
+    plugin = sched.profiles["default-scheduler"].get_plugin("DynamicResources")
+    plugin.pre_bind = lambda state, pod, node_name: None   # the claim's write still in flight
+    cluster.add_pod(_pod("a", resourceClaimName="shared"))
+    sched.run_until_idle()
+    assert cluster.placements() == {"ml/a": "n1"}
+    assert "allocation" not in (cluster.objects.resource_claims["ml/shared"].get("status") or {})
+    cluster.add_pod(_pod("b", resourceClaimName="shared"))
+    sched.run_until_idle()
+    failed = [e["message"] for e in cluster.events if e["reason"] == "FailedScheduling"]
+    assert failed == ["0/2 nodes are available: resource claim ml/shared is in the process of being allocated. "
+                      "no new claims to deallocate, preemption: 0/2 nodes are available: 2 Preemption is not helpful "
+                      "for scheduling."], failed

@@ -264,6 +264,10 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
         available_on = [None] * len(claims)
         to_allocate = 0
         for index, claim in claims.all():
+            if claim is not extended_claim and self.in_flight.get(claim_key(claim)) is claim:
+                # allocated in another pod's Reserve, not written yet (its binding cycle is running): kube's assume
+                # cache has no allocation for it, only a pending one
+                return None, _uu(f"resource claim {claim_key(claim)} is in the process of being allocated")
             allocation = (claim.get("status") or {}).get("allocation")
             if allocation:
                 if allocation.get("nodeSelector") is not None:
