@@ -218,14 +218,8 @@ class GuardedPlugin(Plugin):
         return self if self._score_ext is not None else None
 
     def normalize_score(self, state, pod, scores):
-        st = self._status_call("NormalizeScore", self._score_ext.normalize_score, state, pod, scores)
-        if st is None or st.code == Code.SUCCESS:
-            try:
-                for pair in scores:
-                    pair[1] = _int_score(pair[1])
-            except PluginCallError as err:
-                return Status.error(str(err))
-        return st
+        return _scores_as_ints(
+            self._status_call("NormalizeScore", self._score_ext.normalize_score, state, pod, scores), scores)
 
     def reserve(self, state, pod, node_name):
         return self._status_call("Reserve", self.plugin.reserve, state, pod, node_name)
@@ -290,15 +284,21 @@ class GuardedPlugin(Plugin):
         return self if self._placement_score_ext is not None else None
 
     def normalize_placement_score(self, state, pod_group, scores):
-        st = self._status_call("NormalizePlacementScore", self._placement_score_ext.normalize_placement_score,
-                               state, pod_group, scores)
-        if st is None or st.code == Code.SUCCESS:
-            try:
-                for pair in scores:
-                    pair[1] = _int_score(pair[1])
-            except PluginCallError as err:
-                return Status.error(str(err))
-        return st
+        return _scores_as_ints(self._status_call("NormalizePlacementScore",
+                                                 self._placement_score_ext.normalize_placement_score,
+                                                 state, pod_group, scores), scores)
+
+
+def _scores_as_ints(st, scores):
+    """After a successful NormalizeScore: every [node, score] pair's score checked to be an int (an error status
+    otherwise); the plugin's status as it was."""
+    if st is None or st.code == Code.SUCCESS:
+        try:
+            for pair in scores:
+                pair[1] = _int_score(pair[1])
+        except PluginCallError as err:
+            return Status.error(str(err))
+    return st
 
 
 def _int_score(s) -> int:

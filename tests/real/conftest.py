@@ -4,8 +4,19 @@ from __future__ import annotations
 import time
 
 import pytest
+from kubernetes import client as kclient
 
 from tests.envtest import ControlPlane, FakeKubelet, add_ready_node, ensure_namespace, require_assets
+
+
+def grant_kube_scheduler_roles(api_client, user: str) -> None:
+    """Bind kube's own roles of kube-scheduler (system:kube-scheduler, system:volume-scheduler) to ``user``."""
+    rbac = kclient.RbacAuthorizationV1Api(api_client)
+    for role in ("system:kube-scheduler", "system:volume-scheduler"):
+        rbac.create_cluster_role_binding({
+            "metadata": {"name": f"{user}-{role.split(':')[1]}"},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
+            "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user}]})
 
 
 def wait_for(predicate, timeout: float = 60.0, interval: float = 0.1, what: str = "condition"):

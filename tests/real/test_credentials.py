@@ -9,11 +9,10 @@ import subprocess
 import sys
 
 import pytest
-from kubernetes import client as kclient
 from kubernetes import config as kconfig
 
 from tests.envtest import ROOT, ControlPlane, ensure_namespace
-from tests.real.conftest import wait_for
+from tests.real.conftest import grant_kube_scheduler_roles, wait_for
 from tests.real.test_observe import grant_read_only
 
 READER, KUBE_ROLE, STRANGER = "reader", "kube-role", "stranger"
@@ -25,12 +24,7 @@ def plane(tmp_path_factory):
     admin = kconfig.new_client_from_config(config_file=str(cp.kubeconfig))
     ensure_namespace(admin, "default")
     grant_read_only(admin, READER)
-    rbac = kclient.RbacAuthorizationV1Api(admin)
-    for role in ("system:kube-scheduler", "system:volume-scheduler"):
-        rbac.create_cluster_role_binding({
-            "metadata": {"name": f"{KUBE_ROLE}-{role.split(':')[1]}"},
-            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
-            "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": KUBE_ROLE}]})
+    grant_kube_scheduler_roles(admin, KUBE_ROLE)
     admin.close()
     yield cp
     cp.stop()

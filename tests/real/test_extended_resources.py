@@ -18,7 +18,7 @@ from scheduler_core.kuberun import KubeSchedulerRunner
 from scheduler_core.plugins.registry import in_tree_registry
 from scheduler_core.scheduler import Scheduler
 from tests.envtest import ControlPlane, FakeKubelet, add_ready_node, ensure_namespace
-from tests.real.conftest import wait_for
+from tests.real.conftest import grant_kube_scheduler_roles, wait_for
 from tests.real.test_informers import call, create
 
 KUBE_ROLE = "kube-role"
@@ -31,12 +31,7 @@ def plane(tmp_path):
     cp = ControlPlane(tmp_path / "cp", users={KUBE_ROLE: []}).start()
     admin = kconfig.new_client_from_config(config_file=str(cp.kubeconfig))
     ensure_namespace(admin, "default")
-    rbac = kclient.RbacAuthorizationV1Api(admin)
-    for role in ("system:kube-scheduler", "system:volume-scheduler"):
-        rbac.create_cluster_role_binding({
-            "metadata": {"name": f"{KUBE_ROLE}-{role.split(':')[1]}"},
-            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
-            "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": KUBE_ROLE}]})
+    grant_kube_scheduler_roles(admin, KUBE_ROLE)
     for node in ("node-0", "gpu-1"):
         add_ready_node(admin, node)
     create(admin, "/apis/resource.k8s.io/v1/deviceclasses", {
