@@ -82,6 +82,16 @@ def _state(state):
     return state.get(STATE_KEY)
 
 
+def _superseded(assumed: dict, stored) -> bool:
+    """Whether the informer has moved past a claim the plugin assumed (the assume cache's rule): the claim was
+    deleted, its allocation is visible, or the stored copy is a newer resourceVersion (released meanwhile)."""
+    if stored is None or (stored.get("status") or {}).get("allocation"):
+        return True
+    mine = (assumed.get("metadata") or {}).get("resourceVersion")
+    theirs = (stored.get("metadata") or {}).get("resourceVersion")
+    return bool(mine and theirs and str(mine).isdigit() and str(theirs).isdigit() and int(theirs) > int(mine))
+
+
 def _uu(reason: str) -> Status:
     """statusUnschedulable: UnschedulableAndUnresolvable."""
     return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, reason)
@@ -199,10 +209,11 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
         objects = self._objects()
         claims = dict(objects.resource_claims) if objects is not None else {}
         for key, claim in list(self.in_flight.items()):
-            name = key if is_special_claim(claim) else claim_key(claim)   # a claim not created yet: by its uid
+            special = is_special_claim(claim)
+            name = key if special else claim_key(claim)   # a claim not created yet: by its uid
             stored = claims.get(name)
-            if stored is not None and (stored.get("status") or {}).get("allocation"):
-                del self.in_flight[key]    # the write is visible: the assumption is no longer needed
+            if objects is not None and not special and _superseded(claim, stored):
+                del self.in_flight[key]    # the informer's copy is as new or newer: the assumption is not needed
                 continue
             claims[name] = claim
         return claims
